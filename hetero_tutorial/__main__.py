@@ -1,0 +1,3 @@
+from hetero_tutorial.cli import main
+
+raise SystemExit(main())

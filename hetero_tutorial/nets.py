@@ -1,0 +1,137 @@
+"""The networks of the series: MLPs, PPO actor-critics, DDPG actor and critic, a Nature CNN.
+
+All are plain ``nn.Module``s with no device logic: where they run is the
+placement's business. Orthogonal initialisation with the usual gains follows
+the PPO implementation details that CleanRL documents.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from hetero_tutorial.errors import UsageError
+
+
+def _init(layer: nn.Linear | nn.Conv2d, gain: float) -> nn.Module:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def mlp(
+    in_features: int,
+    hidden: int,
+    out_features: int,
+    layers: int = 2,
+    activation: type[nn.Module] = nn.Tanh,
+    out_gain: float = 1.0,
+) -> nn.Sequential:
+    """``layers`` hidden layers of width ``hidden`` with ``activation``, then a linear output."""
+    if min(in_features, hidden, out_features, layers) < 1:
+        raise UsageError(
+            f"an MLP needs positive sizes; got in={in_features}, hidden={hidden}, "
+            f"out={out_features}, layers={layers}"
+        )
+    modules: list[nn.Module] = []
+    width = in_features
+    for _ in range(layers):
+        modules += [_init(nn.Linear(width, hidden), math.sqrt(2)), activation()]
+        width = hidden
+    modules.append(_init(nn.Linear(width, out_features), out_gain))
+    return nn.Sequential(*modules)
+
+
+class DiscreteActorCritic(nn.Module):
+    """Separate actor (logits) and critic (value) MLPs for a discrete action space."""
+
+    def __init__(self, obs_dim: int, num_actions: int, hidden: int = 64) -> None:
+        super().__init__()
+        self.actor = mlp(obs_dim, hidden, num_actions, out_gain=0.01)
+        self.critic = mlp(obs_dim, hidden, 1, out_gain=1.0)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits (B, A), value (B,))``."""
+        return self.actor(obs), self.critic(obs).squeeze(-1)
+
+
+class GaussianActorCritic(nn.Module):
+    """Actor MLP for the mean of a diagonal Gaussian, a state-independent log std, and a critic."""
+
+    def __init__(self, obs_dim: int, action_dim: int, hidden: int = 64) -> None:
+        super().__init__()
+        self.actor = mlp(obs_dim, hidden, action_dim, out_gain=0.01)
+        self.log_std = nn.Parameter(torch.zeros(action_dim))
+        self.critic = mlp(obs_dim, hidden, 1, out_gain=1.0)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mean (B, A), value (B,))``; the std is ``log_std.exp()``."""
+        return self.actor(obs), self.critic(obs).squeeze(-1)
+
+
+class DeterministicActor(nn.Module):
+    """DDPG's actor: ``tanh`` output scaled to the action bounds."""
+
+    def __init__(
+        self,
+        obs_dim: int,
+        action_dim: int,
+        low: torch.Tensor,
+        high: torch.Tensor,
+        hidden: int = 256,
+    ) -> None:
+        super().__init__()
+        self.net = mlp(obs_dim, hidden, action_dim, activation=nn.ReLU)
+        self.register_buffer("scale", (high - low) / 2)
+        self.register_buffer("center", (high + low) / 2)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.center + self.scale * torch.tanh(self.net(obs))
+
+
+class QCritic(nn.Module):
+    """DDPG's critic: Q(s, a) from the concatenated observation and action."""
+
+    def __init__(self, obs_dim: int, action_dim: int, hidden: int = 256) -> None:
+        super().__init__()
+        self.net = mlp(obs_dim + action_dim, hidden, 1, activation=nn.ReLU)
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([obs, action], dim=-1)).squeeze(-1)
+
+
+class NatureCNN(nn.Module):
+    """The DQN "Nature" network: 84x84x4 frames -> ``out_features`` (Mnih et al., 2015).
+
+    Input: uint8 or float frames shaped (B, 4, 84, 84); uint8 is scaled to [0, 1].
+    ``hidden`` is the width of the fully connected layer (512 in the paper).
+    """
+
+    FRAME_SHAPE = (4, 84, 84)
+
+    def __init__(self, out_features: int, hidden: int = 512, channels: int = 32) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            _init(nn.Conv2d(4, channels, 8, stride=4), math.sqrt(2)),
+            nn.ReLU(),
+            _init(nn.Conv2d(channels, 2 * channels, 4, stride=2), math.sqrt(2)),
+            nn.ReLU(),
+            _init(nn.Conv2d(2 * channels, 2 * channels, 3, stride=1), math.sqrt(2)),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        self.head = nn.Sequential(
+            _init(nn.Linear(2 * channels * 7 * 7, hidden), math.sqrt(2)),
+            nn.ReLU(),
+            _init(nn.Linear(hidden, out_features), 0.01),
+        )
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        if tuple(frames.shape[1:]) != self.FRAME_SHAPE:
+            raise UsageError(
+                f"NatureCNN expects frames shaped (batch, 4, 84, 84); got {tuple(frames.shape)}"
+            )
+        x = frames.float() / 255.0 if frames.dtype == torch.uint8 else frames
+        return self.head(self.features(x))

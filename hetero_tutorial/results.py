@@ -1,0 +1,140 @@
+"""Result records: every number the series shows, with where and how it was measured.
+
+A record is one flat JSON object: ``schema`` (so a foreign file is recognised),
+``kind`` (what was measured, e.g. ``"bench.ppo"``), ``provenance`` (hardware
+fingerprint, library versions, date, command, quick or full mode), and the
+measured fields themselves (``env_steps_per_s``, ``rows``, ...) beside them.
+Records of a learner's own runs go to ``data/results/`` (ignored by git);
+reference records from known machines are committed under ``data/reference/``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hetero_tutorial.devices import fingerprint
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.modes import quick_mode
+
+SCHEMA = "hetero-tutorial/record/v1"
+RESERVED_FIELDS = ("schema", "kind", "provenance")
+PROVENANCE_FIELDS = ("fingerprint", "date", "command", "quick")
+"""Fields every record's provenance must carry."""
+
+DATA_DIR = Path(
+    os.environ.get("HETERO_TUTORIAL_DATA", Path(__file__).resolve().parents[1] / "data")
+)
+RESULTS_DIR = DATA_DIR / "results"
+REFERENCE_DIR = DATA_DIR / "reference"
+
+
+class RecordError(UsageError):
+    """A file that is not a valid hetero-tutorial record."""
+
+
+def provenance(command: str | None = None, quick: bool | None = None) -> dict[str, Any]:
+    """Where and how a measurement is being made: machine, versions, date, command, mode."""
+    return {
+        "fingerprint": fingerprint(),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": command
+        if command is not None
+        else " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "quick": quick_mode() if quick is None else quick,
+    }
+
+
+@dataclass
+class Record:
+    """One measurement: what (``kind``), the numbers (``data``) and their ``provenance``."""
+
+    kind: str
+    data: dict[str, Any]
+    provenance: dict[str, Any] = field(default_factory=provenance)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z0-9_.-]+", self.kind):
+            raise RecordError(
+                f"record kind {self.kind!r} must be lower-case words joined by . _ or -"
+            )
+        clashes = [name for name in RESERVED_FIELDS if name in self.data]
+        if clashes:
+            raise RecordError(f"record data may not use the reserved field(s) {', '.join(clashes)}")
+        missing = [name for name in PROVENANCE_FIELDS if name not in (self.provenance or {})]
+        if missing:
+            raise RecordError(
+                f"record {self.kind!r} has no provenance field(s) {', '.join(missing)}; "
+                "build it with hetero_tutorial.results.provenance()"
+            )
+
+    @property
+    def hardware(self) -> str:
+        """A short label of the machine: the accelerator's name, else the CPU model."""
+        machine = self.provenance["fingerprint"]
+        accel = machine.get("accelerator")
+        if accel:
+            return f"{accel.get('name', accel['type'])}"
+        cores = machine.get("usable_cores")
+        return f"{machine.get('cpu_model', 'unknown CPU')} ({cores} cores, no GPU)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "kind": self.kind, "provenance": self.provenance, **self.data}
+
+    @classmethod
+    def from_json(cls, payload: Any, source: str = "record") -> Record:
+        if not isinstance(payload, dict) or payload.get("schema") != SCHEMA:
+            raise RecordError(
+                f"{source} is not a hetero-tutorial record (expected a JSON object with "
+                f"schema {SCHEMA!r}); records are written by hetero_tutorial.results.save()"
+            )
+        for name, kind in (("kind", str), ("provenance", dict)):
+            if not isinstance(payload.get(name), kind):
+                raise RecordError(f"{source}: field {name!r} is missing or not a {kind.__name__}")
+        data = {k: v for k, v in payload.items() if k not in RESERVED_FIELDS}
+        try:
+            return cls(payload["kind"], data, payload["provenance"])
+        except RecordError as error:
+            raise RecordError(f"{source}: {error}") from None
+
+
+def save(record: Record, path: str | Path | None = None, directory: Path = RESULTS_DIR) -> Path:
+    """Write ``record`` as JSON to ``path`` (default ``<directory>/<kind>.json``); return it."""
+    target = Path(path) if path is not None else Path(directory) / f"{record.kind}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(record.to_json(), indent=2, sort_keys=False, default=str) + "\n")
+    return target
+
+
+def load(path: str | Path) -> Record:
+    """Read a record, with a clear error for a missing, malformed or foreign file."""
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RecordError(f"no record at {path}") from None
+    except json.JSONDecodeError as error:
+        raise RecordError(
+            f"{path} is not valid JSON ({error.msg} at line {error.lineno})"
+        ) from None
+    return Record.from_json(payload, source=str(path))
+
+
+def load_all(directory: str | Path, kind: str | None = None) -> list[Record]:
+    """Every record in ``directory`` (recursively), optionally only those of one ``kind``."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    records = [load(path) for path in sorted(directory.rglob("*.json"))]
+    return [r for r in records if kind is None or r.kind == kind]
+
+
+def load_references(kind: str | None = None) -> list[Record]:
+    """The committed reference records (``data/reference/``), optionally of one kind."""
+    return load_all(REFERENCE_DIR, kind)
