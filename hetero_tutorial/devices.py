@@ -65,6 +65,12 @@ def accelerator() -> torch.device | None:
     return None
 
 
+def devices_here() -> list[torch.device]:
+    """The devices worth measuring here: the CPU, then the accelerator if there is one."""
+    found = accelerator()
+    return [torch.device("cpu")] + ([found] if found is not None else [])
+
+
 def available_devices() -> list[str]:
     """Every device string that :func:`resolve_device` accepts on this machine, CPU first."""
     names = ["cpu"]
@@ -258,3 +264,25 @@ def fingerprint() -> dict[str, Any]:
             name: _version(name) for name in ("torch", "gymnasium", "numpy", "hetero-tutorial")
         },
     }
+
+
+def describe_machine(facts: dict[str, Any] | None = None) -> str:
+    """A few lines a learner can read: CPU, memory, accelerator, library versions."""
+    facts = facts or fingerprint()
+    accel = facts["accelerator"]
+    if accel is None:
+        accel_line = "none (no CUDA, MPS or XPU device visible to PyTorch)"
+    else:
+        memory = accel.get("memory_bytes")
+        accel_line = f"{accel.get('name', accel['type'])} ({accel['device']}"
+        accel_line += f", {memory / 2**30:.0f} GiB)" if memory else ")"
+    versions = facts["versions"]
+    return "\n".join(
+        [
+            f"CPU:          {facts['cpu_model']}, {facts['usable_cores']} usable cores",
+            f"Memory:       {facts['memory_bytes'] / 2**30:.0f} GiB",
+            f"Accelerator:  {accel_line}",
+            f"Software:     Python {facts['python']}, PyTorch {versions['torch']}, "
+            f"Gymnasium {versions['gymnasium']}, {facts['torch_threads']} PyTorch threads",
+        ]
+    )

@@ -22,7 +22,7 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from hetero_tutorial.devices import synchronize
+from hetero_tutorial.devices import devices_here, synchronize
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.nets import mlp
 from hetero_tutorial.timing import Timing, compare, measure
@@ -236,4 +236,41 @@ def ratios(costs: dict[str, dict[str, float]]) -> dict[str, float]:
         name: cpu / cost["median_s"]
         for name, cost in costs.items()
         if name not in ("cpu", "env_only")
+    }
+
+
+def building_blocks(
+    widths: Sequence[int],
+    batch_sizes: Sequence[int],
+    repeats: int = 7,
+    devices: Sequence[torch.device | str] | None = None,
+) -> dict[str, Any]:
+    """All of notebook 00's measurements on ``devices`` (default: CPU and accelerator if any)."""
+    devices = _check_devices(devices if devices is not None else devices_here())
+    return summarize(
+        devices,
+        grid=forward_grid(widths, batch_sizes, devices, repeats=repeats),
+        policy_step=policy_step_costs(devices, repeats=2 * repeats),
+        value_update=value_update_costs(devices, repeats=2 * repeats),
+        timers={str(d): naive_vs_honest(d) for d in devices},
+    )
+
+
+def summarize(
+    devices: Sequence[torch.device | str],
+    grid: list[dict[str, Any]],
+    policy_step: dict[str, dict[str, float]],
+    value_update: dict[str, dict[str, float]],
+    timers: dict[str, dict[str, float]],
+) -> dict[str, Any]:
+    """The fields of a ``bench.crossover`` record, with the crossover and the speed-ups derived."""
+    return {
+        "devices": [str(d) for d in devices],
+        "grid": grid,
+        "crossover_width_by_batch": crossover_widths(grid),
+        "policy_step": policy_step,
+        "policy_step_speedup": ratios(policy_step),
+        "value_update": value_update,
+        "value_update_speedup": ratios(value_update),
+        "timers": timers,
     }

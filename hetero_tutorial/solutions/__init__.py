@@ -1,0 +1,1 @@
+"""Solutions to the notebooks' exercises, one module per notebook topic, each tested."""

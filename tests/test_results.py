@@ -1,0 +1,72 @@
+import json
+
+import pytest
+
+from hetero_tutorial import results
+from hetero_tutorial.results import Record, RecordError
+
+
+def test_round_trip_keeps_fields_and_provenance(tmp_path):
+    record = Record("bench.demo", {"env_steps_per_s": 1234.5, "rows": [{"a": 1}]})
+    path = results.save(record, tmp_path / "demo.json")
+    payload = json.loads(path.read_text())
+    assert payload["env_steps_per_s"] == 1234.5  # measured fields sit at the top level
+    assert payload["schema"] == results.SCHEMA
+    loaded = results.load(path)
+    assert loaded.kind == "bench.demo"
+    assert loaded.data == record.data
+    assert loaded.provenance == record.provenance
+
+
+def test_provenance_names_machine_versions_date_command_mode(monkeypatch):
+    monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "1")
+    facts = results.provenance(command="python -m hetero_tutorial bench demo")
+    assert facts["quick"] is True
+    assert facts["command"] == "python -m hetero_tutorial bench demo"
+    assert facts["date"].startswith("20")
+    assert facts["fingerprint"]["versions"]["torch"]
+
+
+def test_record_without_provenance_is_refused():
+    with pytest.raises(RecordError, match="provenance"):
+        Record("bench.demo", {"x": 1}, {"date": "2026-01-01"})
+
+
+def test_reserved_field_names_are_refused():
+    with pytest.raises(RecordError, match="reserved"):
+        Record("bench.demo", {"provenance": 1})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"some": "thing"}', "not a hetero-tutorial record"),
+        ("[1, 2]", "not a hetero-tutorial record"),
+        (json.dumps({"schema": results.SCHEMA, "kind": 3, "provenance": {}}), "kind"),
+        (json.dumps({"schema": results.SCHEMA, "kind": "x", "provenance": {}}), "provenance"),
+    ],
+)
+def test_malformed_or_foreign_files_give_clear_errors(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(RecordError, match=message):
+        results.load(path)
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(RecordError, match="no record"):
+        results.load(tmp_path / "absent.json")
+
+
+def test_load_all_filters_by_kind(tmp_path):
+    results.save(Record("bench.a", {"v": 1}), tmp_path / "a.json")
+    results.save(Record("bench.b", {"v": 2}), tmp_path / "sub" / "b.json")
+    assert [r.kind for r in results.load_all(tmp_path)] == ["bench.a", "bench.b"]
+    assert [r.data["v"] for r in results.load_all(tmp_path, kind="bench.b")] == [2]
+    assert results.load_all(tmp_path / "absent") == []
+
+
+def test_committed_reference_records_all_load():
+    for record in results.load_references():
+        assert record.provenance["fingerprint"]

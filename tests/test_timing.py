@@ -1,0 +1,102 @@
+import statistics
+import time
+
+import pytest
+import torch
+
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.timing import (
+    PhaseTimer,
+    Timing,
+    compare,
+    format_seconds,
+    measure,
+    torch_threads,
+)
+
+
+def test_statistics_on_known_samples():
+    timing = Timing((1.0, 2.0, 3.0, 4.0, 100.0))
+    assert timing.median == 3.0
+    assert timing.q1 == 2.0 and timing.q3 == 4.0
+    assert timing.iqr == 2.0
+    assert timing.minimum == 1.0
+    even = Timing((4.0, 1.0, 3.0, 2.0))
+    assert even.median == 2.5
+    assert even.q1 == pytest.approx(1.75) and even.q3 == pytest.approx(3.25)
+
+
+def test_sync_is_called_right_around_each_timed_repeat():
+    events = []
+    measure(
+        lambda: events.append("call"),
+        warmup=2,
+        repeats=3,
+        inner=2,
+        sync=lambda: events.append("sync"),
+    )
+    # warm-up calls are not timed; then every repeat is sync, inner calls, sync.
+    assert events == ["call", "call"] + ["sync", "call", "call", "sync"] * 3
+
+
+def test_measure_reports_per_call_seconds():
+    timing = measure(lambda: time.sleep(0.002), repeats=5, inner=2, warmup=0)
+    assert len(timing.samples) == 5
+    assert 0.0019 < timing.median < 0.02
+
+
+def test_compare_interleaves_candidates():
+    order = []
+    compare(
+        {"a": lambda: order.append("a"), "b": lambda: order.append("b")},
+        warmup=0,
+        repeats=3,
+    )
+    assert order == ["a", "b"] * 3
+
+
+def test_compare_ratio_reflects_real_cost_difference():
+    timings = compare(
+        {"short": lambda: time.sleep(0.001), "long": lambda: time.sleep(0.004)},
+        warmup=1,
+        repeats=5,
+    )
+    assert timings["long"].median / timings["short"].median > 2
+
+
+def test_phase_timer_synchronises_at_every_boundary_and_sums():
+    events = []
+    timer = PhaseTimer(sync=lambda: events.append("sync"))
+    for _ in range(2):
+        with timer.phase("rollout"):
+            events.append("work")
+            time.sleep(0.001)
+    with timer.phase("update"):
+        pass
+    assert events == ["sync", "work", "sync"] * 2 + ["sync", "sync"]
+    assert timer.calls == {"rollout": 2, "update": 1}
+    assert timer.seconds["rollout"] >= 0.002
+    assert statistics.fsum(timer.shares().values()) == pytest.approx(1.0)
+
+
+def test_thread_count_is_set_and_restored():
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(UsageError), torch_threads(0):
+        pass
+
+
+def test_bad_arguments_are_clear_errors():
+    with pytest.raises(UsageError, match="repeats"):
+        measure(lambda: None, repeats=0)
+    with pytest.raises(UsageError):
+        compare({})
+
+
+def test_format_seconds_picks_a_readable_unit():
+    assert format_seconds(2.5) == "2.5 s"
+    assert format_seconds(0.0031) == "3.1 ms"
+    assert format_seconds(4.2e-6) == "4.2 us"
+    assert format_seconds(5e-9) == "5 ns"

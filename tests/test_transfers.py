@@ -1,0 +1,49 @@
+import torch
+
+from hetero_tutorial.transfers import (
+    DEVICE_TO_DEVICE,
+    DEVICE_TO_HOST,
+    HOST_TO_DEVICE,
+    CopyCounter,
+    _direction,
+)
+
+# The meta device has no data but is a real non-CPU device to the dispatcher, so copies
+# to it go through the same operators as copies to an accelerator.
+
+
+def test_counts_known_copies_exactly_with_bytes_and_phase():
+    x = torch.ones(10, 4)  # 160 bytes of float32
+    with CopyCounter() as counter:
+        with counter.phase("rollout"):
+            on_device = x.to("meta")
+            x.to("meta", non_blocking=True)
+        with counter.phase("update"):
+            target = torch.empty(10, 4, device="meta")
+            target.copy_(x)
+            x.to(torch.float64)  # a dtype change on the CPU is not a host<->device copy
+            torch.as_tensor([1.0, 2.0])  # nor is building a tensor on the host
+    rollout = counter.total(phase="rollout")
+    assert (rollout.count, rollout.bytes, rollout.non_blocking) == (2, 320, 1)
+    assert counter.total(phase="update").as_dict() == {"count": 1, "bytes": 160, "non_blocking": 0}
+    assert counter.total(direction=HOST_TO_DEVICE).count == 3
+    assert counter.total(direction=DEVICE_TO_HOST).count == 0
+    assert on_device.device.type == "meta"
+    assert list(counter.by_phase()) == ["rollout", "update"]
+
+
+def test_directions_between_device_types():
+    # Copies out of the meta device cannot run (it holds no data), so the direction
+    # rule is checked directly; on an accelerator machine the GPU tests cover it live.
+    cpu, gpu, gpu1 = torch.device("cpu"), torch.device("cuda", 0), torch.device("cuda", 1)
+    assert _direction(cpu, gpu) == HOST_TO_DEVICE
+    assert _direction(gpu, cpu) == DEVICE_TO_HOST
+    assert _direction(gpu, gpu1) == DEVICE_TO_DEVICE
+    assert _direction(gpu, gpu) is None and _direction(cpu, cpu) is None
+
+
+def test_nothing_counted_outside_the_block():
+    with CopyCounter() as counter:
+        pass
+    torch.ones(2).to("meta")
+    assert counter.total().count == 0
