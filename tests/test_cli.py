@@ -1,0 +1,49 @@
+import json
+
+import pytest
+
+from hetero_tutorial import cli, results
+from hetero_tutorial.doctor import collect, healthy, render
+from hetero_tutorial.runner import notebook_paths
+
+
+def test_doctor_reports_and_writes_json(tmp_path, capsys):
+    path = tmp_path / "doctor.json"
+    assert cli.main(["doctor", "--json", str(path)]) == 0
+    text = capsys.readouterr().out
+    for word in ("Python", "PyTorch", "CPU", "Accelerator", "py-spy", "Calibration"):
+        assert word in text
+    report = json.loads(path.read_text())
+    assert report["calibration_units_per_s"] > 0
+    assert report["gymnasium_check"] == "ok"
+
+
+def test_doctor_is_unhealthy_when_the_accelerator_is_broken():
+    report = collect()
+    assert healthy(report)
+    report["accelerator_check"] = "FAILED: no kernel image"
+    assert not healthy(report)
+    assert "Python" in render(report)
+
+
+def test_bench_writes_a_record_with_provenance(tmp_path):
+    path = tmp_path / "crossover.json"
+    argv = ["bench", "crossover", "--widths", "8", "--batch-sizes", "1", "--repeats", "1"]
+    assert cli.main([*argv, "--json", str(path)]) == 0
+    record = results.load(path)
+    assert record.kind == "bench.crossover"
+    assert record.provenance["command"].startswith("python -m hetero_tutorial bench crossover")
+    assert record.data["grid"][0]["width"] == 8
+
+
+def test_usage_errors_exit_2_with_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["run", "--only", "99"])
+    assert exit_info.value.code == 2
+    assert "no notebook numbered 99" in capsys.readouterr().err
+
+
+def test_notebooks_are_found_in_order():
+    names = [path.name for path in notebook_paths()]
+    assert names == sorted(names) and names[0].startswith("00_")
+    assert [p.name for p in notebook_paths(["0"])] == [names[0]]

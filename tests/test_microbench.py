@@ -1,0 +1,74 @@
+import pytest
+import torch
+
+from hetero_tutorial import microbench
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.solutions.devices_and_timing import best_batch_per_width
+
+
+def _row(device, width, batch, seconds):
+    return {"device": device, "width": width, "batch_size": batch, "seconds_per_sample": seconds}
+
+
+def test_crossover_is_the_first_width_where_the_accelerator_wins():
+    rows = [
+        _row("cpu", 64, 1, 1.0), _row("cuda:0", 64, 1, 2.0),
+        _row("cpu", 256, 1, 3.0), _row("cuda:0", 256, 1, 4.0),
+        _row("cpu", 64, 512, 1.0), _row("cuda:0", 64, 512, 1.5),
+        _row("cpu", 256, 512, 3.0), _row("cuda:0", 256, 512, 0.5),
+    ]  # fmt: skip
+    assert microbench.crossover_widths(rows) == {1: None, 512: 256}
+    assert microbench.crossover_widths([r for r in rows if r["device"] == "cpu"]) == {}
+
+
+def test_ratios_are_cpu_over_accelerator_and_skip_the_environment():
+    costs = {"cpu": {"median_s": 2.0}, "cuda:0": {"median_s": 1.0}, "env_only": {"median_s": 0.1}}
+    assert microbench.ratios(costs) == {"cuda:0": 2.0}
+
+
+def test_forward_grid_measures_every_cell_on_every_device():
+    rows = microbench.forward_grid([8, 16], [1, 4], ["cpu"], repeats=2, warmup=1)
+    assert [(r["width"], r["batch_size"]) for r in rows] == [(8, 1), (8, 4), (16, 1), (16, 4)]
+    for row in rows:
+        assert row["seconds_per_sample"] == pytest.approx(
+            row["seconds_per_call"] / row["batch_size"]
+        )
+        assert row["seconds_per_call"] > 0
+
+
+def test_policy_step_and_value_update_report_medians():
+    steps = microbench.policy_step_costs(["cpu"], hidden=16, repeats=2, steps_per_repeat=5)
+    assert set(steps) == {"cpu", "env_only"}
+    assert steps["cpu"]["median_s"] > steps["env_only"]["median_s"] > 0
+    updates = microbench.value_update_costs(["cpu"], hidden=16, batch_size=8, repeats=2)
+    assert updates["cpu"]["repeats"] == 2
+
+
+def test_naive_vs_honest_reports_three_timers():
+    timers = microbench.naive_vs_honest("cpu", width=32, batch_size=8, calls=5)
+    assert set(timers) == {"first_call_s", "naive_s", "honest_s"}
+    assert all(value > 0 for value in timers.values())
+
+
+def test_no_devices_is_a_clear_error():
+    with pytest.raises(UsageError, match="at least one device"):
+        microbench.forward_grid([8], [1], [])
+
+
+def test_summary_record_fields():
+    summary = microbench.summarize(
+        [torch.device("cpu")],
+        grid=[_row("cpu", 8, 1, 1.0)],
+        policy_step={"cpu": {"median_s": 1.0}},
+        value_update={"cpu": {"median_s": 1.0}},
+        timers={},
+    )
+    assert summary["devices"] == ["cpu"]
+    assert summary["crossover_width_by_batch"] == {}
+
+
+def test_solution_best_batch_per_width():
+    rows = [_row("cpu", 32, 1, 5.0), _row("cpu", 32, 64, 1.0), _row("cpu", 32, 256, 2.0),
+            _row("cuda:0", 32, 256, 0.1), _row("cpu", 64, 1, 1.0)]  # fmt: skip
+    assert best_batch_per_width(rows) == {32: 64, 64: 1}
+    assert best_batch_per_width(rows, device="cuda:0") == {32: 256}
