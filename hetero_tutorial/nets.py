@@ -14,6 +14,8 @@ from torch import nn
 
 from hetero_tutorial.errors import UsageError
 
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
 
 def _init(layer: nn.Linear | nn.Conv2d, gain: float) -> nn.Module:
     nn.init.orthogonal_(layer.weight, gain)
@@ -45,30 +47,94 @@ def mlp(
 
 
 class DiscreteActorCritic(nn.Module):
-    """Separate actor (logits) and critic (value) MLPs for a discrete action space."""
+    """Separate actor (logits) and critic (value) MLPs for a discrete action space.
+
+    Sampling takes its randomness as an argument (uniform noise, one number per
+    action, used by the Gumbel-max trick) so that the caller decides where random
+    numbers come from: PPO draws them on the CPU, which makes every placement
+    sample the same actions from the same seed.
+    """
+
+    noise = "uniform"
 
     def __init__(self, obs_dim: int, num_actions: int, hidden: int = 64) -> None:
         super().__init__()
+        self.noise_dim = num_actions
         self.actor = mlp(obs_dim, hidden, num_actions, out_gain=0.01)
         self.critic = mlp(obs_dim, hidden, 1, out_gain=1.0)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(logits (B, A), value (B,))``."""
-        return self.actor(obs), self.critic(obs).squeeze(-1)
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        """State values, (B,)."""
+        return self.critic(obs).squeeze(-1)
+
+    def act(
+        self, obs: torch.Tensor, noise: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sample ``(action (B, 1) as float, log-probability (B,), value (B,))``.
+
+        ``noise``: (B, num_actions) uniform in [0, 1). argmax(logits + Gumbel noise)
+        is an exact sample of the softmax distribution.
+        """
+        log_probs = torch.log_softmax(self.actor(obs), dim=-1)
+        gumbel = -torch.log(-torch.log(noise.clamp_min(1e-20)))
+        action = (log_probs + gumbel).argmax(dim=-1, keepdim=True)
+        return action.float(), log_probs.gather(-1, action).squeeze(-1), self.value(obs)
+
+    def evaluate(
+        self, obs: torch.Tensor, action: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(log-probability, entropy, value)`` of stored actions (B, 1) under this policy."""
+        log_probs = torch.log_softmax(self.actor(obs), dim=-1)
+        entropy = -(log_probs.exp() * log_probs).sum(-1)
+        return log_probs.gather(-1, action.long()).squeeze(-1), entropy, self.value(obs)
+
+    def greedy(self, obs: torch.Tensor) -> torch.Tensor:
+        """The most likely action, (B,) integers."""
+        return self.actor(obs).argmax(dim=-1)
 
 
 class GaussianActorCritic(nn.Module):
-    """Actor MLP for the mean of a diagonal Gaussian, a state-independent log std, and a critic."""
+    """Actor MLP for the mean of a diagonal Gaussian, a state-independent log std, and a critic.
+
+    Sampling takes standard normal noise as an argument, for the same reason as
+    :class:`DiscreteActorCritic`.
+    """
+
+    noise = "normal"
 
     def __init__(self, obs_dim: int, action_dim: int, hidden: int = 64) -> None:
         super().__init__()
+        self.noise_dim = action_dim
         self.actor = mlp(obs_dim, hidden, action_dim, out_gain=0.01)
         self.log_std = nn.Parameter(torch.zeros(action_dim))
         self.critic = mlp(obs_dim, hidden, 1, out_gain=1.0)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(mean (B, A), value (B,))``; the std is ``log_std.exp()``."""
-        return self.actor(obs), self.critic(obs).squeeze(-1)
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        """State values, (B,)."""
+        return self.critic(obs).squeeze(-1)
+
+    def _log_prob(self, mean: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        z = (action - mean) * torch.exp(-self.log_std)
+        return (-0.5 * z.pow(2) - self.log_std - _HALF_LOG_2PI).sum(-1)
+
+    def act(
+        self, obs: torch.Tensor, noise: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sample ``(action (B, A), log-probability (B,), value (B,))``; noise: N(0, 1), (B, A)."""
+        mean = self.actor(obs)
+        action = mean + self.log_std.exp() * noise
+        return action, self._log_prob(mean, action), self.value(obs)
+
+    def evaluate(
+        self, obs: torch.Tensor, action: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(log-probability, entropy, value)`` of stored actions (B, A) under this policy."""
+        entropy = (self.log_std + 0.5 + _HALF_LOG_2PI).sum().expand(obs.shape[0])
+        return self._log_prob(self.actor(obs), action), entropy, self.value(obs)
+
+    def greedy(self, obs: torch.Tensor) -> torch.Tensor:
+        """The mean action, (B, A)."""
+        return self.actor(obs)
 
 
 class DeterministicActor(nn.Module):

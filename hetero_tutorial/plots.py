@@ -34,3 +34,44 @@ def forward_cost_heatmap(rows: Sequence[dict[str, Any]], devices: Sequence[str])
         ax.set_title(f"{device}: us per sample")
     fig.colorbar(image, ax=axes[0].tolist(), label="microseconds per sample (log)")
     return fig
+
+
+def learning_curves(
+    curves: dict[str, Sequence[tuple[int, float]]], title: str = "", window: int = 20
+) -> Figure:
+    """Return against environment steps, one line per curve.
+
+    Each curve is smoothed by a moving average over ``window`` points, or over a
+    tenth of its points when it is short (a handful of evaluations stays raw).
+    """
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for (label, points), style in zip(curves.items(), ("-", "--", ":", "-."), strict=False):
+        if not points:
+            continue
+        steps, returns = np.array(points, dtype=float).T
+        width = max(1, min(window, len(returns) // 10))
+        kernel = np.ones(width) / width
+        ax.plot(steps[len(kernel) - 1 :], np.convolve(returns, kernel, "valid"), style, label=label)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("episode return (moving average)")
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def phase_bars(phase_seconds: dict[str, dict[str, float]], per: str = "s") -> Figure:
+    """Stacked bars of seconds per phase, one bar per run (``per`` labels the unit)."""
+    labels = list(phase_seconds)
+    phases = list(dict.fromkeys(p for run in phase_seconds.values() for p in run))
+    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(labels), 3.6))
+    bottom = np.zeros(len(labels))
+    for phase in phases:
+        values = np.array([phase_seconds[label].get(phase, 0.0) for label in labels])
+        ax.bar(labels, values, bottom=bottom, label=phase)
+        bottom += values
+    ax.set_ylabel(f"seconds {per}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig

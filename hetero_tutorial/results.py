@@ -104,9 +104,19 @@ class Record:
             raise RecordError(f"{source}: {error}") from None
 
 
-def save(record: Record, path: str | Path | None = None, directory: Path = RESULTS_DIR) -> Path:
-    """Write ``record`` as JSON to ``path`` (default ``<directory>/<kind>.json``); return it."""
-    target = Path(path) if path is not None else Path(directory) / f"{record.kind}.json"
+def save(
+    record: Record,
+    path: str | Path | None = None,
+    directory: Path = RESULTS_DIR,
+    tag: str | None = None,
+) -> Path:
+    """Write ``record`` as JSON and return where.
+
+    Default path: ``<directory>/<kind>.json``, or ``<directory>/<kind>.<tag>.json``
+    when one kind has several records (e.g. one per placement).
+    """
+    name = f"{record.kind}.{tag}.json" if tag else f"{record.kind}.json"
+    target = Path(path) if path is not None else Path(directory) / name
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(record.to_json(), indent=2, sort_keys=False, default=str) + "\n")
     return target

@@ -1,0 +1,135 @@
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from hetero_tutorial.devices import accelerator, placement
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.ppo import PPOConfig, RolloutStorage, gae, train
+from hetero_tutorial.envs import env_spec
+
+TINY = {
+    "total_steps": 512,
+    "num_envs": 2,
+    "num_steps": 128,
+    "minibatch_size": 64,
+    "update_epochs": 2,
+}
+
+
+def test_gae_matches_a_hand_computed_example():
+    # gamma 0.9, lambda 0.8; the episode ends at t=1, so nothing flows back across it.
+    rewards = np.array([[1.0], [1.0], [1.0]])
+    values = np.array([[0.5], [0.4], [0.3]])
+    dones = np.array([[0.0], [1.0], [0.0]])
+    last_value = np.array([0.2])
+    # t=2: 1 + 0.9*0.2 - 0.3 = 0.88
+    # t=1: 1 - 0.4 = 0.6 (done: no bootstrap, no trace)
+    # t=0: (1 + 0.9*0.4 - 0.5) + 0.9*0.8*0.6 = 0.86 + 0.432 = 1.292
+    expected = np.array([[1.292], [0.6], [0.88]])
+    out = np.zeros_like(rewards)
+    np.testing.assert_allclose(gae(rewards, values, dones, last_value, 0.9, 0.8, out), expected)
+    as_torch = [torch.tensor(a, dtype=torch.float64) for a in (rewards, values, dones, last_value)]
+    out_torch = torch.zeros(3, 1, dtype=torch.float64)
+    gae(*as_torch, 0.9, 0.8, out=out_torch)
+    np.testing.assert_allclose(out_torch.numpy(), expected)
+
+
+def test_storage_views_share_one_tensor():
+    storage = RolloutStorage(3, 2, env_spec("Pendulum-v1"), torch.device("cpu"), pin=False)
+    assert storage.data.shape == (3, 2, 3 + 1 + 6)
+    storage.obs[1, 0] = torch.tensor([1.0, 2.0, 3.0])
+    storage.rewards[2, 1] = 5.0
+    assert storage.data[1, 0, :3].tolist() == [1.0, 2.0, 3.0]
+    assert storage.data[2, 1, storage.columns["rewards"].start] == 5.0
+    flat = storage.views(storage.data.reshape(-1, storage.width))
+    assert flat["obs"].shape == (6, 3) and flat["actions"].shape == (6, 1)
+    assert flat["rewards"].shape == (6,)
+
+
+def test_placements_change_speed_not_learning():
+    """Same seed, three placements: identical parameters on CPU, close on an accelerator."""
+    config = PPOConfig.tuned("CartPole-v1", **TINY)
+    runs = {
+        name: train(config, placement(name), seed=3, count_copies=False, eval_episodes=0)
+        for name in ("all-accelerator", "hybrid", "all-cpu")
+    }
+    reference = [p.detach().cpu() for p in runs["all-cpu"].policy.parameters()]
+    exact = accelerator() is None
+    for name, run in runs.items():
+        for got, want in zip(run.policy.parameters(), reference, strict=True):
+            got = got.detach().cpu()
+            if exact:
+                assert torch.equal(got, want), name
+            else:
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+        assert run.episodes == runs["all-cpu"].episodes or not exact
+
+
+def test_run_reports_phases_throughput_and_copies():
+    config = PPOConfig.tuned("CartPole-v1", **TINY)
+    run = train(config, placement("hybrid"), seed=0, eval_episodes=2)
+    assert run.env_steps == 512
+    assert set(run.phase_seconds) >= {"rollout", "transfer", "update"}
+    assert run.env_steps_per_s > 0 and len(run.iteration_seconds) == 2
+    assert len(run.eval_returns) == 2
+    fields = run.fields()
+    for key in ("env_steps_per_s", "eval_return_mean", "phase_seconds", "copies", "utilisation"):
+        assert key in fields
+    assert fields["utilisation"]["process_cpu_percent"] > 0
+    if accelerator() is None:
+        assert run.copies_per_env_step == 0  # no accelerator, no host<->device copies
+
+
+@pytest.mark.skipif(accelerator() is None, reason="needs an accelerator")
+def test_copies_per_step_on_an_accelerator():
+    config = PPOConfig.tuned("CartPole-v1", **TINY)
+    baseline = train(config, placement("all-accelerator"), seed=0, eval_episodes=0)
+    hybrid = train(config, placement("hybrid"), seed=0, eval_episodes=0)
+    steps = config.num_steps
+    # all-accelerator: observations in and actions out every vector step, plus a few per rollout
+    assert 2 * steps <= baseline.copies["rollout"]["count_per_iteration"] <= 2 * steps + 10
+    assert "rollout" not in hybrid.copies  # the CPU rollout copies nothing
+    assert hybrid.copies["transfer"]["count_per_iteration"] == 1
+    assert hybrid.copies["weight_sync"]["count_per_iteration"] == 1
+
+
+def test_bad_settings_are_clear_errors():
+    with pytest.raises(UsageError, match="unknown environment"):
+        train(PPOConfig(env_id="NoSuchEnv-v0"), placement("all-cpu"))
+    with pytest.raises(UsageError, match="minibatch_size"):
+        train(PPOConfig(num_envs=1, num_steps=8, minibatch_size=64), placement("all-cpu"))
+    with pytest.raises(UsageError, match="unknown PPO setting"):
+        PPOConfig.tuned("CartPole-v1", learning_rat=1e-3)
+
+
+def test_unsupported_action_space_is_a_clear_error():
+    gym.register(
+        "MultiBinaryDemo-v0",
+        entry_point=lambda: _MultiBinaryEnv(),
+    )
+    with pytest.raises(UsageError, match="supported are Discrete"):
+        env_spec("MultiBinaryDemo-v0")
+
+
+class _MultiBinaryEnv(gym.Env):
+    observation_space = gym.spaces.Box(-1, 1, (2,))
+    action_space = gym.spaces.MultiBinary(3)
+
+
+def test_hybrid_ppo_solves_cartpole():
+    """Greedy return >= 475 within 100k environment steps, on the CPU, in under 90 s."""
+    start = time.perf_counter()
+    run = train(PPOConfig.tuned("CartPole-v1", total_steps=100_000), placement("hybrid"), seed=1,
+                threads=1, count_copies=False)  # fmt: skip
+    assert time.perf_counter() - start < 90
+    assert run.eval_return_mean >= 475, run.eval_returns
+
+
+def test_pendulum_ppo_improves_over_its_first_evaluation():
+    config = PPOConfig.tuned("Pendulum-v1", total_steps=40_960)
+    run = train(config, placement("hybrid"), seed=0, threads=1, eval_every=20_480)
+    first, last = run.evaluations[0][1], run.evaluations[-1][1]
+    assert last > first + 100, run.evaluations
