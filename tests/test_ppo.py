@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from hetero_tutorial.devices import accelerator, placement
+from hetero_tutorial.envs import env_spec
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.ppo import PPOConfig, RolloutStorage, gae, train
-from hetero_tutorial.envs import env_spec
 
 TINY = {
     "total_steps": 512,
