@@ -1,4 +1,4 @@
-"""Host<->device copies: counting the real ones, and staging them well.
+"""Host<->device copies: counting the real ones, and what each way of copying costs.
 
 :class:`CopyCounter` is a PyTorch dispatch mode: inside ``with CopyCounter():``
 every tensor operation PyTorch runs passes through it, and it records each
@@ -13,12 +13,16 @@ time the others without it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.timing import compare
 
 HOST_TO_DEVICE = "host_to_device"
 DEVICE_TO_HOST = "device_to_host"
@@ -113,3 +117,53 @@ class CopyCounter(TorchDispatchMode):
         """``{phase: {"count", "bytes", "non_blocking"}}`` summed over directions."""
         phases = dict.fromkeys(phase for phase, _ in self.stats)
         return {phase: self.total(phase=phase).as_dict() for phase in phases}
+
+
+COPY_MODES = ("pageable", "pinned", "pinned non_blocking", "pin on the fly")
+"""How a host tensor can be copied to an accelerator (see :func:`copy_costs`)."""
+
+
+def _copy_candidates(pageable: torch.Tensor, device: torch.device) -> dict[str, Any]:
+    pinned = pageable.pin_memory()
+    return {
+        "pageable": lambda: pageable.to(device),
+        "pinned": lambda: pinned.to(device),
+        "pinned non_blocking": lambda: pinned.to(device, non_blocking=True),
+        "pin on the fly": lambda: pageable.pin_memory().to(device, non_blocking=True),
+    }
+
+
+def copy_costs(
+    sizes_bytes: Sequence[int], device: torch.device | str, repeats: int = 10
+) -> list[dict[str, Any]]:
+    """Seconds and GB/s of one host-to-device copy of each size, in each of :data:`COPY_MODES`.
+
+    ``pageable``: ``tensor.to(device)`` from ordinary memory (the driver stages it
+    through a pinned buffer of its own). ``pinned``: from memory pinned once in
+    advance. ``pinned non_blocking``: the same, queued asynchronously (the timer
+    still waits for it, so this shows the cost of the copy, not the overlap it
+    allows). ``pin on the fly``: ``tensor.pin_memory().to(device, non_blocking=True)``,
+    as the article writes it: pinning allocates and fills a new pinned buffer
+    every time, an extra host copy that can cost more than it saves.
+    """
+    device = torch.device(device)
+    if device.type == "cpu":
+        raise UsageError(
+            "copy_costs measures copies from the host to an accelerator; this machine has none "
+            "(see data/reference/ for recorded figures)."
+        )
+    rows = []
+    for size in sizes_bytes:
+        pageable = torch.ones(max(1, size // 4))
+        timings = compare(_copy_candidates(pageable, device), device=device, repeats=repeats)
+        for mode, timing in timings.items():
+            rows.append(
+                {
+                    "size_bytes": pageable.numel() * 4,
+                    "mode": mode,
+                    "seconds": timing.median,
+                    "iqr_s": timing.iqr,
+                    "gb_per_s": pageable.numel() * 4 / timing.median / 1e9,
+                }
+            )
+    return rows

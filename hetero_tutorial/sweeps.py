@@ -1,0 +1,85 @@
+"""Seconds per PPO iteration under several placements, interleaved; and over network widths.
+
+Training to convergence is not needed to compare placements: every iteration
+runs the same code, so a few timed iterations per placement (after a warm-up
+iteration) give the cost. The placements' iterations are interleaved, so drift
+in the machine's speed hits them alike (claim C9's width sweep, notebook 03;
+the allocator comparison, notebook 05).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from hetero_tutorial.devices import Placement, placement
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.ppo import PPOConfig, PPOTrainer
+from hetero_tutorial.timing import Timing, torch_threads
+
+
+def iteration_costs(
+    config: PPOConfig,
+    placements: Sequence[Placement],
+    iterations: int = 3,
+    warmup: int = 1,
+    seed: int = 0,
+    threads: int | None = None,
+) -> dict[str, Timing]:
+    """Seconds of each of ``iterations`` PPO iterations per placement, after ``warmup`` untimed."""
+    if iterations < 1:
+        raise UsageError(f"time at least one iteration, got {iterations}")
+    steps = (iterations + warmup) * config.batch_size
+    config = replace(config, total_steps=steps)
+    with torch_threads(threads):
+        trainers = [PPOTrainer(config, plan, seed, count_copies=False) for plan in placements]
+        for _ in range(iterations + warmup):
+            for trainer in trainers:
+                trainer.step()
+        for trainer in trainers:
+            trainer.envs.close()
+    return {t.placement.name: Timing(tuple(t.iteration_seconds[warmup:])) for t in trainers}
+
+
+def width_sweep(
+    env_id: str,
+    widths: Sequence[int],
+    placement_names: Sequence[str] = ("all-accelerator", "hybrid", "all-cpu"),
+    iterations: int = 3,
+    threads: int | None = None,
+    **overrides: Any,
+) -> list[dict[str, Any]]:
+    """One row per (width, placement): median and IQR of seconds per iteration.
+
+    ``overrides`` change the environment's tuned PPO settings (e.g. ``num_steps``).
+    """
+    plans = [placement(name) for name in placement_names]
+    rows = []
+    for width in widths:
+        config = PPOConfig.tuned(env_id, hidden=width, **overrides)
+        costs = iteration_costs(config, plans, iterations, threads=threads)
+        for name, timing in costs.items():
+            rows.append(
+                {
+                    "width": width,
+                    "placement": name,
+                    "seconds_per_iteration": timing.median,
+                    "iqr_s": timing.iqr,
+                    "env_steps_per_s": config.batch_size / timing.median,
+                }
+            )
+    return rows
+
+
+def speedups(
+    rows: list[dict[str, Any]], baseline: str = "all-accelerator"
+) -> dict[int, dict[str, float]]:
+    """Per width: each placement's speed relative to ``baseline`` (above 1: faster than it)."""
+    cost = {(r["width"], r["placement"]): r["seconds_per_iteration"] for r in rows}
+    result: dict[int, dict[str, float]] = {}
+    for width, name in cost:
+        if (width, baseline) not in cost:
+            raise UsageError(f"no {baseline!r} row for width {width} to compare against")
+        result.setdefault(width, {})[name] = cost[(width, baseline)] / cost[(width, name)]
+    return result
