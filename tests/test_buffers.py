@@ -1,0 +1,240 @@
+"""The three replay buffer designs: contents, sampling, shapes, copies and errors."""
+
+import numpy as np
+import pytest
+import torch
+
+from hetero_tutorial.bench.buffers import (
+    SyntheticTransitions,
+    copies_per_batch,
+    fill,
+    neighbour_fraction,
+)
+from hetero_tutorial.buffers import (
+    DESIGNS,
+    TensorReplayBuffer,
+    TrajectoryReplayBuffer,
+    make_buffer,
+    raw_bytes_per_transition,
+)
+from hetero_tutorial.devices import accelerator
+from hetero_tutorial.errors import UsageError
+
+OBS_DIM, ACTION_DIM = 3, 1
+
+
+def buffer(design, capacity, segment_length=5, seed=0):
+    return make_buffer(
+        design, capacity, OBS_DIM, ACTION_DIM, segment_length=segment_length, seed=seed
+    )
+
+
+def add_steps(buf, steps, episode_length=None, terminal_every=None):
+    """Add transitions whose every field is derived from the step number ``i`` (1-based)."""
+    for i in steps:
+        buf.add(
+            obs=[i, 0.5, -0.5],
+            action=[i / 100],
+            reward=-float(i),
+            next_obs=[i + 1, 0.5, -0.5],
+            terminated=bool(terminal_every and i % terminal_every == 0),
+            truncated=bool(episode_length and i % episode_length == 0),
+        )
+
+
+def sampled_steps(buf, batch_size, draws=50):
+    """Every step number seen in ``draws`` batches, after checking each row is one transition."""
+    seen = set()
+    for _ in range(draws):
+        batch = buf.sample(batch_size)
+        steps = batch.obs[:, 0]
+        # Fields of a row belong together: no shuffling of one column against another.
+        torch.testing.assert_close(batch.next_obs[:, 0], steps + 1)
+        torch.testing.assert_close(batch.action[:, 0], steps / 100)
+        torch.testing.assert_close(batch.reward, -steps)
+        seen.update(int(s) for s in steps)
+    return seen
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_only_the_newest_transitions_remain_after_wrap_around(design):
+    buf = buffer(design, capacity=10)
+    add_steps(buf, range(1, 26))  # 25 transitions into room for 10
+    assert len(buf) == 10 and buf.capacity == 10
+    assert sampled_steps(buf, batch_size=10) == set(range(16, 26))
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_samples_only_stored_transitions_of_a_partly_filled_buffer(design):
+    buf = buffer(design, capacity=1000)
+    add_steps(buf, range(1, 21))  # steps start at 1, so an unfilled (zero) row would show
+    assert len(buf) == 20
+    assert sampled_steps(buf, batch_size=8) <= set(range(1, 21))
+
+
+def test_trajectory_buffer_closes_segments_at_length_and_at_episode_end():
+    buf = buffer("trajectory", capacity=100, segment_length=5)
+    add_steps(buf, range(1, 4))
+    assert len(buf) == 0  # an open segment cannot be sampled yet
+    add_steps(buf, range(4, 6))
+    assert len(buf) == 5  # closed at segment_length
+    add_steps(buf, range(6, 9), episode_length=8)
+    assert len(buf) == 8  # closed by the truncation at step 8
+    add_steps(buf, range(9, 11), terminal_every=10)
+    assert len(buf) == 10  # closed by the terminal state at step 10
+
+
+def test_trajectory_buffer_evicts_whole_segments():
+    buf = buffer("trajectory", capacity=12, segment_length=5)
+    add_steps(buf, range(1, 16))  # three segments of 5: the first no longer fits
+    assert len(buf) == 10
+    assert sampled_steps(buf, batch_size=10) == set(range(6, 16))
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_terminated_and_truncated_are_kept_apart(design):
+    buf = buffer(design, capacity=100, segment_length=4)
+    add_steps(buf, range(1, 41), episode_length=10, terminal_every=4)
+    for _ in range(10):
+        batch = buf.sample(32)
+        steps = batch.obs[:, 0]
+        torch.testing.assert_close(batch.terminated, (steps % 4 == 0).float())
+        torch.testing.assert_close(batch.truncated, (steps % 10 == 0).float())
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 64])
+def test_every_design_returns_the_same_batch_shapes_dtypes_and_size(batch_size):
+    shapes = {}
+    for design in DESIGNS:
+        buf = buffer(design, capacity=200, segment_length=20)
+        add_steps(buf, range(1, 201), episode_length=50)
+        batch = buf.sample(batch_size)
+        shapes[design] = [(tuple(f.shape), f.dtype, f.device) for f in batch]
+    cpu = torch.device("cpu")
+    b = batch_size
+    expected = [
+        ((b, OBS_DIM), torch.float32, cpu),
+        ((b, ACTION_DIM), torch.float32, cpu),
+        ((b,), torch.float32, cpu),
+        ((b, OBS_DIM), torch.float32, cpu),
+        ((b,), torch.float32, cpu),
+        ((b,), torch.float32, cpu),
+    ]
+    assert shapes == dict.fromkeys(DESIGNS, expected)
+
+
+@pytest.mark.parametrize(
+    ("design", "copies"), [("transition", 6), ("trajectory", 6), ("tensor", 1)]
+)
+def test_copies_per_batch_to_an_accelerator(design, copies):
+    # The meta device stands in for an accelerator: copies to it are counted, not run.
+    buf = buffer(design, capacity=100)
+    add_steps(buf, range(1, 101))
+    assert copies_per_batch(buf, 32, "meta") == copies
+    assert all(f.device.type == "meta" for f in buf.sample(32, "meta"))
+    assert copies_per_batch(buf, 32, "cpu") == 0
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_same_seed_same_batches(design):
+    batches = []
+    for _ in range(2):
+        buf = buffer(design, capacity=100, seed=3)
+        add_steps(buf, range(1, 101))
+        batches.append(buf.sample(16).obs)
+    torch.testing.assert_close(*batches)
+
+
+def test_tensor_buffer_memory_is_close_to_the_raw_bytes():
+    buf = TensorReplayBuffer(1_000_000, OBS_DIM, ACTION_DIM)
+    raw = raw_bytes_per_transition(OBS_DIM, ACTION_DIM)
+    assert raw == 34  # 3 + 1 + 1 + 3 float32, two one-byte flags
+    assert buf.nbytes / buf.capacity <= 1.25 * raw
+
+
+def test_bench_fill_measures_memory_and_correlation():
+    data = SyntheticTransitions(2000)
+    per_transition = {}
+    for design in DESIGNS:
+        buf = make_buffer(design, 2000, OBS_DIM, ACTION_DIM, segment_length=20)
+        per_transition[design] = fill(buf, data)
+        assert len(buf) == 2000
+    raw = raw_bytes_per_transition(OBS_DIM, ACTION_DIM)
+    assert per_transition["tensor"] == 40  # ten float32 columns
+    assert per_transition["transition"] > per_transition["trajectory"] > raw
+    segments = make_buffer("trajectory", 2000, OBS_DIM, ACTION_DIM, segment_length=20)
+    independent = make_buffer("tensor", 2000, OBS_DIM, ACTION_DIM)
+    for buf in (segments, independent):
+        data.feed(buf, 0, 2000)
+    assert neighbour_fraction(segments.sample(256)) > 0.9  # runs of 20 consecutive steps
+    assert neighbour_fraction(independent.sample(256)) < 0.5
+
+
+@pytest.mark.parametrize("capacity", [0, -5, 2.5, True, "100"])
+def test_capacity_must_be_a_positive_whole_number(capacity):
+    for design in DESIGNS:
+        with pytest.raises(UsageError, match="capacity"):
+            buffer(design, capacity)
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_bad_transitions_are_refused_with_a_reason(design):
+    buf = buffer(design, capacity=10)
+    good = {
+        "obs": np.zeros(3),
+        "action": np.zeros(1),
+        "reward": 0.0,
+        "next_obs": np.zeros(3),
+        "terminated": False,
+        "truncated": False,
+    }
+    for name, value, message in [
+        ("obs", np.zeros(4), "obs has shape"),
+        ("obs", np.zeros((1, 3)), "obs has shape"),
+        ("next_obs", np.zeros(2), "next_obs has shape"),
+        ("action", np.zeros(2), "action has shape"),
+        ("reward", "high", "reward must be a number"),
+        ("terminated", 0, "terminated must be a bool"),
+        ("truncated", None, "truncated must be a bool"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            buf.add(**{**good, name: value})
+    assert len(buf) == 0
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_sampling_more_than_is_stored_or_a_bad_batch_size_is_refused(design):
+    buf = buffer(design, capacity=100)
+    add_steps(buf, range(1, 11))
+    with pytest.raises(UsageError, match="only 10 transitions"):
+        buf.sample(11)
+    with pytest.raises(UsageError, match="batch_size"):
+        buf.sample(0)
+
+
+def test_other_bad_settings_are_refused():
+    with pytest.raises(UsageError, match="unknown buffer design"):
+        make_buffer("prioritized", 10, OBS_DIM, ACTION_DIM)
+    with pytest.raises(UsageError, match="segment_length"):
+        TrajectoryReplayBuffer(10, OBS_DIM, ACTION_DIM, segment_length=20)
+    with pytest.raises(UsageError, match="obs_dim"):
+        make_buffer("tensor", 10, 0, ACTION_DIM)
+
+
+@pytest.mark.skipif(
+    getattr(accelerator(), "type", None) == "cuda", reason="pinning works on a CUDA machine"
+)
+def test_pinned_staging_needs_a_cuda_gpu():
+    with pytest.raises(UsageError, match="pin_memory"):
+        TensorReplayBuffer(10, OBS_DIM, ACTION_DIM, pin_memory=True)
+
+
+@pytest.mark.skipif(accelerator() is None, reason="needs an accelerator")
+def test_tensor_buffer_on_the_accelerator_samples_there_without_copies():
+    device = accelerator()
+    buf = TensorReplayBuffer(100, OBS_DIM, ACTION_DIM, device=device)
+    add_steps(buf, range(1, 51))
+    assert copies_per_batch(buf, 16, device) == 0
+    batch = buf.sample(16, device)
+    assert all(f.device == device for f in batch)
+    assert set(batch.obs[:, 0].cpu().tolist()) <= set(range(1, 51))
