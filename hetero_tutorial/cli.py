@@ -47,7 +47,13 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help_text = (module.__doc__ or name).strip().splitlines()[0]
         sub = names.add_parser(name, help=help_text, description=module.__doc__)
         module.add_arguments(sub)
-        sub.add_argument("--json", type=Path, metavar="PATH", help="where to write the record")
+        where = sub.add_mutually_exclusive_group()
+        where.add_argument("--json", type=Path, metavar="PATH", help="where to write the record")
+        where.add_argument(
+            "--reference",
+            action="store_true",
+            help="write it as a reference record under data/reference/<machine>/ (to commit)",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +74,12 @@ def _run_bench(args: argparse.Namespace, argv: list[str]) -> int:
     record = results.Record(
         f"bench.{args.benchmark}", fields, results.provenance(command=_command_line(argv))
     )
-    path = results.save(record, args.json) if args.json else results.save(record)
+    if args.json:
+        path = results.save(record, args.json)
+    elif args.reference:
+        path = results.save(record, directory=results.reference_directory(record))
+    else:
+        path = results.save(record)
     summary = {k: v for k, v in fields.items() if not isinstance(v, (list, dict))}
     print(json.dumps(summary, indent=2, default=str))
     print(f"record written to {path}")

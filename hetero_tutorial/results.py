@@ -104,6 +104,21 @@ class Record:
             raise RecordError(f"{source}: {error}") from None
 
 
+def machine_slug(facts: dict[str, Any]) -> str:
+    """Folder name for a machine's reference records, e.g. ``nvidia-h200``, ``amd-epyc-2-cores``."""
+    accel = facts.get("accelerator")
+    if accel:
+        name = accel.get("name") or accel["type"]
+    else:
+        name = f"{facts.get('cpu_model', 'cpu')} {facts.get('usable_cores')} cores"
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def reference_directory(record: Record) -> Path:
+    """Where a reference record from the record's machine belongs: ``data/reference/<machine>/``."""
+    return REFERENCE_DIR / machine_slug(record.provenance["fingerprint"])
+
+
 def save(
     record: Record,
     path: str | Path | None = None,

@@ -70,3 +70,11 @@ def test_load_all_filters_by_kind(tmp_path):
 def test_committed_reference_records_all_load():
     for record in results.load_references():
         assert record.provenance["fingerprint"]
+
+
+def test_reference_records_go_to_a_folder_named_after_the_machine():
+    record = Record("bench.demo", {})
+    record.provenance["fingerprint"]["accelerator"] = {"type": "cuda", "name": "NVIDIA H200"}
+    assert results.reference_directory(record) == results.REFERENCE_DIR / "nvidia-h200"
+    record.provenance["fingerprint"].update(accelerator=None, cpu_model="AMD EPYC", usable_cores=2)
+    assert results.machine_slug(record.provenance["fingerprint"]) == "amd-epyc-2-cores"
