@@ -49,13 +49,11 @@ def mlp(
 class DiscreteActorCritic(nn.Module):
     """Separate actor (logits) and critic (value) MLPs for a discrete action space.
 
-    Sampling takes its randomness as an argument (uniform noise, one number per
-    action, used by the Gumbel-max trick) so that the caller decides where random
+    Sampling takes its randomness as an argument (Gumbel noise, one number per
+    action, from :meth:`sample_noise`) so that the caller decides where random
     numbers come from: PPO draws them on the CPU, which makes every placement
     sample the same actions from the same seed.
     """
-
-    noise = "uniform"
 
     def __init__(self, obs_dim: int, num_actions: int, hidden: int = 64) -> None:
         super().__init__()
@@ -67,17 +65,21 @@ class DiscreteActorCritic(nn.Module):
         """State values, (B,)."""
         return self.critic(obs).squeeze(-1)
 
+    def sample_noise(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+        """Standard Gumbel noise of ``shape + (num_actions,)``, drawn on the CPU."""
+        uniform = torch.rand((*shape, self.noise_dim), generator=generator)
+        return -torch.log(-torch.log(uniform.clamp_min(1e-20)))
+
     def act(
         self, obs: torch.Tensor, noise: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sample ``(action (B, 1) as float, log-probability (B,), value (B,))``.
 
-        ``noise``: (B, num_actions) uniform in [0, 1). argmax(logits + Gumbel noise)
-        is an exact sample of the softmax distribution.
+        ``noise``: (B, num_actions) Gumbel noise; argmax(log-probabilities + noise)
+        is an exact sample of the softmax distribution (the Gumbel-max trick).
         """
         log_probs = torch.log_softmax(self.actor(obs), dim=-1)
-        gumbel = -torch.log(-torch.log(noise.clamp_min(1e-20)))
-        action = (log_probs + gumbel).argmax(dim=-1, keepdim=True)
+        action = (log_probs + noise).argmax(dim=-1, keepdim=True)
         return action.float(), log_probs.gather(-1, action).squeeze(-1), self.value(obs)
 
     def evaluate(
@@ -100,8 +102,6 @@ class GaussianActorCritic(nn.Module):
     :class:`DiscreteActorCritic`.
     """
 
-    noise = "normal"
-
     def __init__(self, obs_dim: int, action_dim: int, hidden: int = 64) -> None:
         super().__init__()
         self.noise_dim = action_dim
@@ -112,6 +112,10 @@ class GaussianActorCritic(nn.Module):
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         """State values, (B,)."""
         return self.critic(obs).squeeze(-1)
+
+    def sample_noise(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+        """Standard normal noise of ``shape + (action_dim,)``, drawn on the CPU."""
+        return torch.randn((*shape, self.noise_dim), generator=generator)
 
     def _log_prob(self, mean: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         z = (action - mean) * torch.exp(-self.log_std)

@@ -411,13 +411,6 @@ class PPOTrainer:
         ):
             yield
 
-    def _noise(self) -> torch.Tensor:
-        """Sampling noise for a whole rollout, (T, N, noise_dim), drawn on the CPU."""
-        shape = (self.config.num_steps, self.config.num_envs, self.learner.noise_dim)
-        if self.learner.noise == "uniform":
-            return torch.rand(shape, generator=self.rng)
-        return torch.randn(shape, generator=self.rng)
-
     def _to_env_actions(self, actions: np.ndarray) -> np.ndarray:
         if self.spec.discrete:
             return actions[:, 0].astype(np.int64)
@@ -436,7 +429,8 @@ class PPOTrainer:
     def rollout(self, obs: np.ndarray) -> np.ndarray:
         """Step the environments ``num_steps`` times, filling storage; return the next obs."""
         device, storage = self.placement.rollout, self.storage
-        noise = self._noise().to(device)
+        shape = (self.config.num_steps, self.config.num_envs)
+        noise = self.rollout_policy.sample_noise(shape, self.rng).to(device)  # drawn on the CPU
         for t in range(self.config.num_steps):
             with torch.inference_mode():
                 obs_device = torch.from_numpy(obs).to(device)  # copy 1 of 2 on an accelerator
