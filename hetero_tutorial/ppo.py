@@ -242,6 +242,8 @@ class PPORun:
     eval_returns: list[float]
     """Greedy returns of the evaluation episodes after training."""
     utilisation: dict[str, Any]
+    update_stats: dict[str, float]
+    """Diagnostics of the last minibatch: approximate KL divergence, clip fraction, loss."""
     threads: int
     policy: nn.Module = field(repr=False)
     """The trained learner (on the update device)."""
@@ -285,6 +287,7 @@ class PPORun:
             "episodes": self.episodes,
             "evaluations": self.evaluations,
             "utilisation": self.utilisation,
+            "update_stats": self.update_stats,
         }
 
 
@@ -394,6 +397,7 @@ class PPOTrainer:
             evaluations=self.evaluations,
             eval_returns=eval_returns,
             utilisation=utilisation,
+            update_stats=self.last_stats,
             threads=threads,
             policy=self.learner,
         )
@@ -482,7 +486,6 @@ class PPOTrainer:
         smaller than a minibatch is left out of that epoch).
         """
         c = self.config
-        stats = torch.zeros(3, device=batch.device)  # sums of approx_kl, clipfrac, and count
         for _ in range(c.update_epochs):
             order = torch.randperm(len(batch), generator=self.rng).to(batch.device)
             for start in range(0, len(batch) - c.minibatch_size + 1, c.minibatch_size):
@@ -507,12 +510,11 @@ class PPOTrainer:
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.learner.parameters(), c.max_grad_norm)
                 self.optimizer.step()
-                with torch.no_grad():
-                    stats[0] += ((ratio - 1) - log_ratio).mean()
-                    stats[1] += ((ratio - 1).abs() > c.clip_coef).float().mean()
-                    stats[2] += 1
-        approx_kl, clipfrac, count = stats.tolist()  # one copy back per iteration
-        return {"approx_kl": approx_kl / count, "clipfrac": clipfrac / count}
+        with torch.no_grad():  # diagnostics of the last minibatch, as CleanRL logs them
+            approx_kl = ((ratio - 1) - log_ratio).mean()
+            clipfrac = ((ratio - 1).abs() > c.clip_coef).float().mean()
+            stats = torch.stack([approx_kl, clipfrac, loss]).tolist()  # one copy back
+        return dict(zip(("approx_kl", "clipfrac", "loss"), stats, strict=True))
 
     def iteration(self, obs: np.ndarray, index: int) -> np.ndarray:
         """One rollout, transfer, update and weight sync; returns the next observation."""
