@@ -19,6 +19,7 @@ from hetero_tutorial.buffers import (
 )
 from hetero_tutorial.devices import accelerator
 from hetero_tutorial.errors import UsageError
+from hetero_tutorial.solutions.replay_buffers import ring_slots
 
 OBS_DIM, ACTION_DIM = 3, 1
 
@@ -168,6 +169,16 @@ def test_bench_fill_measures_memory_and_correlation():
         data.feed(buf, 0, 2000)
     assert neighbour_fraction(segments.sample(256)) > 0.9  # runs of 20 consecutive steps
     assert neighbour_fraction(independent.sample(256)) < 0.5
+
+
+def test_exercise_solution_ring_slots_matches_the_tensor_buffer():
+    assert ring_slots(8, 5, 10) == [8, 9, 0, 1, 2]
+    buf = TensorReplayBuffer(10, OBS_DIM, ACTION_DIM)
+    add_steps(buf, range(1, 14))  # 13 adds into 10 slots
+    slot_of_step = dict(zip(range(1, 14), ring_slots(0, 13, 10), strict=True))
+    stored_step = buf._rows[:, 0]  # column 0 of a row is obs[0], the step number
+    for step in range(4, 14):  # the newest 10 steps sit where ring_slots says
+        assert stored_step[slot_of_step[step]] == step
 
 
 @pytest.mark.parametrize("capacity", [0, -5, 2.5, True, "100"])

@@ -1,0 +1,319 @@
+"""DDPG (Lillicrap et al., 2016) on a continuous-action task, under a placement, on any buffer.
+
+The story reads top to bottom, as in CleanRL's ``ddpg_continuous_action.py``: the
+configuration (:class:`DDPGConfig`), the learner's parts (:class:`DDPG`: actor,
+critic, their target copies, optimisers), then :func:`train`, the loop in the
+order things happen: act, step the environment, store, sample, update.
+
+Where things run comes from the placement (:func:`hetero_tutorial.devices.placement`):
+the learner on ``placement.update``, a copy of the actor for acting on
+``placement.rollout`` (synced after every update when the devices differ), the
+tensor buffer's storage on ``placement.storage``.
+
+Speed without changing the algorithm: no per-step ``.item()``; acting under
+``torch.inference_mode``; the actor loss back-propagates into the actor's weights
+only (``backward(inputs=...)`` skips the critic's weight gradients, which the
+actor step never uses); fused Adam; one ``_foreach_lerp_`` per network for the
+Polyak averaging of the targets; and a tensor buffer that samples with one gather.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from hetero_tutorial.buffers import DESIGNS, Batch, ReplayBuffer, make_buffer
+from hetero_tutorial.devices import Placement, placement
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.nets import DeterministicActor, QCritic
+from hetero_tutorial.timing import torch_threads
+from hetero_tutorial.transfers import CopyCounter
+
+PhaseContext = Callable[[str], AbstractContextManager[Any]]
+
+
+@dataclass
+class DDPGConfig:
+    """DDPG's settings; the defaults are tuned for Pendulum-v1 with one update per step."""
+
+    env_id: str = "Pendulum-v1"
+    """the gymnasium environment (continuous actions, vector observations)"""
+    total_steps: int = 15_000
+    """environment steps in the run (Pendulum episodes are 200 steps)"""
+    learning_starts: int = 1_000
+    """steps of uniformly random actions collected before the first update"""
+    buffer: str = "tensor"
+    """replay buffer design: transition (pattern A), trajectory (pattern B) or tensor"""
+    buffer_capacity: int = 100_000
+    """transitions the replay buffer holds"""
+    segment_length: int = 20
+    """transitions per stored segment, for the trajectory buffer (the article's 20)"""
+    hidden: int = 256
+    """units in each of the two hidden layers of the actor and of the critic"""
+    batch_size: int = 256
+    """transitions per update"""
+    gamma: float = 0.99
+    """discount factor"""
+    tau: float = 0.005
+    """Polyak averaging rate of the target networks, per update"""
+    actor_lr: float = 1e-3
+    """Adam learning rate of the actor"""
+    critic_lr: float = 1e-3
+    """Adam learning rate of the critic"""
+    exploration_noise: float = 0.1
+    """std of the Gaussian action noise, as a fraction of half the action range"""
+    placement: str = "all-cpu"
+    """where each phase runs: all-cpu, hybrid or all-accelerator"""
+    threads: int | None = 1
+    """PyTorch CPU threads (None: leave PyTorch's default)"""
+    seed: int = 0
+    """seeds the networks, the environment, the noise and the buffer"""
+    eval_episodes: int = 10
+    """greedy episodes (no noise) of the evaluation after training"""
+    count_copies_steps: int = 100
+    """last steps of the run whose host<->device copies are counted (not timed)"""
+
+    def __post_init__(self) -> None:
+        if self.buffer not in DESIGNS:
+            raise UsageError(f"buffer must be one of {', '.join(DESIGNS)}; got {self.buffer!r}")
+        if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps:
+            raise UsageError(
+                f"need 0 < learning_starts ({self.learning_starts}) < total_steps "
+                f"({self.total_steps}) - count_copies_steps ({self.count_copies_steps}): "
+                "the run must collect data, then time some updates, then count copies."
+            )
+        if self.batch_size > self.learning_starts:
+            raise UsageError(
+                f"batch_size ({self.batch_size}) is larger than learning_starts "
+                f"({self.learning_starts}): the first update would sample more than is stored."
+            )
+
+
+class DDPG:
+    """The learner: actor and critic, their target copies and optimisers, on the update device."""
+
+    def __init__(
+        self, env: gym.Env, config: DDPGConfig, place: Placement, noise_seed: int = 0
+    ) -> None:
+        space = env.action_space
+        if not isinstance(space, gym.spaces.Box) or len(env.observation_space.shape) != 1:
+            raise UsageError(
+                f"DDPG needs continuous (Box) actions and vector observations; {config.env_id} "
+                f"has {space} and observations {env.observation_space}."
+            )
+        obs_dim, action_dim = env.observation_space.shape[0], space.shape[0]
+        low, high = torch.as_tensor(space.low), torch.as_tensor(space.high)
+        self.config, self.place = config, place
+        torch.manual_seed(config.seed)
+        self.actor = DeterministicActor(obs_dim, action_dim, low, high, config.hidden)
+        self.critic = QCritic(obs_dim, action_dim, config.hidden)
+        self.actor.to(place.update)
+        self.critic.to(place.update)
+        self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
+        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
+        self.rollout_actor = self.actor
+        if place.rollout != place.update:  # a copy for acting, synced after each update
+            self.rollout_actor = copy.deepcopy(self.actor).to(place.rollout).requires_grad_(False)
+        fused = place.update.type in ("cpu", "cuda")
+        self.actor_optimizer = torch.optim.Adam(
+            self.actor.parameters(), lr=config.actor_lr, fused=fused
+        )
+        self.critic_optimizer = torch.optim.Adam(
+            self.critic.parameters(), lr=config.critic_lr, fused=fused
+        )
+        self.low, self.high = space.low, space.high
+        self.noise_std = config.exploration_noise * (space.high - space.low) / 2
+        self.noise = np.random.default_rng(noise_seed)
+        self._actor_params = list(self.actor.parameters())
+        self._target_pairs = [
+            (list(target.parameters()), list(net.parameters()))
+            for net, target in ((self.actor, self.actor_target), (self.critic, self.critic_target))
+        ]
+
+    @torch.inference_mode()
+    def act(self, obs: np.ndarray, explore: bool = True) -> np.ndarray:
+        """The action for one observation, with Gaussian noise when exploring, clipped to bounds."""
+        obs_rollout = torch.from_numpy(obs).to(self.place.rollout).unsqueeze(0)  # (1, obs_dim)
+        action = self.rollout_actor(obs_rollout)[0].cpu().numpy()
+        if explore:
+            action = action + self.noise.normal(0.0, self.noise_std)
+        return np.clip(action, self.low, self.high).astype(np.float32)
+
+    def update(self, batch: Batch) -> None:
+        """One critic step, one actor step, Polyak-average the targets, sync the rollout actor."""
+        with torch.no_grad():
+            next_q = self.critic_target(batch.next_obs, self.actor_target(batch.next_obs))
+            # Bootstrap unless the episode reached a terminal state; a time limit is no end.
+            td_target = batch.reward + self.config.gamma * (1.0 - batch.terminated) * next_q
+        critic_loss = F.mse_loss(self.critic(batch.obs, batch.action), td_target)
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+
+        actor_loss = -self.critic(batch.obs, self.actor(batch.obs)).mean()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        actor_loss.backward(inputs=self._actor_params)  # no gradients for the critic's weights
+        self.actor_optimizer.step()
+
+        with torch.no_grad():
+            for target_params, params in self._target_pairs:
+                torch._foreach_lerp_(target_params, params, self.config.tau)
+            if self.rollout_actor is not self.actor:
+                torch._foreach_copy_(list(self.rollout_actor.parameters()), self._actor_params)
+
+
+def evaluate(agent: DDPG, env_id: str, episodes: int, seed: int) -> list[float]:
+    """Returns of ``episodes`` greedy episodes (no exploration noise)."""
+    env = gym.make(env_id)
+    returns = []
+    for episode in range(episodes):
+        obs, _ = env.reset(seed=seed + episode)
+        total, done = 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    env.close()
+    return returns
+
+
+@dataclass
+class DDPGResult:
+    """What one training run measured: speed, copies and learning."""
+
+    config: DDPGConfig
+    placement: str
+    """the placement, in words"""
+    env_steps_per_s: float
+    """environment steps per second once updates run (one update per step), timed steps only"""
+    seconds_per_episode: float
+    """median wall seconds of an episode run entirely with updates (the article's "round")"""
+    wall_s: float
+    """wall seconds of the whole run, evaluation excluded"""
+    episode_returns: list[float]
+    """return of each training episode, in order (exploration noise included)"""
+    episode_end_steps: list[int]
+    """environment step at which each training episode ended"""
+    eval_returns: list[float]
+    """returns of the greedy evaluation episodes after training"""
+    copies_per_1000_samples: float
+    """host<->device copies per 1000 environment steps, counted over the last steps"""
+    copies_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)
+    """copies of the counted steps by phase: count, bytes, non_blocking"""
+
+    @property
+    def eval_return_mean(self) -> float:
+        return float(np.mean(self.eval_returns))
+
+    def fields(self) -> dict[str, Any]:
+        """The record fields of this run (see :mod:`hetero_tutorial.bench.ddpg`)."""
+        data = asdict(self)
+        data["eval_return_mean"] = self.eval_return_mean
+        return data
+
+
+def _untracked(_phase: str) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+def train(config: DDPGConfig) -> DDPGResult:
+    """Train DDPG with ``config`` and return its speed, copies and learning (see DDPGResult)."""
+    place = placement(config.placement)
+    with torch_threads(config.threads):
+        env = gym.make(config.env_id)
+        env.action_space.seed(config.seed)
+        agent = DDPG(env, config, place, noise_seed=config.seed)
+        buffer = make_buffer(
+            config.buffer,
+            config.buffer_capacity,
+            env.observation_space.shape[0],
+            env.action_space.shape[0],
+            device=place.storage,
+            pin_memory=place.pin_storage,
+            segment_length=config.segment_length,
+            seed=config.seed,
+        )
+        loop = _TrainingLoop(env, agent, buffer, config)
+        timed_end = config.total_steps - config.count_copies_steps
+        start = time.perf_counter()
+        for step in range(timed_end):
+            if step == config.learning_starts:
+                updates_start = time.perf_counter()
+            loop.step(step)
+        timed_s = time.perf_counter() - updates_start
+        with CopyCounter() as counter:
+            for step in range(timed_end, config.total_steps):
+                loop.step(step, counter.phase)
+        wall_s = time.perf_counter() - start
+        env.close()
+        eval_returns = evaluate(agent, config.env_id, config.eval_episodes, config.seed + 10_000)
+    return DDPGResult(
+        config=config,
+        placement=place.describe(),
+        env_steps_per_s=(timed_end - config.learning_starts) / timed_s,
+        seconds_per_episode=loop.median_episode_seconds(config.learning_starts, timed_end),
+        wall_s=wall_s,
+        episode_returns=loop.episode_returns,
+        episode_end_steps=loop.episode_end_steps,
+        eval_returns=eval_returns,
+        copies_per_1000_samples=1000 * counter.total().count / config.count_copies_steps,
+        copies_by_phase=counter.by_phase(),
+    )
+
+
+class _TrainingLoop:
+    """One environment step at a time: act, step, store, and (after learning_starts) learn."""
+
+    def __init__(self, env: gym.Env, agent: DDPG, buffer: ReplayBuffer, config: DDPGConfig) -> None:
+        self.env, self.agent, self.buffer, self.config = env, agent, buffer, config
+        self.obs, _ = env.reset(seed=config.seed)
+        self.episode_return = 0.0
+        self.episode_returns: list[float] = []
+        self.episode_end_steps: list[int] = []
+        self.episode_end_times: list[float] = []
+
+    def step(self, step: int, phase: PhaseContext = _untracked) -> None:
+        """Environment step number ``step``; ``phase`` labels its parts for a CopyCounter."""
+        config, agent = self.config, self.agent
+        with phase("rollout"):
+            if step < config.learning_starts:
+                action = self.env.action_space.sample()
+            else:
+                action = agent.act(self.obs)
+            next_obs, reward, terminated, truncated, _ = self.env.step(action)
+        with phase("storage"):
+            self.buffer.add(self.obs, action, reward, next_obs, terminated, truncated)
+        self.obs = next_obs
+        self.episode_return += float(reward)
+        if terminated or truncated:
+            self.episode_returns.append(self.episode_return)
+            self.episode_end_steps.append(step + 1)
+            self.episode_end_times.append(time.perf_counter())
+            self.obs, _ = self.env.reset()
+            self.episode_return = 0.0
+        if step >= config.learning_starts:
+            with phase("sample"):
+                batch = self.buffer.sample(config.batch_size, agent.place.update)
+            with phase("update"):
+                agent.update(batch)
+
+    def median_episode_seconds(self, first_step: int, last_step: int) -> float:
+        """Median wall seconds of the episodes that started and ended within the steps given."""
+        ends = list(zip(self.episode_end_steps, self.episode_end_times, strict=True))
+        durations = [
+            end_time - start_time
+            for (start_step, start_time), (end_step, end_time) in itertools.pairwise(ends)
+            if start_step >= first_step and end_step <= last_step
+        ]
+        return float(np.median(durations)) if durations else float("nan")
