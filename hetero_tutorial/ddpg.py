@@ -2,8 +2,10 @@
 
 The story reads top to bottom, as in CleanRL's ``ddpg_continuous_action.py``: the
 configuration (:class:`DDPGConfig`), the learner's parts (:class:`DDPG`: actor,
-critic, their target copies, optimisers), then :func:`train`, the loop in the
-order things happen: act, step the environment, store, sample, update.
+critic, their target copies, optimisers), then the run (:class:`DDPGRun`), whose
+``step`` is the loop body in the order things happen: act, step the environment,
+store, sample, update. :func:`train` runs one configuration to the end;
+:func:`train_side_by_side` interleaves several, for fair speed comparisons.
 
 Where things run comes from the placement (:func:`hetero_tutorial.devices.placement`):
 the learner on ``placement.update``, a copy of the actor for acting on
@@ -22,7 +24,7 @@ from __future__ import annotations
 import copy
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -32,7 +34,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from hetero_tutorial.buffers import DESIGNS, Batch, ReplayBuffer, make_buffer
+from hetero_tutorial.buffers import DESIGNS, Batch, make_buffer
 from hetero_tutorial.devices import Placement, placement
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.nets import DeterministicActor, QCritic
@@ -199,8 +201,8 @@ class DDPGResult:
     """environment steps per second once updates run (one update per step), timed steps only"""
     seconds_per_episode: float
     """median wall seconds of an episode run entirely with updates (the article's "round")"""
-    wall_s: float
-    """wall seconds of the whole run, evaluation excluded"""
+    train_seconds: float
+    """seconds of the run's own timed steps (evaluation and copy-counted steps excluded)"""
     episode_returns: list[float]
     """return of each training episode, in order (exploration noise included)"""
     episode_end_steps: list[int]
@@ -227,64 +229,71 @@ def _untracked(_phase: str) -> AbstractContextManager[None]:
     return nullcontext()
 
 
-def train(config: DDPGConfig) -> DDPGResult:
-    """Train DDPG with ``config`` and return its speed, copies and learning (see DDPGResult)."""
-    place = placement(config.placement)
-    with torch_threads(config.threads):
-        env = gym.make(config.env_id)
-        env.action_space.seed(config.seed)
-        agent = DDPG(env, config, place, noise_seed=config.seed)
-        buffer = make_buffer(
-            config.buffer,
-            config.buffer_capacity,
-            env.observation_space.shape[0],
-            env.action_space.shape[0],
-            device=place.storage,
-            pin_memory=place.pin_storage,
-            segment_length=config.segment_length,
-            seed=config.seed,
-        )
-        loop = _TrainingLoop(env, agent, buffer, config)
-        timed_end = config.total_steps - config.count_copies_steps
-        start = time.perf_counter()
-        for step in range(timed_end):
-            if step == config.learning_starts:
-                updates_start = time.perf_counter()
-            loop.step(step)
-        timed_s = time.perf_counter() - updates_start
-        with CopyCounter() as counter:
-            for step in range(timed_end, config.total_steps):
-                loop.step(step, counter.phase)
-        wall_s = time.perf_counter() - start
-        env.close()
-        eval_returns = evaluate(agent, config.env_id, config.eval_episodes, config.seed + 10_000)
-    return DDPGResult(
-        config=config,
-        placement=place.describe(),
-        env_steps_per_s=(timed_end - config.learning_starts) / timed_s,
-        seconds_per_episode=loop.median_episode_seconds(config.learning_starts, timed_end),
-        wall_s=wall_s,
-        episode_returns=loop.episode_returns,
-        episode_end_steps=loop.episode_end_steps,
-        eval_returns=eval_returns,
-        copies_per_1000_samples=1000 * counter.total().count / config.count_copies_steps,
-        copies_by_phase=counter.by_phase(),
-    )
+class DDPGRun:
+    """One training run that advances a chunk of steps at a time, so runs can be interleaved.
 
+    Each run keeps its own clock (the seconds its own steps took), so interleaving
+    runs to share the machine's drift fairly does not inflate anyone's times. The
+    last ``count_copies_steps`` steps run under a CopyCounter and are not timed.
+    """
 
-class _TrainingLoop:
-    """One environment step at a time: act, step, store, and (after learning_starts) learn."""
-
-    def __init__(self, env: gym.Env, agent: DDPG, buffer: ReplayBuffer, config: DDPGConfig) -> None:
-        self.env, self.agent, self.buffer, self.config = env, agent, buffer, config
-        self.obs, _ = env.reset(seed=config.seed)
+    def __init__(self, config: DDPGConfig) -> None:
+        self.config = config
+        self.place = placement(config.placement)
+        with torch_threads(config.threads):
+            self.env = gym.make(config.env_id)
+            self.env.action_space.seed(config.seed)
+            self.agent = DDPG(self.env, config, self.place, noise_seed=config.seed)
+            self.buffer = make_buffer(
+                config.buffer,
+                config.buffer_capacity,
+                self.env.observation_space.shape[0],
+                self.env.action_space.shape[0],
+                device=self.place.storage,
+                pin_memory=self.place.pin_storage,
+                segment_length=config.segment_length,
+                seed=config.seed,
+            )
+        self.obs, _ = self.env.reset(seed=config.seed)
+        self.steps_done = 0
+        self.clock = 0.0
+        """seconds this run's own timed steps took"""
+        self.update_seconds = 0.0
+        """seconds of the timed steps that updated (from learning_starts on)"""
         self.episode_return = 0.0
         self.episode_returns: list[float] = []
         self.episode_end_steps: list[int] = []
-        self.episode_end_times: list[float] = []
+        self.episode_end_clock: list[float] = []
+        self.copies = CopyCounter()
+
+    @property
+    def timed_steps(self) -> int:
+        """Steps before the copy-counted ones."""
+        return self.config.total_steps - self.config.count_copies_steps
+
+    @property
+    def done(self) -> bool:
+        return self.steps_done >= self.config.total_steps
+
+    def advance(self, steps: int) -> None:
+        """Run the next ``steps`` environment steps (fewer if the run ends first)."""
+        end = min(self.steps_done + steps, self.config.total_steps)
+        with torch_threads(self.config.threads):
+            for step in range(self.steps_done, end):
+                if step < self.timed_steps:
+                    start = time.perf_counter()
+                    self.step(step)
+                    seconds = time.perf_counter() - start
+                    self.clock += seconds
+                    if step >= self.config.learning_starts:
+                        self.update_seconds += seconds
+                else:
+                    with self.copies:
+                        self.step(step, self.copies.phase)
+        self.steps_done = end
 
     def step(self, step: int, phase: PhaseContext = _untracked) -> None:
-        """Environment step number ``step``; ``phase`` labels its parts for a CopyCounter."""
+        """Environment step number ``step``: act, step, store, then sample and update."""
         config, agent = self.config, self.agent
         with phase("rollout"):
             if step < config.learning_starts:
@@ -299,21 +308,74 @@ class _TrainingLoop:
         if terminated or truncated:
             self.episode_returns.append(self.episode_return)
             self.episode_end_steps.append(step + 1)
-            self.episode_end_times.append(time.perf_counter())
+            self.episode_end_clock.append(self.clock)
             self.obs, _ = self.env.reset()
             self.episode_return = 0.0
         if step >= config.learning_starts:
             with phase("sample"):
-                batch = self.buffer.sample(config.batch_size, agent.place.update)
+                batch = self.buffer.sample(config.batch_size, self.place.update)
             with phase("update"):
                 agent.update(batch)
 
-    def median_episode_seconds(self, first_step: int, last_step: int) -> float:
-        """Median wall seconds of the episodes that started and ended within the steps given."""
-        ends = list(zip(self.episode_end_steps, self.episode_end_times, strict=True))
+    def median_episode_seconds(self) -> float:
+        """Median seconds of the timed episodes run entirely with updates (NaN if none)."""
+        ends = list(zip(self.episode_end_steps, self.episode_end_clock, strict=True))
         durations = [
-            end_time - start_time
-            for (start_step, start_time), (end_step, end_time) in itertools.pairwise(ends)
-            if start_step >= first_step and end_step <= last_step
+            end_clock - start_clock
+            for (start_step, start_clock), (end_step, end_clock) in itertools.pairwise(ends)
+            if start_step >= self.config.learning_starts and end_step <= self.timed_steps
         ]
         return float(np.median(durations)) if durations else float("nan")
+
+    def result(self) -> DDPGResult:
+        """Evaluate the greedy policy and report the run (finish it with ``advance`` first)."""
+        if not self.done:
+            raise UsageError(
+                f"the run has done {self.steps_done} of {self.config.total_steps} steps; "
+                "advance() it to the end before asking for its result."
+            )
+        config = self.config
+        with torch_threads(config.threads):
+            eval_returns = evaluate(
+                self.agent, config.env_id, config.eval_episodes, config.seed + 10_000
+            )
+        return DDPGResult(
+            config=config,
+            placement=self.place.describe(),
+            env_steps_per_s=(self.timed_steps - config.learning_starts) / self.update_seconds,
+            seconds_per_episode=self.median_episode_seconds(),
+            train_seconds=self.clock,
+            episode_returns=self.episode_returns,
+            episode_end_steps=self.episode_end_steps,
+            eval_returns=eval_returns,
+            copies_per_1000_samples=1000 * self.copies.total().count / config.count_copies_steps,
+            copies_by_phase=self.copies.by_phase(),
+        )
+
+
+def train(config: DDPGConfig) -> DDPGResult:
+    """Train DDPG with ``config`` and return its speed, copies and learning (see DDPGResult)."""
+    run = DDPGRun(config)
+    run.advance(config.total_steps)
+    return run.result()
+
+
+def train_side_by_side(
+    configs: Mapping[str, DDPGConfig],
+    chunk_steps: int = 200,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, DDPGResult]:
+    """Train several configurations interleaved, ``chunk_steps`` at a time (A, B, C, A, ...).
+
+    A slow minute of the machine then costs every run alike, so the ratios of their
+    speeds are fair. ``progress`` is called with the steps of each chunk run.
+    """
+    runs = {name: DDPGRun(config) for name, config in configs.items()}
+    while not all(run.done for run in runs.values()):
+        for run in runs.values():
+            if not run.done:
+                before = run.steps_done
+                run.advance(chunk_steps)
+                if progress is not None:
+                    progress(run.steps_done - before)
+    return {name: run.result() for name, run in runs.items()}

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from hetero_tutorial.buffers import DESIGNS, Batch
-from hetero_tutorial.ddpg import DDPG, DDPGConfig, train
+from hetero_tutorial.ddpg import DDPG, DDPGConfig, DDPGRun, train, train_side_by_side
 from hetero_tutorial.devices import placement
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.solutions.replay_buffers import td_target
@@ -136,6 +136,27 @@ def test_exercise_solution_td_target_bootstraps_on_truncation_only():
     terminated, truncated = torch.tensor([0.0, 1.0, 0.0]), torch.tensor([0.0, 0.0, 1.0])
     expected = torch.tensor([1.0 + 0.9 * 10, 1.0, 1.0 + 0.9 * 10])
     torch.testing.assert_close(td_target(reward, next_q, terminated, truncated, 0.9), expected)
+
+
+def test_interleaved_runs_learn_exactly_as_runs_alone():
+    configs = {
+        design: DDPGConfig(**SMALL, buffer=design, total_steps=500, learning_starts=200)
+        for design in ("transition", "tensor")
+    }
+    chunks = []
+    together = train_side_by_side(configs, chunk_steps=150, progress=chunks.append)
+    assert chunks == [150, 150, 150, 150, 150, 150, 50, 50]
+    for design, config in configs.items():
+        alone = train(config)
+        assert together[design].episode_returns == alone.episode_returns
+        assert together[design].eval_returns == alone.eval_returns
+
+
+def test_a_result_needs_a_finished_run():
+    run = DDPGRun(DDPGConfig(**SMALL, total_steps=500, learning_starts=200))
+    run.advance(100)
+    with pytest.raises(UsageError, match="advance"):
+        run.result()
 
 
 @pytest.mark.parametrize(
