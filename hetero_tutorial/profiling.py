@@ -1,17 +1,48 @@
-"""Profiling: py-spy flame graphs, cProfile tables and torch.profiler summaries.
+"""Profiling a training run three ways: py-spy flame graphs, cProfile tables, torch.profiler.
 
-This module starts with the check every profiling path needs first: can py-spy
-run on this machine at all?
+* **py-spy** samples the call stacks of a process it launches (no root, no
+  ptrace attach needed). :func:`record_py_spy` keeps its raw samples, measures
+  the share spent in host<->device transfers (:mod:`hetero_tutorial.stacks`),
+  and writes an SVG flame graph and a speedscope file from the same samples.
+* **cProfile** counts every Python call in this process: :func:`cprofile_call`
+  saves a ``.prof`` file for snakeviz and gives a table of the costliest functions.
+* **torch.profiler** records PyTorch's own operators (and, on a GPU, the copies
+  and kernels on the device's timeline): :func:`torch_profile` gives the
+  key-averages table and a Chrome trace.
+
+Every output file goes under ``build/profiles/`` (ignored by git) unless told otherwise.
 """
 
 from __future__ import annotations
 
+import cProfile
+import json
+import pstats
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
+
+from torch.profiler import ProfilerActivity, profile
+
+from hetero_tutorial import flamegraph, profile_target, stacks
+from hetero_tutorial.devices import Placement
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.ppo import PHASES, PPOConfig, PPOTrainer
+from hetero_tutorial.results import Record, load_references
+from hetero_tutorial.timing import torch_threads
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILE_DIR = ROOT / "build" / "profiles"
+"""Where profiles are written by default (ignored by git)."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -23,17 +54,23 @@ class PySpyStatus:
     executable: str | None = None
 
 
+NOT_INSTALLED = "py-spy is not installed: `pip install py-spy` (the cProfile path still works)."
+
+
+def py_spy_executable() -> str | None:
+    """The py-spy program: on the PATH, or beside this Python (a virtual environment's bin/)."""
+    return shutil.which("py-spy") or _beside_python("py-spy")
+
+
 def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
     """Try py-spy for real: record a half-second Python busy loop it launches itself.
 
     Launching the target (``py-spy record -- python ...``) needs no root and no
     ptrace permission to attach, which is why the series always profiles that way.
     """
-    executable = shutil.which("py-spy") or _beside_python("py-spy")
+    executable = py_spy_executable()
     if executable is None:
-        return PySpyStatus(
-            False, "py-spy is not installed: `pip install py-spy` (the cProfile path still works)."
-        )
+        return PySpyStatus(False, NOT_INSTALLED)
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "check.txt"
         busy = "import time\nend = time.time() + 0.5\nwhile time.time() < end: pass"
@@ -70,3 +107,415 @@ def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
 def _beside_python(name: str) -> str | None:
     candidate = Path(sys.executable).with_name(name)
     return str(candidate) if candidate.exists() else None
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the repository when inside it (so records travel), else absolute."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+@dataclass(frozen=True)
+class PySpyProfile:
+    """One run's py-spy samples, the transfer shares measured from them, and its pictures."""
+
+    name: str
+    command: tuple[str, ...]
+    """the py-spy command line that recorded it"""
+    rate: int
+    """samples per second"""
+    native: bool
+    idle: bool
+    stacks: stacks.Stacks
+    shares: stacks.TransferShares
+    raw_path: Path
+    """the recording's raw collapsed stacks (shared by the runs of one recording)"""
+    svg_path: Path
+    speedscope_path: Path
+
+    def svg(self) -> str:
+        """The flame graph's SVG text (display it with ``IPython.display.SVG(data=...)``)."""
+        return self.svg_path.read_text()
+
+    def training_stacks(self) -> stacks.Stacks:
+        """The samples taken inside a training phase (start-up and set-up left out)."""
+        return stacks.training_stacks(self.stacks)
+
+    def fields(self) -> dict[str, Any]:
+        """What this profile measured, as the fields of a ``bench.profile`` record."""
+        return {
+            "rate": self.rate,
+            "native": self.native,
+            "idle": self.idle,
+            "py_spy_command": shlex.join(self.command),
+            "samples": self.shares.total,
+            "samples_outside_phases": self.shares.outside,
+            "transfer_share": self.shares.share,
+            "transfer_share_stderr": self.shares.stderr,
+            "transfer_share_by_phase": self.shares.by_phase(),
+            "phase_share": self.shares.phase_share(),
+            "transfer_samples_by_operation": self.shares.operations,
+            "top_frames": stacks.top_frames(self.training_stacks()),
+            "flamegraph_svg": display_path(self.svg_path),
+            "speedscope_json": display_path(self.speedscope_path),
+            "raw_stacks": display_path(self.raw_path),
+        }
+
+
+def py_spy_command(
+    target: Sequence[str],
+    output: Path,
+    *,
+    rate: int = 100,
+    native: bool = False,
+    idle: bool = True,
+) -> list[str]:
+    """The ``py-spy record`` command line that samples ``target`` into raw collapsed stacks.
+
+    ``rate``: samples per second. ``native``: also unwind C/C++/CUDA frames
+    (``cudaMemcpyAsync``, ``cudaStreamSynchronize``); slower to sample, and only
+    where py-spy can unwind them (Linux, Windows). ``idle``: keep samples of
+    threads the OS reports as sleeping: a host thread blocked on the GPU can
+    sleep in the driver, and without ``--idle`` py-spy would drop exactly the
+    waits we are looking for.
+    """
+    executable = py_spy_executable()
+    if executable is None:
+        raise UsageError(NOT_INSTALLED)
+    if rate < 1:
+        raise UsageError(f"the sampling rate must be at least 1 per second, got {rate}")
+    command = [executable, "record", "--format", "raw", "--full-filenames"]
+    command += ["--rate", str(rate), "--output", str(output)]
+    command += ["--native"] * native + ["--idle"] * idle
+    return [*command, "--", *target]
+
+
+def record_py_spy(
+    target: Sequence[str], raw_path: Path, *, timeout: float = 1800.0, **options: Any
+) -> tuple[list[str], stacks.Stacks]:
+    """Launch ``target`` (a command line) under py-spy; return the command and the samples.
+
+    The raw collapsed stacks are kept at ``raw_path``; ``options`` as in
+    :func:`py_spy_command`. Raises :class:`UsageError` when py-spy is missing or
+    cannot sample here, or when the target fails.
+    """
+    raw_path = Path(raw_path)
+    raw_path.parent.mkdir(parents=True, exist_ok=True)
+    command = py_spy_command(target, raw_path, **options)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise UsageError(
+            f"the run under py-spy took over {timeout:.0f} s; profile fewer steps"
+        ) from None
+    _check_recording(done, raw_path)
+    return command, stacks.read_collapsed(raw_path.read_text())
+
+
+def _check_recording(done: subprocess.CompletedProcess, raw: Path) -> None:
+    """Explain a failed recording: py-spy refused, or the profiled program itself failed."""
+    lines = (done.stderr or "").strip().splitlines()
+    if "Traceback (most recent call last):" in lines:  # py-spy exits 0 when its target fails
+        raise UsageError("the profiled program failed:\n" + "\n".join(lines[-8:]))
+    if done.returncode != 0 or not raw.exists() or not raw.read_text().strip():
+        reason = lines[-1] if lines else f"exit status {done.returncode}"
+        raise UsageError(
+            f"py-spy could not sample the program here ({reason}). Containers may forbid "
+            "it; the cProfile path (cprofile_call) still works."
+        )
+
+
+def make_profile(
+    name: str,
+    samples: stacks.Stacks,
+    command: Sequence[str],
+    raw_path: Path,
+    out_dir: Path = PROFILE_DIR,
+) -> PySpyProfile:
+    """Measure the transfer shares of ``samples``; write ``<name>.svg`` and ``.speedscope.json``.
+
+    The flame graph shows the training phases only, transfers in red; the
+    speedscope file holds every sample, start-up included. Rate and options are
+    read back from ``command``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    training = stacks.training_stacks(samples)
+    left_out = sum(samples.values()) - sum(training.values())
+    title = f"{name}: training phases only ({left_out} samples of start-up and set-up left out)"
+    svg = out_dir / f"{name}.svg"
+    svg.write_text(flamegraph.flamegraph_svg(training, title, stacks.transfer_stacks(training)))
+    scope = out_dir / f"{name}.speedscope.json"
+    scope.write_text(json.dumps(flamegraph.speedscope(samples, name)))
+    rate = int(command[command.index("--rate") + 1])
+    native, idle = "--native" in command, "--idle" in command
+    shares = stacks.transfer_shares(samples)
+    return PySpyProfile(
+        name, tuple(command), rate, native, idle, samples, shares, Path(raw_path), svg, scope
+    )
+
+
+def profile_command(
+    target: Sequence[str], name: str, out_dir: Path = PROFILE_DIR, **options: Any
+) -> PySpyProfile:
+    """Profile one program (a command line) under py-spy: samples, shares, flame graph."""
+    raw = Path(out_dir) / f"{name}.txt"
+    command, samples = record_py_spy(target, raw, **options)
+    return make_profile(name, samples, command, raw, out_dir)
+
+
+def split_runs(samples: stacks.Stacks, runners: dict[str, str]) -> dict[str, stacks.Stacks]:
+    """The samples of each run of a recording, found by the run's function in their stacks.
+
+    ``runners`` maps a run's name to the function it ran in; samples outside
+    every run (start-up) are left out.
+    """
+    found: dict[str, stacks.Stacks] = {name: Counter() for name in runners}
+    owner = {function: name for name, function in runners.items()}
+    for stack, count in samples.items():
+        for text in stack:
+            name = owner.get(stacks.Frame.parse(text).function)
+            if name is not None:
+                found[name][stack] += count
+                break
+    return found
+
+
+def profile_ppo(
+    placements: str | Sequence[str],
+    *,
+    env_id: str = "CartPole-v1",
+    hidden: int = 128,
+    steps: int = 8192,
+    seed: int = 0,
+    threads: int | None = 1,
+    accelerator: str | None = None,
+    out_dir: Path = PROFILE_DIR,
+    **options: Any,
+) -> dict[str, PySpyProfile]:
+    """Profile PPO under each placement, one after the other in one py-spy recording.
+
+    Returns one profile per placement (flame graph ``ppo-<placement>-h<hidden>.svg``).
+    ``options`` go to :func:`py_spy_command` (rate, native, idle) and ``timeout``.
+    """
+    placements = [placements] if isinstance(placements, str) else list(placements)
+    unknown = [name for name in placements if name not in profile_target.RUNNERS]
+    if unknown or len(set(placements)) != len(placements):
+        raise UsageError(
+            f"profile distinct placements among {', '.join(profile_target.RUNNERS)}; "
+            f"got {placements}"
+        )
+    target = profile_target.command(
+        placements,
+        env_id=env_id,
+        hidden=hidden,
+        steps=steps,
+        seed=seed,
+        threads=threads,
+        accelerator=accelerator,
+    )
+    raw = Path(out_dir) / f"ppo-h{hidden}-{'+'.join(placements)}.txt"
+    command, samples = record_py_spy(target, raw, **options)
+    runners = {name: profile_target.RUNNERS[name].__name__ for name in placements}
+    return {
+        name: make_profile(f"ppo-{name}-h{hidden}", run, command, raw, out_dir)
+        for name, run in split_runs(samples, runners).items()
+    }
+
+
+def profile_fields(profile: PySpyProfile, plan: Placement, **workload: Any) -> dict[str, Any]:
+    """The fields of a ``bench.profile`` record: the workload, where it ran, what was measured.
+
+    ``workload``: the run's settings (env_id, hidden, steps, seed, threads).
+    """
+    where = {
+        "placement": plan.name,
+        "placement_description": plan.describe(),
+        "accelerator_missing": plan.accelerator_missing,
+    }
+    return {**workload, **where, **profile.fields()}
+
+
+@dataclass(frozen=True)
+class CProfileResult:
+    """One cProfile run: the saved ``.prof`` (for snakeviz) and its statistics."""
+
+    path: Path
+    stats: pstats.Stats
+
+    @property
+    def total_seconds(self) -> float:
+        """Seconds spent in all profiled functions (cProfile's own overhead included)."""
+        return self.stats.total_tt
+
+    def top(self, n: int = 12, sort: str = "tottime") -> list[dict[str, Any]]:
+        """The ``n`` functions with most ``tottime`` (own time) or ``cumtime`` (with callees)."""
+        if sort not in ("tottime", "cumtime"):
+            raise UsageError(f"sort by 'tottime' or 'cumtime', not {sort!r}")
+        rows = [
+            {
+                "function": pstats.func_std_string(key),
+                "calls": calls,
+                "tottime": own,
+                "cumtime": cumulative,
+                "share": own / self.total_seconds,
+            }
+            for key, (_, calls, own, cumulative, _) in self.stats.stats.items()
+        ]
+        return sorted(rows, key=lambda row: row[sort], reverse=True)[:n]
+
+    def transfer_seconds(self) -> dict[str, float]:
+        """Own seconds of the built-in functions that match a transfer pattern, per operation."""
+        found: dict[str, float] = {}
+        for (_, _, function), (_, _, own, _, _) in self.stats.stats.items():
+            pattern = stacks.match(function, "cprofile")
+            if pattern is not None:
+                found[pattern.operation] = found.get(pattern.operation, 0.0) + own
+        return found
+
+    @property
+    def transfer_share(self) -> float:
+        """Fraction of the profiled time spent inside transfer functions (0..1)."""
+        return sum(self.transfer_seconds().values()) / self.total_seconds
+
+
+def cprofile_call(
+    fn: Callable[[], T], name: str, out_dir: Path = PROFILE_DIR
+) -> tuple[T, CProfileResult]:
+    """Call ``fn()`` under cProfile; return its result and the profile, saved as ``<name>.prof``.
+
+    cProfile adds a fixed cost to every Python call, so code made of many small
+    calls looks slower than it is: compare shares between runs, not seconds with
+    unprofiled timings.
+    """
+    profiler = cProfile.Profile()
+    result = profiler.runcall(fn)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.prof"
+    profiler.dump_stats(path)
+    return result, CProfileResult(path, pstats.Stats(str(path)))
+
+
+def cprofile_ppo(
+    config: PPOConfig,
+    plan: Placement,
+    *,
+    seed: int = 0,
+    threads: int | None = 1,
+    name: str = "ppo",
+    out_dir: Path = PROFILE_DIR,
+) -> CProfileResult:
+    """Train PPO to ``config.total_steps`` under cProfile, saved as ``<name>.prof``.
+
+    The trainer is built before profiling starts, so the profile holds the
+    training iterations only (building the first optimizer imports seconds of code).
+    """
+    with torch_threads(threads):
+        trainer = PPOTrainer(config, plan, seed, count_copies=False, eval_episodes=0)
+        _, result = cprofile_call(lambda: _train(trainer), name, out_dir)
+    trainer.envs.close()
+    return result
+
+
+def _train(trainer: PPOTrainer) -> None:
+    while not trainer.done:
+        trainer.step()
+
+
+def snakeviz_command(path: Path) -> str:
+    """The shell command that opens a ``.prof`` in snakeviz (a browser page served locally)."""
+    return f"snakeviz {display_path(path)}"
+
+
+@dataclass(frozen=True)
+class TorchProfile:
+    """torch.profiler's summary of a few training iterations, and its Chrome trace."""
+
+    rows: list[dict[str, Any]]
+    """one per event name: calls, CPU and device seconds, total and self"""
+    trace_path: Path
+    activities: tuple[str, ...]
+    iterations: int
+
+    def top(self, n: int = 12) -> list[dict[str, Any]]:
+        """The events with the most self time (device time when a device was profiled)."""
+        key = "self_device_s" if len(self.activities) > 1 else "self_cpu_s"
+        return sorted(self.rows, key=lambda row: row[key], reverse=True)[:n]
+
+    def phases(self) -> list[dict[str, Any]]:
+        """The rows of the ``record_function`` ranges that name the training phases."""
+        return [row for row in self.rows if row["name"] in PHASES]
+
+    def transfers(self) -> list[dict[str, Any]]:
+        """The rows that match a transfer pattern (``Memcpy HtoD``/``DtoH`` on a GPU)."""
+        return [row for row in self.rows if stacks.match(row["name"], "torch_event")]
+
+
+def _activities(plan: Placement) -> list[ProfilerActivity]:
+    """CPU, plus the device's activity where torch.profiler can record one (CUDA, XPU)."""
+    activities = [ProfilerActivity.CPU]
+    types = {device.type for device in plan.devices}
+    if "cuda" in types:
+        activities.append(ProfilerActivity.CUDA)
+    if "xpu" in types:
+        activities.append(ProfilerActivity.XPU)
+    return activities
+
+
+def _event_row(event: Any) -> dict[str, Any]:
+    return {
+        "name": event.key,
+        "calls": event.count,
+        "cpu_s": event.cpu_time_total * 1e-6,
+        "self_cpu_s": event.self_cpu_time_total * 1e-6,
+        "device_s": event.device_time_total * 1e-6,
+        "self_device_s": event.self_device_time_total * 1e-6,
+    }
+
+
+def torch_profile(
+    config: PPOConfig,
+    plan: Placement,
+    *,
+    iterations: int = 1,
+    warmup: int = 1,
+    seed: int = 0,
+    threads: int | None = 1,
+    name: str = "ppo",
+    out_dir: Path = PROFILE_DIR,
+) -> TorchProfile:
+    """Run ``warmup`` then ``iterations`` PPO iterations, the latter under torch.profiler.
+
+    The phases appear as ``record_function`` ranges named after them. Writes
+    ``<name>.trace.json`` (open it at https://ui.perfetto.dev or chrome://tracing).
+    Turning the events into a table costs seconds per iteration on a small CPU,
+    so profile one or a few iterations.
+    """
+    if iterations < 1:
+        raise UsageError(f"profile at least one iteration, got {iterations}")
+    activities = _activities(plan)
+    with torch_threads(threads):
+        trainer = PPOTrainer(config, plan, seed, count_copies=False, eval_episodes=0)
+        for _ in range(warmup):
+            trainer.step()
+        with profile(activities=activities) as profiler:
+            for _ in range(iterations):
+                trainer.step()
+        trainer.envs.close()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trace = out_dir / f"{name}.trace.json"
+    profiler.export_chrome_trace(str(trace))
+    rows = [_event_row(event) for event in profiler.key_averages()]
+    names = tuple(activity.name for activity in activities)
+    return TorchProfile(rows, trace, names, iterations)
+
+
+def reference_profiles() -> list[tuple[Record, str | None]]:
+    """Recorded ``bench.profile`` references (``data/reference/``), each with its SVG if stored."""
+    found = []
+    for record in load_references("bench.profile"):
+        svg = ROOT / record.data.get("flamegraph_svg", "")
+        found.append((record, svg.read_text() if svg.is_file() else None))
+    return found
