@@ -1,0 +1,221 @@
+"""The allocator against fixed plans, side by side (claims C10, C11), and in a curriculum (C13).
+
+For every network, five plans train interleaved in one process (so drift in the
+machine's speed hits them alike):
+
+* ``fixed-rule``: the article's rule of thumb (:func:`~hetero_tutorial.allocator.select_device`),
+  every phase on the device it names;
+* ``hybrid``, ``all-cpu``, ``all-accelerator``: the series' presets;
+* ``allocator``: the placement the allocator chose from its measurements.
+
+Every plan runs with the CPU thread count the allocator chose, so the rows
+compare placements only. Plans that resolve to the same devices (all of them,
+on a machine without an accelerator) still run as separate trainers, so the
+spread between them shows how noisy the measurement is.
+
+Run in order of growing width with one allocator, the MLP networks are a
+curriculum: the allocator measures again at each stage (the signature changed)
+and keeps its placement when a new best is within its margin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hetero_tutorial.allocator import (
+    Allocator,
+    Decision,
+    Workload,
+    fixed_rule_placement,
+    ppo_workload,
+)
+from hetero_tutorial.cnn_workload import CNNConfig
+from hetero_tutorial.cnn_workload import iteration_costs as cnn_iteration_costs
+from hetero_tutorial.cnn_workload import workload as cnn_workload
+from hetero_tutorial.devices import Placement, placement
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.ppo import PPOConfig
+from hetero_tutorial.sweeps import iteration_costs
+from hetero_tutorial.timing import Timing
+
+PLANS = ("fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator")
+FIXED_PLANS = PLANS[:-1]
+TOLERANCE = 0.05
+"""The allocator may be this much slower than the best fixed plan (the issue's criterion)."""
+DECISION_LIMIT_S = 2.0
+"""The most a decision's measuring may cost, in seconds."""
+
+IterationCosts = Callable[[Sequence[Placement], int, int | None], dict[str, Timing]]
+"""Seconds per iteration of each placement: (placements, iterations, threads) -> timings."""
+
+
+@dataclass(frozen=True)
+class Network:
+    """A network to compare plans on: its workload, what the article's rule reads, its timer."""
+
+    workload: Workload
+    hidden: int
+    """the width the article's rule reads (the fully connected layer's, for a CNN)"""
+    heavy_matrix_ops: bool
+    """the article's undefined flag, made explicit: True for convolutions, False for small MLPs"""
+    iteration_costs: IterationCosts
+
+    @property
+    def name(self) -> str:
+        return self.workload.name
+
+
+def mlp_network(env_id: str, hidden: int, **overrides: Any) -> Network:
+    """PPO on ``env_id`` with two hidden layers of ``hidden`` units (``overrides``: PPOConfig)."""
+    config = PPOConfig.tuned(env_id, hidden=hidden, **overrides)
+
+    def costs(plans: Sequence[Placement], iterations: int, threads: int | None):
+        return iteration_costs(config, plans, iterations, threads=threads)
+
+    return Network(ppo_workload(config), hidden, False, costs)
+
+
+def cnn_network(config: CNNConfig) -> Network:
+    """The CNN workload (:mod:`hetero_tutorial.cnn_workload`) under ``config``."""
+
+    def costs(plans: Sequence[Placement], iterations: int, threads: int | None):
+        return cnn_iteration_costs(config, plans, iterations, threads=threads)
+
+    return Network(cnn_workload(config), config.hidden, True, costs)
+
+
+def plans_for(network: Network, decision: Decision) -> list[Placement]:
+    """The five plans of the comparison, in :data:`PLANS` order."""
+    return [
+        fixed_rule_placement(network.hidden, network.heavy_matrix_ops),
+        placement("hybrid"),
+        placement("all-cpu"),
+        placement("all-accelerator"),
+        decision.placement,
+    ]
+
+
+def _row(network: Network, plan: Placement, timing: Timing, decision: Decision) -> dict[str, Any]:
+    return {
+        "network": network.name,
+        "kind": network.workload.kind,
+        "plan": plan.name,
+        "rollout": str(plan.rollout),
+        "storage": str(plan.storage),
+        "update": str(plan.update),
+        "accelerator_missing": plan.accelerator_missing,
+        "threads": decision.threads,
+        "seconds_per_iteration": timing.median,
+        "iqr_s": timing.iqr,
+        "iterations": len(timing.samples),
+        "total_seconds": sum(timing.samples),
+        "decision_seconds": (
+            (0.0 if decision.from_cache else decision.measure_seconds)
+            if plan.name == "allocator"
+            else None
+        ),
+    }
+
+
+def compare(
+    networks: Sequence[Network],
+    allocator: Allocator,
+    iterations: int = 3,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[Decision], list[dict[str, Any]]]:
+    """For each network in turn: the allocator decides, then the five plans run side by side.
+
+    Returns the decisions and one row per (network, plan) with the median and
+    IQR of seconds per iteration over ``iterations`` timed iterations (after one
+    warm-up), and, on the allocator's row, the seconds its decision cost (0 when
+    it came from the cache).
+    """
+    decisions, rows = [], []
+    for network in networks:
+        if progress is not None:
+            progress(network.name)
+        decision = allocator.decide(network.workload)
+        plans = plans_for(network, decision)
+        timings = network.iteration_costs(plans, iterations, decision.threads)
+        rows += [_row(network, plan, timings[plan.name], decision) for plan in plans]
+        decisions.append(decision)
+    return decisions, rows
+
+
+def _by_network(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    grouped: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["network"], {})[row["plan"]] = row
+    missing = [name for name, plans in grouped.items() if set(plans) != set(PLANS)]
+    if missing:
+        raise UsageError(f"rows for {missing} lack some of the plans {', '.join(PLANS)}")
+    return grouped
+
+
+def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> list[dict[str, Any]]:
+    """Per network: the allocator against the best fixed plan and against the article's rule.
+
+    ``slowdown``: allocator / best fixed plan - 1 (negative: the allocator was
+    faster); ``within_tolerance``: slowdown at most ``tolerance``. ``decision_ok``:
+    the decision measured in under :data:`DECISION_LIMIT_S` (or came from the
+    cache). ``saved_vs_fixed_rule``: the share of the fixed rule's time the
+    allocator saved (the article reports 22% on Atari, C11).
+    """
+    result = []
+    for network, plans in _by_network(rows).items():
+        best = min(FIXED_PLANS, key=lambda name: plans[name]["seconds_per_iteration"])
+        ours = plans["allocator"]["seconds_per_iteration"]
+        best_s = plans[best]["seconds_per_iteration"]
+        decision_s = plans["allocator"]["decision_seconds"]
+        slowdown = ours / best_s - 1
+        result.append(
+            {
+                "network": network,
+                "best_fixed": best,
+                "best_fixed_s": best_s,
+                "allocator_s": ours,
+                "slowdown": slowdown,
+                "saved_vs_fixed_rule": 1 - ours / plans["fixed-rule"]["seconds_per_iteration"],
+                "decision_seconds": decision_s,
+                "within_tolerance": slowdown <= tolerance,
+                "decision_ok": decision_s < DECISION_LIMIT_S,
+            }
+        )
+    return result
+
+
+def curriculum(
+    decisions: Sequence[Decision], rows: Sequence[dict[str, Any]], stages: Sequence[str]
+) -> dict[str, Any]:
+    """The comparison read as a curriculum whose network grows through ``stages`` (network names).
+
+    ``timeline``: per stage, what the allocator did (measured or remembered, held
+    or switched, its plan) and every plan's measured seconds for the stage's timed
+    iterations. ``totals``: each plan's seconds over all stages, the allocator's
+    with its decisions' measuring time added. ``saved``: seconds the allocator
+    saved against each fixed plan (negative: it lost time).
+    """
+    grouped = _by_network(rows)
+    by_name = {decision.workload: decision for decision in decisions}
+    unknown = [stage for stage in stages if stage not in grouped or stage not in by_name]
+    if unknown:
+        raise UsageError(f"no comparison rows or decision for stage(s) {unknown}")
+    timeline = []
+    for stage in stages:
+        decision, plans = by_name[stage], grouped[stage]
+        timeline.append(
+            {
+                "stage": stage,
+                "decision": decision.chosen.name,
+                "measured": not decision.from_cache,
+                "held": decision.held,
+                "decision_seconds": plans["allocator"]["decision_seconds"],
+                "seconds": {plan: plans[plan]["total_seconds"] for plan in PLANS},
+            }
+        )
+    totals = {plan: sum(step["seconds"][plan] for step in timeline) for plan in PLANS}
+    totals["allocator"] += sum(step["decision_seconds"] for step in timeline)
+    saved = {plan: totals[plan] - totals["allocator"] for plan in FIXED_PLANS}
+    return {"stages": list(stages), "timeline": timeline, "totals": totals, "saved": saved}

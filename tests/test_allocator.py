@@ -1,0 +1,335 @@
+"""The dynamic allocator: decisions follow measurements; cache, hysteresis, budget; CNN path."""
+
+import gymnasium as gym
+import pytest
+import torch
+from torch import nn
+
+from hetero_tutorial import allocator_study, cli, results
+from hetero_tutorial.allocator import (
+    Allocator,
+    Cell,
+    LiveMeter,
+    Workload,
+    fixed_rule_placement,
+    network_kind,
+    ppo_workload,
+    select_device,
+    thread_choices,
+)
+from hetero_tutorial.cnn_workload import CNNConfig, CNNTrainer, iteration_costs, workload
+from hetero_tutorial.devices import accelerator, placement
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.ppo import PPOConfig
+from hetero_tutorial.solutions.allocator import plan_seconds
+
+CPU, GPU = torch.device("cpu"), torch.device("cuda", 0)  # a device name only: nothing runs on it
+TINY_PPO = {"num_envs": 2, "num_steps": 8, "minibatch_size": 8, "update_epochs": 1}
+TINY_CNN = CNNConfig(
+    frames="synthetic", num_envs=2, num_steps=4, minibatch_size=4, update_epochs=1, hidden=16,
+    channels=4,
+)  # fmt: skip
+
+
+def mlp(hidden: int = 8) -> Workload:
+    return ppo_workload(PPOConfig.tuned("CartPole-v1", hidden=hidden, **TINY_PPO))
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FakeMeter:
+    """Returns ``cost(cell)`` as each sample's seconds and moves the fake clock on by as much."""
+
+    def __init__(self, cost, clock: FakeClock) -> None:
+        self.cost, self.clock = cost, clock
+        self.samples = 0
+
+    def prepare(self, cells) -> None:
+        pass
+
+    def sample(self, cell: Cell) -> float:
+        self.samples += 1
+        seconds = self.cost(cell)
+        self.clock.now += seconds
+        return seconds
+
+
+def faked(cost, **options) -> Allocator:
+    """An allocator over the CPU and a (named, never used) GPU whose measurements are ``cost``."""
+    clock = FakeClock()
+    options.setdefault("devices", [CPU, GPU])
+    options.setdefault("threads", (1,))
+    made = Allocator(meter=lambda workload: FakeMeter(cost, clock), clock=clock, **options)
+    made.fake_clock = clock
+    return made
+
+
+def cheaper_on(device_type: str, copy_s: float = 1e-4):
+    """Every phase costs 1 ms on ``device_type``, 2 ms elsewhere; copies cost ``copy_s``."""
+
+    def cost(cell: Cell) -> float:
+        if cell.target is not None:
+            return copy_s
+        return 1e-3 if cell.device.startswith(device_type) else 2e-3
+
+    return cost
+
+
+def test_the_cheaper_device_wins_and_swapping_the_costs_swaps_the_choice():
+    on_gpu = faked(cheaper_on("cuda")).decide(mlp())
+    assert (on_gpu.placement.rollout, on_gpu.placement.update) == (GPU, GPU)
+    assert on_gpu.chosen.name == "all-accelerator"
+    on_cpu = faked(cheaper_on("cpu")).decide(mlp())
+    assert (on_cpu.placement.rollout, on_cpu.placement.storage, on_cpu.placement.update) == (
+        CPU, CPU, CPU
+    )  # fmt: skip
+    assert on_cpu.placement.name == "allocator"
+
+
+def test_a_split_wins_when_each_phase_prefers_another_device_and_copies_are_cheap():
+    def cost(cell: Cell) -> float:
+        if cell.target is not None:
+            return 1e-5
+        cpu = cell.device == "cpu"
+        return {"rollout": 1e-4 if cpu else 1e-3, "update": 1e-2 if cpu else 1e-3}.get(
+            cell.phase, 1e-4
+        )
+
+    decision = faked(cost).decide(mlp())
+    assert decision.chosen.name == "hybrid"
+    assert "one batched copy" in decision.reasons["copies"]
+
+
+def test_copies_are_priced_and_the_explanation_says_so():
+    def cost(cell: Cell) -> float:
+        if cell.target is not None:
+            return 0.1  # expensive copies
+        if cell.device == "cpu":
+            return 1e-3
+        return 0.9e-3 if cell.phase == "update" else 5e-3  # the accelerator wins the update only
+
+    decision = faked(cost).decide(mlp())
+    assert decision.chosen.name == "all-cpu"
+    assert "faster for this phase alone" in decision.reasons["update"]
+    rows = decision.cost_rows()
+    assert {row["phase"] for row in rows} == {
+        "rollout", "advantages", "transfer", "update", "weight_sync"
+    }  # fmt: skip
+    assert decision.candidates[0].total <= decision.candidates[-1].total
+
+
+def test_a_decision_is_remembered_by_signature_and_remeasured_when_it_changes():
+    chooser = faked(cheaper_on("cpu"))
+    first = chooser.decide(mlp(8))
+    again = chooser.decide(mlp(8))  # a new network object with the same architecture
+    assert chooser.measured == 1 and again.from_cache and not first.from_cache
+    assert again.placement == first.placement
+    grown = chooser.decide(mlp(16))
+    assert chooser.measured == 2 and not grown.from_cache
+    assert grown.signature != first.signature
+
+
+def test_hysteresis_keeps_the_current_placement_on_a_close_call():
+    state = {"gpu_factor": 2.0}
+
+    def cost(cell: Cell) -> float:
+        return 1e-3 * (state["gpu_factor"] if cell.device.startswith("cuda") else 1.0)
+
+    chooser = faked(cost, margin=0.05)
+    assert chooser.decide(mlp(8)).chosen.name == "all-cpu"
+    state["gpu_factor"] = 0.97  # the accelerator is now 3% cheaper: within the margin
+    close = chooser.decide(mlp(16))
+    assert close.chosen.name == "all-cpu" and close.held
+    assert close.candidates[0].name == "all-accelerator"
+    assert "Kept from the previous decision" in close.reasons["plan"]
+    state["gpu_factor"] = 0.5  # clearly cheaper: switch
+    clear = chooser.decide(mlp(32))
+    assert clear.chosen.name == "all-accelerator" and not clear.held
+    state["gpu_factor"] = 0.97
+    assert faked(cost, margin=0.0).decide(mlp(8)).chosen.name == "all-accelerator"
+
+
+def test_measuring_stops_when_the_budget_is_spent():
+    chooser = faked(lambda cell: 0.1, devices=[CPU], budget_s=1.0, max_rounds=50)
+    decision = chooser.decide(mlp())  # 3 cells: a round costs 0.3 s
+    assert decision.rounds == 3 and decision.measure_seconds <= 1.0
+    assert all(row["samples"] == 3 for row in decision.cost_rows())
+    capped = faked(lambda cell: 0.01, devices=[CPU], budget_s=10.0, max_rounds=4)
+    assert capped.decide(mlp()).rounds == 4
+    over = faked(lambda cell: 1.0, devices=[CPU], budget_s=0.5)
+    assert over.decide(mlp()).rounds == 1  # the first round always runs
+
+
+def test_without_an_accelerator_it_chooses_the_cpu_thread_count():
+    decision = faked(lambda cell: 1e-3 / cell.threads, devices=[CPU], threads=(1, 2)).decide(mlp())
+    assert decision.threads == 2 and decision.placement.devices == (CPU,)
+    assert "No accelerator" in decision.reasons["plan"]
+    assert "by thread count" in decision.reasons["threads"]
+    assert thread_choices(1) == (1,) and thread_choices(2) == (1, 2)
+    assert thread_choices(6) == (1, 2, 4, 6) and thread_choices(8) == (1, 2, 4, 8)
+
+
+def test_the_live_meter_times_every_phase():
+    meter = LiveMeter(mlp(), target_sample_s=1e-4)
+    cells = [
+        Cell("rollout", "cpu", 1),
+        Cell("advantages", "cpu", 1),
+        Cell("update", "cpu", 1),
+        Cell("transfer", "cpu", None, "cpu"),
+        Cell("weight_sync", "cpu", None, "cpu"),
+    ]
+    meter.prepare(cells)
+    assert all(meter.sample(cell) > 0 and meter.sample(cell) > 0 for cell in cells)
+
+
+def test_a_live_decision_on_this_machine_is_quick_and_explained():
+    decision = Allocator(threads=(1,), budget_s=0.3).decide(mlp())
+    assert decision.measure_seconds < 2.0
+    expected = "all-cpu" if accelerator() is None else decision.candidates[0].name
+    assert decision.chosen.name.startswith(expected)
+    assert set(decision.reasons) >= {"plan", "rollout", "storage", "copies", "update"}
+
+
+def test_the_cnn_path_decides_and_runs_a_ppo_shaped_iteration():
+    cnn = workload(TINY_CNN)
+    assert cnn.kind == "cnn" and cnn.observation_space.dtype == "uint8"
+    decision = Allocator(devices=[CPU], threads=(1,), budget_s=0.3).decide(cnn)
+    assert decision.workload == "cnn-16" and decision.chosen.label == "all-cpu, 1 thread"
+    costs = iteration_costs(TINY_CNN, [placement("all-cpu"), decision.placement], iterations=1)
+    assert set(costs) == {"all-cpu", "allocator"}
+    trainer = CNNTrainer(TINY_CNN, placement("hybrid"))
+    before = [p.clone() for p in trainer.learner.parameters()]
+    trainer.step()
+    assert trainer.frames.dtype == torch.uint8 and trainer.frames_label == "synthetic"
+    assert any(
+        not torch.equal(a, b) for a, b in zip(before, trainer.learner.parameters(), strict=True)
+    )
+    trainer.close()
+
+
+def test_real_atari_frames_when_ale_py_is_installed():
+    pytest.importorskip("ale_py")
+    config = CNNConfig(frames="atari", num_envs=1, num_steps=2, minibatch_size=2, hidden=16)
+    trainer = CNNTrainer(config, placement("all-cpu"))
+    trainer.step()
+    assert trainer.frames_label == "atari:breakout" and trainer.frames.float().std() > 0
+    trainer.close()
+
+
+class Recurrent(nn.Module):
+    """An actor-critic interface around a layer the allocator cannot describe."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.core = nn.LSTM(4, 8)
+
+    sample_noise = act = evaluate = lambda self, *args: None
+
+
+def test_bad_input_gets_clear_errors():
+    spaces = gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2)
+    with pytest.raises(UsageError, match="unknown network type: it has a LSTM"):
+        network_kind(Recurrent())
+    with pytest.raises(UsageError, match="has no sample_noise, act, evaluate"):
+        network_kind(nn.Linear(4, 2))
+    with pytest.raises(UsageError, match="num_envs must be at least 1"):
+        Workload(
+            mlp().network, *spaces, num_envs=0, num_steps=8, minibatch_size=8, gradient_steps=1
+        )
+    with pytest.raises(UsageError, match="minibatch_size must be at least 1"):
+        Workload(
+            mlp().network, *spaces, num_envs=2, num_steps=8, minibatch_size=0, gradient_steps=1
+        )
+    with pytest.raises(UsageError, match="larger than a rollout"):
+        Workload(
+            mlp().network, *spaces, num_envs=1, num_steps=2, minibatch_size=8, gradient_steps=1
+        )
+    with pytest.raises(UsageError, match="distinct devices"):
+        Allocator(devices=[])
+    with pytest.raises(UsageError, match="budget_s > 0"):
+        Allocator(budget_s=0)
+    with pytest.raises(UsageError, match="frames must be one of"):
+        CNNConfig(frames="pixels").validate()
+    with pytest.raises(UsageError, match="hidden_dim must be at least 1"):
+        select_device(0, False)
+
+
+def test_the_articles_rule_corrected_is_the_fixed_baseline():
+    assert [select_device(w, False) for w in (64, 128, 200, 256, 512)] == [
+        "cpu", "cpu", "cpu", "cpu", "accelerator"
+    ]  # fmt: skip
+    assert select_device(200, True) == "accelerator"
+    small, large = fixed_rule_placement(64, False), fixed_rule_placement(512, False)
+    assert small.name == large.name == "fixed-rule" and small.devices == (CPU,)
+    assert large.accelerator_missing == (accelerator() is None)
+
+
+def test_solution_prices_every_candidate_as_the_allocator_does():
+    def cost(cell: Cell) -> float:
+        return {"rollout": 1e-4, "advantages": 3e-4, "update": 2e-3}.get(cell.phase, 5e-4) * (
+            (cell.threads or 3) + (cell.device != "cpu")
+        )
+
+    decision = faked(cost, threads=(1, 2)).decide(mlp())
+    rows = decision.cost_rows()
+    for candidate in decision.candidates:
+        got = plan_seconds(rows, str(candidate.rollout), str(candidate.update), candidate.threads)
+        assert got == pytest.approx(candidate.total)
+
+
+def rows_for(seconds: dict[str, float], network: str = "net") -> list[dict]:
+    return [
+        {"network": network, "plan": plan, "seconds_per_iteration": s, "total_seconds": 2 * s,
+         "decision_seconds": 0.5 if plan == "allocator" else None}
+        for plan, s in seconds.items()
+    ]  # fmt: skip
+
+
+def test_criterion_compares_with_the_best_fixed_plan_and_the_articles_rule():
+    seconds = {"fixed-rule": 2.0, "hybrid": 1.0, "all-cpu": 1.2, "all-accelerator": 3.0}
+    (row,) = allocator_study.criterion(rows_for({**seconds, "allocator": 1.04}))
+    assert row["best_fixed"] == "hybrid" and row["slowdown"] == pytest.approx(0.04)
+    assert row["within_tolerance"] and row["decision_ok"]
+    assert row["saved_vs_fixed_rule"] == pytest.approx(0.48)
+    (slow,) = allocator_study.criterion(rows_for({**seconds, "allocator": 1.2}))
+    assert not slow["within_tolerance"]
+    with pytest.raises(UsageError, match="lack some of the plans"):
+        allocator_study.criterion(rows_for(seconds))
+
+
+def test_compare_runs_five_plans_per_network_and_reads_as_a_curriculum():
+    networks = [allocator_study.mlp_network("CartPole-v1", w, **TINY_PPO) for w in (8, 16)]
+    chooser = Allocator(devices=[CPU], threads=(1,), budget_s=0.2)
+    decisions, rows = allocator_study.compare(networks, chooser, iterations=1)
+    assert [(r["network"], r["plan"]) for r in rows[:5]] == [
+        ("mlp-8", plan) for plan in allocator_study.PLANS
+    ]
+    assert len(rows) == 10 and all(r["seconds_per_iteration"] > 0 for r in rows)
+    summary = allocator_study.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
+    assert [step["measured"] for step in summary["timeline"]] == [True, True]
+    spent = sum(r["total_seconds"] for r in rows if r["plan"] == "allocator")
+    decided = sum(d.measure_seconds for d in decisions)
+    assert summary["totals"]["allocator"] == pytest.approx(spent + decided)
+    assert set(summary["saved"]) == set(allocator_study.FIXED_PLANS)
+
+
+def test_bench_allocator_writes_decisions_and_rows(tmp_path):
+    path = tmp_path / "allocator.json"
+    argv = ["bench", "allocator", "--widths", "8", "--num-steps", "16",
+            "--epochs", "1", "--frames", "synthetic", "--cnn-envs", "1", "--cnn-steps", "4",
+            "--cnn-minibatch", "4", "--cnn-epochs", "1", "--iterations", "1", "--budget", "0.2",
+            "--threads", "1", "--json", str(path)]  # fmt: skip
+    assert cli.main(argv) == 0
+    record = results.load(path)
+    assert record.kind == "bench.allocator" and record.data["frames"] == "synthetic"
+    assert [d["network"] for d in record.data["decisions"]] == ["mlp-8", "cnn-512"]
+    plans = {row["plan"] for row in record.data["rows"]}
+    assert plans == set(allocator_study.PLANS)
+    allocator_rows = [r for r in record.data["rows"] if r["plan"] == "allocator"]
+    assert all(r["decision_seconds"] is not None for r in allocator_rows)
