@@ -153,6 +153,7 @@ class PySpyProfile:
             "transfer_share": self.shares.share,
             "transfer_share_stderr": self.shares.stderr,
             "transfer_share_by_phase": self.shares.by_phase(),
+            "samples_by_phase": self.shares.samples,
             "phase_share": self.shares.phase_share(),
             "transfer_samples_by_operation": self.shares.operations,
             "top_frames": stacks.top_frames(self.training_stacks()),
@@ -354,7 +355,7 @@ class CProfileResult:
             raise UsageError(f"sort by 'tottime' or 'cumtime', not {sort!r}")
         rows = [
             {
-                "function": pstats.func_std_string(key),
+                "function": _function_label(*key),
                 "calls": calls,
                 "tottime": own,
                 "cumtime": cumulative,
@@ -377,6 +378,13 @@ class CProfileResult:
     def transfer_share(self) -> float:
         """Fraction of the profiled time spent inside transfer functions (0..1)."""
         return sum(self.transfer_seconds().values()) / self.total_seconds
+
+
+def _function_label(file: str, line: int, function: str) -> str:
+    """cProfile's name for a function, with the path cut to its last two parts like py-spy's."""
+    if file == "~":  # a built-in (C) function: its name says it all
+        return function
+    return stacks.Frame(function, file, line).label
 
 
 def cprofile_call(
