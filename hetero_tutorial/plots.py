@@ -77,6 +77,68 @@ def phase_bars(phase_seconds: dict[str, dict[str, float]], per: str = "s") -> Fi
     return fig
 
 
+def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05) -> Figure:
+    """Seconds per iteration of each plan relative to the best fixed plan, one group per network.
+
+    ``rows``: the rows of :func:`hetero_tutorial.allocator_study.compare`. Bars
+    below 1 beat every fixed plan; the dotted line marks the allowed ``tolerance``.
+    """
+    networks = list(dict.fromkeys(r["network"] for r in rows))
+    plans = list(dict.fromkeys(r["plan"] for r in rows))
+    cost = {(r["network"], r["plan"]): r["seconds_per_iteration"] for r in rows}
+    fig, ax = plt.subplots(figsize=(1.6 + 1.5 * len(networks), 3.8))
+    width = 0.8 / len(plans)
+    for i, plan in enumerate(plans):
+        relative = [
+            cost[(n, plan)] / min(cost[(n, p)] for p in plans if p != "allocator") for n in networks
+        ]
+        hatch = "//" if plan == "allocator" else None
+        ax.bar(np.arange(len(networks)) + i * width, relative, width, label=plan, hatch=hatch)
+    ax.axhline(1.0, color="k", linewidth=0.8)
+    ax.axhline(1 + tolerance, color="k", linestyle=":", label=f"best fixed + {tolerance:.0%}")
+    ax.set_xticks(np.arange(len(networks)) + width * (len(plans) - 1) / 2, networks)
+    ax.set_ylabel("seconds per iteration / best fixed plan")
+    ax.set_title("Each plan against the best fixed plan, per network")
+    ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def curriculum_timeline(summary: dict[str, Any]) -> Figure:
+    """One bar per plan through the curriculum's stages; the allocator's measuring is hatched.
+
+    ``summary``: :func:`hetero_tutorial.allocator_study.curriculum`'s result.
+    """
+    timeline = summary["timeline"]
+    plans = list(summary["totals"])
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.5 * len(plans)))
+    for row, plan in enumerate(plans):
+        start = 0.0
+        for index, stage in enumerate(timeline):
+            if plan == "allocator" and stage["decision_seconds"]:
+                ax.barh(row, stage["decision_seconds"], left=start, color="lightgrey", hatch="xx")
+                start += stage["decision_seconds"]
+            seconds = stage["seconds"][plan]
+            ax.barh(row, seconds, left=start, color=colours[index % len(colours)])
+            start += seconds
+    handles = [
+        plt.matplotlib.patches.Patch(color=colours[i % len(colours)], label=stage["stage"])
+        for i, stage in enumerate(timeline)
+    ]
+    handles.append(
+        plt.matplotlib.patches.Patch(facecolor="lightgrey", hatch="xx", label="measuring")
+    )
+    ax.set_yticks(range(len(plans)), plans)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds (timed iterations of every stage, in order)")
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1, 1))
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None = None) -> Figure:
     """Left: each run's share of training samples in transfers; right: that share per phase.
 
