@@ -218,6 +218,11 @@ class DDPGResult:
     def eval_return_mean(self) -> float:
         return float(np.mean(self.eval_returns))
 
+    @property
+    def curve(self) -> list[tuple[int, float]]:
+        """The training curve: ``(environment step, episode return)`` at each episode's end."""
+        return list(zip(self.episode_end_steps, self.episode_returns, strict=True))
+
     def fields(self) -> dict[str, Any]:
         """The record fields of this run (see :mod:`hetero_tutorial.bench.ddpg`)."""
         data = asdict(self)

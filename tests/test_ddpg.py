@@ -109,7 +109,7 @@ def test_a_short_run_with_each_buffer_reports_speed_copies_and_returns(design):
     config = DDPGConfig(**SMALL, buffer=design, total_steps=700, learning_starts=200)
     result = train(config)
     assert result.env_steps_per_s > 0
-    assert len(result.episode_returns) == 3 and result.episode_end_steps == [200, 400, 600]
+    assert result.curve == list(zip([200, 400, 600], result.episode_returns, strict=True))
     assert math.isfinite(result.seconds_per_episode)  # the episode from step 400 to 600
     assert len(result.eval_returns) == 1 and result.eval_return_mean < 0
     assert result.copies_per_1000_samples == 0  # everything on the CPU: nothing to copy

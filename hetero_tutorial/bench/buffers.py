@@ -9,7 +9,8 @@ then measured in one run, interleaved (:func:`hetero_tutorial.timing.compare`):
   (their NumPy arrays and Python objects), over the transitions stored;
 * ``add_transitions_per_s``: adds into the full buffer (the steady state: every
   add overwrites or evicts the oldest data);
-* ``sample_transitions_per_s``: batches of ``batch_size`` sampled to each device;
+* ``sample_transitions_per_s``: batches of ``batch_size`` sampled back to back to
+  each device (the steady-state rate);
 * ``neighbour_fraction``: the share of a batch's transitions whose next time step
   is in the same batch, a simple measure of how correlated a batch is (about
   ``batch_size / capacity`` for independent draws);
@@ -130,7 +131,7 @@ def measure_capacity(
             {d: (lambda b=b, t=device: b.sample(batch_size, t)) for d, b in buffers.items()},
             device=device,
             repeats=repeats,
-            inner=5,
+            inner=20,  # back-to-back batches: steady-state throughput
         )
         for design, buffer in buffers.items():
             rows.append(
