@@ -233,11 +233,12 @@ def make_profile(
     raw_path: Path,
     out_dir: Path = PROFILE_DIR,
 ) -> PySpyProfile:
-    """Measure the transfer shares of ``samples``; write ``<name>.svg`` and ``.speedscope.json``.
+    """Measure the transfer shares of ``samples``; write their flame graph and speedscope file.
 
-    The flame graph shows the training phases only, transfers in red; the
-    speedscope file holds every sample, start-up included. Rate and options are
-    read back from ``command``.
+    ``<name>.svg`` (in ``out_dir``) shows the training phases only, transfers in
+    red. ``<name>.speedscope.json`` holds every sample, start-up included, and
+    sits beside the raw recording (``raw_path``): sample files stay together, out
+    of the record folders. Rate and options are read back from ``command``.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -246,7 +247,8 @@ def make_profile(
     title = f"{name}: training phases only ({left_out} samples of start-up and set-up left out)"
     svg = out_dir / f"{name}.svg"
     svg.write_text(flamegraph.flamegraph_svg(training, title, stacks.transfer_stacks(training)))
-    scope = out_dir / f"{name}.speedscope.json"
+    scope = Path(raw_path).with_name(f"{name}.speedscope.json")
+    scope.parent.mkdir(parents=True, exist_ok=True)
     scope.write_text(json.dumps(flamegraph.speedscope(samples, name)))
     rate = int(command[command.index("--rate") + 1])
     native, idle = "--native" in command, "--idle" in command
@@ -292,12 +294,15 @@ def profile_ppo(
     threads: int | None = 1,
     accelerator: str | None = None,
     out_dir: Path = PROFILE_DIR,
+    samples_dir: Path = PROFILE_DIR,
     **options: Any,
 ) -> dict[str, PySpyProfile]:
     """Profile PPO under each placement, one after the other in one py-spy recording.
 
-    Returns one profile per placement (flame graph ``ppo-<placement>-h<hidden>.svg``).
-    ``options`` go to :func:`py_spy_command` (rate, native, idle) and ``timeout``.
+    Returns one profile per placement; its flame graph ``ppo-<placement>-h<hidden>.svg``
+    goes to ``out_dir``, the raw recording (megabytes) and the speedscope files to
+    ``samples_dir``. ``options`` go to :func:`py_spy_command` (rate, native, idle)
+    and ``timeout``.
     """
     placements = [placements] if isinstance(placements, str) else list(placements)
     unknown = [name for name in placements if name not in profile_target.RUNNERS]
@@ -315,7 +320,7 @@ def profile_ppo(
         threads=threads,
         accelerator=accelerator,
     )
-    raw = Path(out_dir) / f"ppo-h{hidden}-{'+'.join(placements)}.txt"
+    raw = Path(samples_dir) / f"ppo-h{hidden}-{'+'.join(placements)}.txt"
     command, samples = record_py_spy(target, raw, **options)
     runners = {name: profile_target.RUNNERS[name].__name__ for name in placements}
     return {

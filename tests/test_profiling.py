@@ -328,21 +328,27 @@ def test_reference_profiles_find_their_svg(monkeypatch, tmp_path):
     assert found.data["transfer_share"] == 0.3 and text == "<svg/>"
 
 
+def _fake_profile_ppo(monkeypatch, known, tmp_path):
+    """Replace py-spy's recording of PPO with the constructed samples; return what was asked."""
+    asked = {}
+
+    def fake_profile_ppo(placements, out_dir, **options):
+        asked.update(options, placements=placements, out_dir=out_dir)
+        command = ["py-spy", "record", "--rate", str(options["rate"]), "--idle"]
+        raw = tmp_path / "samples" / "raw.txt"
+        return {placements[0]: profiling.make_profile("fake", known, command, raw, out_dir)}
+
+    monkeypatch.setattr("hetero_tutorial.bench.profile.profile_ppo", fake_profile_ppo)
+    return asked
+
+
 def test_bench_profile_writes_the_record(monkeypatch, known, tmp_path):
     """The command's wiring, with py-spy's samples replaced by the constructed ones.
 
     Profiling real PPO under py-spy takes tens of seconds here (a fresh process
     imports PyTorch); notebook 02 runs that path for real.
     """
-    asked = {}
-
-    def fake_profile_ppo(placements, **options):
-        asked.update(options, placements=placements)
-        command = ["py-spy", "record", "--rate", str(options["rate"]), "--idle"]
-        raw = tmp_path / "raw.txt"
-        return {placements[0]: profiling.make_profile("fake", known, command, raw, tmp_path)}
-
-    monkeypatch.setattr("hetero_tutorial.bench.profile.profile_ppo", fake_profile_ppo)
+    asked = _fake_profile_ppo(monkeypatch, known, tmp_path)
     path = tmp_path / "profile.json"
     argv = ["bench", "profile", "--placement", "all-accelerator", "--hidden", "128"]
     assert cli.main([*argv, "--rate", "50", "--json", str(path)]) == 0
@@ -355,3 +361,13 @@ def test_bench_profile_writes_the_record(monkeypatch, known, tmp_path):
     assert data["transfer_share_by_phase"] == {"rollout": 0.5, "update": 0.3}
     assert all(isinstance(f, str) and 0 < share <= 1 for f, share in data["top_frames"])
     assert Path(data["flamegraph_svg"]).is_file() and data["rate"] == 50
+
+
+def test_bench_profile_reference_keeps_its_pictures_beside_the_record(monkeypatch, known, tmp_path):
+    monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path / "reference")
+    asked = _fake_profile_ppo(monkeypatch, known, tmp_path)
+    assert cli.main(["bench", "profile", "--placement", "hybrid", "--reference"]) == 0
+    [(record, svg)] = profiling.reference_profiles()
+    assert record.data["placement"] == "hybrid" and svg.startswith("<svg")
+    assert asked["out_dir"].parent.parent == tmp_path / "reference"
+    assert not list((tmp_path / "reference").rglob("*.speedscope.json"))  # not a record

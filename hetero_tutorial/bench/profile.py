@@ -3,9 +3,11 @@
 Example: ``python -m hetero_tutorial bench profile --placement all-accelerator
 --hidden 128 --json profile.json``. The record holds ``transfer_share`` (0..1, of
 the samples inside the training phases), ``transfer_share_by_phase``,
-``top_frames`` and the path of the flame graph (``flamegraph_svg``). The files go
-to ``build/profiles/``, or beside the record under ``data/reference/<machine>/``
-with ``--reference``. On a GPU add ``--native`` to see CUDA's copy and wait frames.
+``top_frames`` and the path of the flame graph (``flamegraph_svg``). The flame
+graph goes to ``build/profiles/``, or beside the record under
+``data/reference/<machine>/profiles/`` with ``--reference`` (to commit); the raw
+stacks and the speedscope file stay in ``build/profiles/``. On a GPU add
+``--native`` to see CUDA's copy and wait frames.
 """
 
 from __future__ import annotations
