@@ -1,10 +1,11 @@
 """Profiling a training run three ways: py-spy flame graphs, cProfile tables, torch.profiler.
 
 * **py-spy** samples the call stacks of a process it launches (no root, no
-  ptrace attach needed). :func:`record_py_spy` keeps its raw samples, measures
-  the share spent in host<->device transfers (:mod:`hetero_tutorial.stacks`),
-  and writes an SVG flame graph and a speedscope file from the same samples.
-* **cProfile** counts every Python call in this process: :func:`cprofile_call`
+  ptrace attach needed). :func:`profile_ppo` and :func:`profile_command` keep
+  its raw samples, measure the share spent in host<->device transfers
+  (:mod:`hetero_tutorial.stacks`), and draw an SVG flame graph and a speedscope
+  file from the same samples.
+* **cProfile** counts every Python call in this process: :func:`cprofile_ppo`
   saves a ``.prof`` file for snakeviz and gives a table of the costliest functions.
 * **torch.profiler** records PyTorch's own operators (and, on a GPU, the copies
   and kernels on the device's timeline): :func:`torch_profile` gives the
@@ -126,7 +127,8 @@ class PySpyProfile:
     """samples per second"""
     native: bool
     idle: bool
-    stacks: stacks.Stacks
+    samples: stacks.Stacks
+    """every sample of this run, start-up included"""
     shares: stacks.TransferShares
     raw_path: Path
     """the recording's raw collapsed stacks (shared by the runs of one recording)"""
@@ -139,7 +141,7 @@ class PySpyProfile:
 
     def training_stacks(self) -> stacks.Stacks:
         """The samples taken inside a training phase (start-up and set-up left out)."""
-        return stacks.training_stacks(self.stacks)
+        return stacks.training_stacks(self.samples)
 
     def fields(self) -> dict[str, Any]:
         """What this profile measured, as the fields of a ``bench.profile`` record."""
