@@ -521,12 +521,18 @@ class Candidate:
 
 
 def candidate_plans(devices: Sequence[torch.device], threads: Sequence[int]) -> Iterator[Candidate]:
-    """Every (rollout, update, threads) to price; threads vary only where a CPU phase runs."""
-    for rollout in devices:
-        for update in devices:
-            uses_cpu = "cpu" in (rollout.type, update.type)
-            for count in threads if uses_cpu else (None,):
-                yield Candidate(rollout, update, count)
+    """Every (rollout, update, threads) to price: every device pair at the first thread count first.
+
+    The thread count varies only where a CPU phase runs. This is the order of
+    measuring, so a tight budget still sees every device before extra thread counts.
+    """
+    for count in threads:
+        for rollout in devices:
+            for update in devices:
+                if "cpu" in (rollout.type, update.type):
+                    yield Candidate(rollout, update, count)
+                elif count == threads[0]:
+                    yield Candidate(rollout, update, None)
 
 
 def thread_choices(cores: int | None = None) -> tuple[int, ...]:
@@ -563,9 +569,11 @@ class Decision:
     measure_seconds: float
     """wall time spent measuring for this decision"""
     rounds: int
-    """interleaved rounds of samples taken (each round times every cell once)"""
+    """samples per measured cell (the rounds after the first are interleaved)"""
     held: bool = False
     """True when hysteresis kept the previous placement over a slightly cheaper one"""
+    skipped: tuple[str, ...] = ()
+    """placements left out because the budget ran out before they were measured"""
     from_cache: bool = False
     """True when the decision was remembered, not measured"""
 
@@ -599,6 +607,7 @@ class Decision:
             "measure_seconds": self.measure_seconds,
             "rounds": self.rounds,
             "held": self.held,
+            "skipped": list(self.skipped),
             "costs": self.cost_rows(),
             "candidates": self.candidate_rows(),
             "reasons": self.reasons,
@@ -668,6 +677,7 @@ def explain(
     workload: Workload,
     held: bool,
     margin: float,
+    skipped: Sequence[str] = (),
 ) -> dict[str, str]:
     """A sentence per phase saying where it runs and why, and one for the plan as a whole."""
     best = candidates[0]
@@ -685,6 +695,8 @@ def explain(
         )
     if all(c.rollout.type == "cpu" and c.update.type == "cpu" for c in candidates):
         summary += ". No accelerator was considered: every phase runs on the CPU"
+    if skipped:
+        summary += f". Not measured within the budget, so not chosen: {', '.join(skipped)}"
     reasons = {"plan": summary + "."}
     threads = _thread_reason(plan, candidates)
     if threads:
@@ -767,20 +779,19 @@ class Allocator:
     def _measure_and_choose(self, workload: Workload) -> Decision:
         start = self.clock()
         plans = list(candidate_plans(self.devices, self.threads))
-        cells = list(dict.fromkeys(cell for plan in plans for cell in plan.cells()))
         meter = self.meter(workload)
-        meter.prepare(cells)
-        samples, rounds = self._sample_rounds(meter, cells, start)
+        samples = self._first_samples(meter, plans, start)
+        rounds = self._more_rounds(meter, samples, start)
         costs = {
-            cell: PhaseCost(
-                cell, Timing(tuple(samples[cell])), calls_per_iteration(cell.phase, workload)
-            )
-            for cell in cells
+            cell: PhaseCost(cell, Timing(tuple(seconds)), calls_per_iteration(cell.phase, workload))
+            for cell, seconds in samples.items()
         }
-        priced = [replace(plan, costs=tuple(costs[c] for c in plan.cells())) for plan in plans]
+        measured = [plan for plan in plans if all(cell in costs for cell in plan.cells())]
+        priced = [replace(plan, costs=tuple(costs[c] for c in plan.cells())) for plan in measured]
         candidates = tuple(sorted(priced, key=lambda c: c.total))
         chosen = self._hold_or_switch(candidates)
         held = chosen != candidates[0]
+        skipped = tuple(plan.label for plan in plans if plan not in measured)
         return Decision(
             workload=workload.name,
             signature=workload.short_signature(),
@@ -788,26 +799,56 @@ class Allocator:
             threads=chosen.threads,
             chosen=chosen,
             candidates=candidates,
-            reasons=explain(chosen, candidates, workload, held, self.margin),
+            reasons=explain(chosen, candidates, workload, held, self.margin, skipped),
             measure_seconds=self.clock() - start,
             rounds=rounds,
             held=held,
+            skipped=skipped,
         )
 
-    def _sample_rounds(
-        self, meter: Meter, cells: Sequence[Cell], start: float
-    ) -> tuple[dict[Cell, list[float]], int]:
-        """Sample every cell once per round, interleaved, while the budget allows another round."""
-        samples: dict[Cell, list[float]] = {cell: [] for cell in cells}
-        rounds, last_round = 0, 0.0
-        while rounds < self.max_rounds:
-            if rounds and self.clock() - start + last_round > self.budget_s:
+    def _first_samples(
+        self, meter: Meter, plans: Sequence[Candidate], start: float
+    ) -> dict[Cell, list[float]]:
+        """Warm up and sample each cell once, in the plans' order, while the budget lasts.
+
+        Once one plan is fully measured, a cell starts only if it should fit in
+        the time left (judged by the same phase measured elsewhere), and is not
+        sampled if its warm-up alone used up the budget: a device or thread count
+        that is slow even to warm up (a CPU shared with other work, at more
+        threads than it has free cores) cannot hold up the decision. Plans with
+        unmeasured cells are left out of it.
+        """
+        samples: dict[Cell, list[float]] = {}
+        for cell in dict.fromkeys(cell for plan in plans for cell in plan.cells()):
+            complete = any(all(c in samples for c in plan.cells()) for plan in plans)
+            if complete and not self._fits(cell, samples, start):
                 break
+            meter.prepare([cell])
+            if complete and self.clock() - start > self.budget_s:
+                break
+            samples[cell] = [meter.sample(cell)]
+        return samples
+
+    def _fits(self, cell: Cell, samples: dict[Cell, list[float]], start: float) -> bool:
+        """Whether a warm-up and a sample of ``cell`` should fit in the time left.
+
+        The guess: twice the cheapest first sample of the same phase (0 if none yet).
+        """
+        same_phase = [seconds[0] for other, seconds in samples.items() if other.phase == cell.phase]
+        return self.clock() - start + 2 * min(same_phase, default=0.0) <= self.budget_s
+
+    def _more_rounds(self, meter: Meter, samples: dict[Cell, list[float]], start: float) -> int:
+        """Sample every measured cell once more per round, interleaved, while another round fits.
+
+        Returns the number of samples each cell has.
+        """
+        rounds, last_round = 1, sum(seconds[0] for seconds in samples.values())
+        while rounds < self.max_rounds and self.clock() - start + last_round <= self.budget_s:
             began = self.clock()
-            for cell in cells:
-                samples[cell].append(meter.sample(cell))
+            for cell, seconds in samples.items():
+                seconds.append(meter.sample(cell))
             last_round, rounds = self.clock() - began, rounds + 1
-        return samples, rounds
+        return rounds
 
     def _hold_or_switch(self, candidates: Sequence[Candidate]) -> Candidate:
         """The cheapest candidate, unless the current placement is within the margin of it."""

@@ -111,11 +111,8 @@ def _row(network: Network, plan: Placement, timing: Timing, decision: Decision) 
         "iqr_s": timing.iqr,
         "iterations": len(timing.samples),
         "total_seconds": sum(timing.samples),
-        "decision_seconds": (
-            (0.0 if decision.from_cache else decision.measure_seconds)
-            if plan.name == "allocator"
-            else None
-        ),
+        "decision_seconds": decision.measure_seconds if plan.name == "allocator" else None,
+        "decision_cached": decision.from_cache if plan.name == "allocator" else None,
     }
 
 
@@ -129,8 +126,8 @@ def compare(
 
     Returns the decisions and one row per (network, plan) with the median and
     IQR of seconds per iteration over ``iterations`` timed iterations (after one
-    warm-up), and, on the allocator's row, the seconds its decision cost (0 when
-    it came from the cache).
+    warm-up), and, on the allocator's row, the seconds measuring for its decision
+    cost (``decision_cached``: this call was answered from the cache).
     """
     decisions, rows = [], []
     for network in networks:
@@ -154,17 +151,26 @@ def _by_network(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str,
     return grouped
 
 
+def _devices(row: dict[str, Any]) -> tuple[str, str, str]:
+    return row["rollout"], row["storage"], row["update"]
+
+
 def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> list[dict[str, Any]]:
     """Per network: the allocator against the best fixed plan and against the article's rule.
 
     ``slowdown``: allocator / best fixed plan - 1 (negative: the allocator was
     faster); ``within_tolerance``: slowdown at most ``tolerance``. ``decision_ok``:
-    the decision measured in under :data:`DECISION_LIMIT_S` (or came from the
-    cache). ``saved_vs_fixed_rule``: the share of the fixed rule's time the
-    allocator saved (the article reports 22% on Atari, C11).
+    measuring for the decision took under :data:`DECISION_LIMIT_S`.
+    ``saved_vs_fixed_rule``: the share of the fixed rule's time the
+    allocator saved (the article reports 22% on Atari, C11). ``same_devices_spread``:
+    slowest / fastest - 1 among the plans that ran on exactly the allocator's
+    devices (the same code): the noise floor of the comparison; None when no
+    fixed plan shares the allocator's devices.
     """
     result = []
     for network, plans in _by_network(rows).items():
+        twins = [row for row in plans.values() if _devices(row) == _devices(plans["allocator"])]
+        twin_seconds = [row["seconds_per_iteration"] for row in twins]
         best = min(FIXED_PLANS, key=lambda name: plans[name]["seconds_per_iteration"])
         ours = plans["allocator"]["seconds_per_iteration"]
         best_s = plans[best]["seconds_per_iteration"]
@@ -179,6 +185,9 @@ def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> l
                 "slowdown": slowdown,
                 "saved_vs_fixed_rule": 1 - ours / plans["fixed-rule"]["seconds_per_iteration"],
                 "decision_seconds": decision_s,
+                "same_devices_spread": (
+                    max(twin_seconds) / min(twin_seconds) - 1 if len(twins) > 1 else None
+                ),
                 "within_tolerance": slowdown <= tolerance,
                 "decision_ok": decision_s < DECISION_LIMIT_S,
             }
@@ -191,10 +200,10 @@ def curriculum(
 ) -> dict[str, Any]:
     """The comparison read as a curriculum whose network grows through ``stages`` (network names).
 
-    ``timeline``: per stage, what the allocator did (measured or remembered, held
-    or switched, its plan) and every plan's measured seconds for the stage's timed
-    iterations. ``totals``: each plan's seconds over all stages, the allocator's
-    with its decisions' measuring time added. ``saved``: seconds the allocator
+    ``timeline``: per stage, what the allocator did (held or switched, its plan,
+    the seconds its measuring took) and every plan's measured seconds for the
+    stage's timed iterations. ``totals``: each plan's seconds over all stages, the
+    allocator's with every stage's measuring time added. ``saved``: seconds the allocator
     saved against each fixed plan (negative: it lost time).
     """
     grouped = _by_network(rows)
@@ -208,8 +217,7 @@ def curriculum(
         timeline.append(
             {
                 "stage": stage,
-                "decision": decision.chosen.name,
-                "measured": not decision.from_cache,
+                "decision": decision.chosen.label,
                 "held": decision.held,
                 "decision_seconds": plans["allocator"]["decision_seconds"],
                 "seconds": {plan: plans[plan]["total_seconds"] for plan in PLANS},
@@ -219,3 +227,15 @@ def curriculum(
     totals["allocator"] += sum(step["decision_seconds"] for step in timeline)
     saved = {plan: totals[plan] - totals["allocator"] for plan in FIXED_PLANS}
     return {"stages": list(stages), "timeline": timeline, "totals": totals, "saved": saved}
+
+
+def record_fields(
+    decisions: Sequence[Decision], rows: Sequence[dict[str, Any]], stages: Sequence[str]
+) -> dict[str, Any]:
+    """The measured fields of a ``bench.allocator`` record (the caller adds its settings)."""
+    return {
+        "decisions": [decision.fields() for decision in decisions],
+        "rows": list(rows),
+        "criterion": criterion(rows),
+        "curriculum": curriculum(decisions, rows, stages),
+    }

@@ -11,6 +11,7 @@ from hetero_tutorial.allocator import (
     Cell,
     LiveMeter,
     Workload,
+    candidate_plans,
     fixed_rule_placement,
     network_kind,
     ppo_workload,
@@ -166,6 +167,20 @@ def test_measuring_stops_when_the_budget_is_spent():
     assert over.decide(mlp()).rounds == 1  # the first round always runs
 
 
+def test_a_thread_count_too_slow_to_measure_in_the_budget_is_left_out():
+    chooser = faked(lambda cell: 0.4 * cell.threads, devices=[CPU], threads=(1, 2), budget_s=1.0)
+    decision = chooser.decide(mlp())  # one thread's three cells already take 1.2 s
+    assert decision.threads == 1 and decision.skipped == ("all-cpu, 2 threads",)
+    assert "Not measured within the budget" in decision.reasons["plan"]
+    order = [
+        (str(c.rollout), str(c.update), c.threads) for c in candidate_plans([CPU, GPU], (1, 2))
+    ]
+    assert order[:4] == [
+        ("cpu", "cpu", 1), ("cpu", "cuda:0", 1), ("cuda:0", "cpu", 1), ("cuda:0", "cuda:0", None)
+    ]  # fmt: skip
+    assert len(order) == 7  # every device pair first, then the extra thread count
+
+
 def test_without_an_accelerator_it_chooses_the_cpu_thread_count():
     decision = faked(lambda cell: 1e-3 / cell.threads, devices=[CPU], threads=(1, 2)).decide(mlp())
     assert decision.threads == 2 and decision.placement.devices == (CPU,)
@@ -284,9 +299,12 @@ def test_solution_prices_every_candidate_as_the_allocator_does():
 
 
 def rows_for(seconds: dict[str, float], network: str = "net") -> list[dict]:
+    """Comparison rows; "all-cpu" and the allocator ran on the CPU, the other plans elsewhere."""
     return [
         {"network": network, "plan": plan, "seconds_per_iteration": s, "total_seconds": 2 * s,
-         "decision_seconds": 0.5 if plan == "allocator" else None}
+         "decision_seconds": 0.5 if plan == "allocator" else None,
+         "rollout": "cpu", "storage": "cpu", "update": "cpu" if plan in ("all-cpu", "allocator")
+         else "cuda:0"}
         for plan, s in seconds.items()
     ]  # fmt: skip
 
@@ -297,6 +315,7 @@ def test_criterion_compares_with_the_best_fixed_plan_and_the_articles_rule():
     assert row["best_fixed"] == "hybrid" and row["slowdown"] == pytest.approx(0.04)
     assert row["within_tolerance"] and row["decision_ok"]
     assert row["saved_vs_fixed_rule"] == pytest.approx(0.48)
+    assert row["same_devices_spread"] == pytest.approx(1.2 / 1.04 - 1)  # all-cpu vs allocator
     (slow,) = allocator_study.criterion(rows_for({**seconds, "allocator": 1.2}))
     assert not slow["within_tolerance"]
     with pytest.raises(UsageError, match="lack some of the plans"):
@@ -312,7 +331,7 @@ def test_compare_runs_five_plans_per_network_and_reads_as_a_curriculum():
     ]
     assert len(rows) == 10 and all(r["seconds_per_iteration"] > 0 for r in rows)
     summary = allocator_study.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
-    assert [step["measured"] for step in summary["timeline"]] == [True, True]
+    assert [step["held"] for step in summary["timeline"]] == [d.held for d in decisions]
     spent = sum(r["total_seconds"] for r in rows if r["plan"] == "allocator")
     decided = sum(d.measure_seconds for d in decisions)
     assert summary["totals"]["allocator"] == pytest.approx(spent + decided)

@@ -68,8 +68,5 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "iterations": args.iterations,
         "budget_s": args.budget,
         "margin": args.margin,
-        "decisions": [decision.fields() for decision in decisions],
-        "rows": rows,
-        "criterion": allocator_study.criterion(rows),
-        "curriculum": allocator_study.curriculum(decisions, rows, stages),
+        **allocator_study.record_fields(decisions, rows, stages),
     }
