@@ -243,6 +243,13 @@ class CNNTrainer:
         self.iteration_seconds.append(time.perf_counter() - began)
 
     def iteration(self) -> None:
+        """Rollout, transfer, update, weight sync.
+
+        The ``non_blocking`` copy from pinned storage may still be running when this
+        returns; the next rollout cannot overwrite the storage under it: the weight
+        sync's copy back to the CPU (rollout on the CPU) or the rollout's first copy
+        into CPU storage (rollout on the accelerator) waits for it on the same stream.
+        """
         self.rollout()
         pinned = self.placement.pin_storage
         frames_update = self.frames.flatten(0, 1).to(self.placement.update, non_blocking=pinned)
