@@ -69,7 +69,10 @@ def raw_bytes_per_transition(obs_dim: int, action_dim: int) -> int:
 
 
 def _vector(value: Any, dim: int, name: str, what: str) -> np.ndarray:
-    array = np.array(value, dtype=np.float32)  # a copy: the caller may reuse its array
+    try:
+        array = np.array(value, dtype=np.float32)  # a copy: the caller may reuse its array
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be an array of numbers, got {value!r}") from None
     if array.shape != (dim,):
         raise UsageError(
             f"{name} has shape {array.shape}, but this buffer was built for {what} of shape "
@@ -96,12 +99,11 @@ def _check_positive(value: Any, name: str) -> int:
 class ReplayBuffer(ABC):
     """What every design shares: validation of what goes in and of what is asked for."""
 
-    def __init__(self, capacity: int, obs_dim: int, action_dim: int, seed: int = 0) -> None:
+    def __init__(self, capacity: int, obs_dim: int, action_dim: int) -> None:
         self.capacity = _check_positive(capacity, "capacity")
         """How many transitions the buffer holds; the oldest are overwritten beyond it."""
         self.obs_dim = _check_positive(obs_dim, "obs_dim")
         self.action_dim = _check_positive(action_dim, "action_dim")
-        self.seed = seed
 
     @abstractmethod
     def __len__(self) -> int:
@@ -154,7 +156,7 @@ def _to_batch(fields: list[np.ndarray], device: torch.device) -> Batch:
     return Batch(*(torch.from_numpy(field).to(device) for field in fields))
 
 
-def _stack(items: list[Transition] | list[Any], field: int) -> np.ndarray:
+def _stack(items: list[Transition], field: int) -> np.ndarray:
     return np.asarray([item[field] for item in items], dtype=np.float32)
 
 
@@ -168,7 +170,7 @@ class TransitionReplayBuffer(ReplayBuffer):
     """
 
     def __init__(self, capacity: int, obs_dim: int, action_dim: int, seed: int = 0) -> None:
-        super().__init__(capacity, obs_dim, action_dim, seed)
+        super().__init__(capacity, obs_dim, action_dim)
         self._items: list[Transition] = []
         self._next = 0
         self._rng = random.Random(seed)
@@ -212,7 +214,7 @@ class TrajectoryReplayBuffer(ReplayBuffer):
         segment_length: int = 20,
         seed: int = 0,
     ) -> None:
-        super().__init__(capacity, obs_dim, action_dim, seed)
+        super().__init__(capacity, obs_dim, action_dim)
         self.segment_length = _check_positive(segment_length, "segment_length")
         if self.segment_length > self.capacity:
             raise UsageError(
@@ -274,7 +276,7 @@ class TensorReplayBuffer(ReplayBuffer):
         pin_memory: bool = False,
         seed: int = 0,
     ) -> None:
-        super().__init__(capacity, obs_dim, action_dim, seed)
+        super().__init__(capacity, obs_dim, action_dim)
         self.device = torch.device(device)
         if pin_memory and (
             self.device.type != "cpu" or getattr(accelerator(), "type", None) != "cuda"

@@ -202,6 +202,7 @@ def test_bad_transitions_are_refused_with_a_reason(design):
     for name, value, message in [
         ("obs", np.zeros(4), "obs has shape"),
         ("obs", np.zeros((1, 3)), "obs has shape"),
+        ("obs", ["a", "b", "c"], "obs must be an array of numbers"),
         ("next_obs", np.zeros(2), "next_obs has shape"),
         ("action", np.zeros(2), "action has shape"),
         ("reward", "high", "reward must be a number"),
