@@ -145,8 +145,8 @@ class DDPG:
     @torch.inference_mode()
     def act(self, obs: np.ndarray, explore: bool = True) -> np.ndarray:
         """The action for one observation, with Gaussian noise when exploring, clipped to bounds."""
-        obs_rollout = torch.from_numpy(obs).to(self.place.rollout).unsqueeze(0)  # (1, obs_dim)
-        action = self.rollout_actor(obs_rollout)[0].cpu().numpy()
+        obs_rollout = torch.as_tensor(obs, dtype=torch.float32).to(self.place.rollout)[None]
+        action = self.rollout_actor(obs_rollout)[0].cpu().numpy()  # (action_dim,)
         if explore:
             action = action + self.noise.normal(0.0, self.noise_std)
         return np.clip(action, self.low, self.high).astype(np.float32)
