@@ -1,0 +1,573 @@
+"""Our PPO against Stable-Baselines3's PPO and CleanRL's ``ppo.py``: env steps per second.
+
+What: CartPole-v1 PPO, all on the CPU, three implementations side by side at two
+settings, each implementation given the same hyperparameters at each setting:
+
+* ``sb3``: SB3's PPO defaults (8 envs x 2048 steps, minibatch 64, 10 epochs,
+  lr 3e-4 constant, gamma 0.99, GAE 0.95, no entropy bonus, no value clipping),
+  2 rollouts (32,768 env steps) per run;
+* ``cleanrl``: CleanRL ``ppo.py``'s defaults (4 envs x 128 steps, 4 minibatches of
+  128, 4 epochs, lr 2.5e-4 annealed, entropy 0.01, clipped value loss), 50k steps.
+
+All use two hidden layers of 64 (Tanh) for the actor and the critic.
+
+Why: issue 3's speed bar: at SB3's settings ours must run at >= 2x SB3's rate;
+at CleanRL's it must beat CleanRL's own. Absolute rates on these shared machines
+drift by up to 2x, so every contestant runs in a fresh process, pinned to the
+same core with one PyTorch thread, interleaved (round r runs every contestant at
+every setting before round r+1, rotating who goes first), and we quote ratios of
+medians (and the median of the per-round ratios), never single times.
+
+What is timed (each contestant's own training loop, without interpreter
+start-up, imports or model construction):
+
+* ours: ``PPORun.env_steps_per_s`` (the iterations: rollout + update; no evaluation);
+* SB3: env steps / wall time of ``model.learn(total_timesteps=N)``;
+* CleanRL: the last ``SPS:`` line it prints (global_step / time since just before
+  its first ``envs.reset()``, so it includes its TensorBoard logging). Its ppo.py runs
+  unmodified as ``__main__`` (``runpy``) in a worker that only watches its stdout.
+
+Two more rates, from marks at iteration boundaries, drop the first iteration
+(warm-up): *steady wall* and *steady CPU* (this process's CPU time; on a busy shared
+core the wall clock also counts time spent waiting for the core, CPU time does not).
+
+How: ``.venv/bin/python benchmarks/ppo_peers.py`` (add ``--reference`` to also write
+the record under data/reference/<machine>/). The first run creates two peer
+virtual environments under build/peers/ (a few minutes; PyTorch comes from the
+same 2.13.0 CPU wheel as ours) and extracts ``cleanrl/ppo.py`` from the cleanrl
+1.2.0 wheel, unmodified. CleanRL's script needs the old ``gym`` 0.23.1 API, which
+imports ``pygame`` for CartPole, so its venv also gets pygame. A full run (5 rounds
+x 3 contestants x 2 settings = 30 processes) takes about 20 minutes on a quiet
+2-core machine and 35 on a busy one; ``--quick`` (1 round, 10k steps at CleanRL's
+setting) about 5.
+Prints a table and writes data/results/bench.ppo_peers.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = ROOT / "build" / "peers"
+CLEANRL_SCRIPT = PEERS / "cleanrl" / "ppo.py"
+
+# Peer virtual environments: name -> exact requirements. Torch is the same 2.13.0 as ours
+# (on this machine pip takes the CPU wheel from local disk; elsewhere point pip at the CPU
+# index, or an unpinned install pulls a multi-GB CUDA build).
+PEER_VENVS = {
+    "sb3": ["torch==2.13.0", "stable-baselines3==2.9.2", "gymnasium==1.4.0"],
+    "cleanrl": [
+        "torch==2.13.0",
+        "gym==0.23.1",  # the API cleanrl 1.2.0's ppo.py is written for
+        "numpy==1.26.4",  # gym 0.23 predates NumPy 2
+        "pygame==2.6.1",  # gym 0.23's CartPole imports it at module level
+        "tensorboard==2.21.0",  # ppo.py logs with torch.utils.tensorboard.SummaryWriter
+    ],
+}
+CLEANRL_WHEEL = "cleanrl==1.2.0"
+
+SETTINGS = {
+    "sb3": {
+        "label": "SB3 PPO defaults: 8 envs x 2048 steps, minibatch 64, 10 epochs",
+        "total_steps": 2 * 8 * 2048,
+        "num_envs": 8,
+        "num_steps": 2048,
+        "minibatch_size": 64,
+        "update_epochs": 10,
+        "learning_rate": 3e-4,
+        "anneal_lr": False,
+        "gamma": 0.99,
+        "gae_lambda": 0.95,
+        "ent_coef": 0.0,
+        "clip_coef": 0.2,
+        "clip_vloss": False,
+        "vf_coef": 0.5,
+        "max_grad_norm": 0.5,
+        "norm_adv": True,
+        "hidden": 64,
+    },
+    "cleanrl": {
+        "label": "CleanRL ppo.py defaults: 4 envs x 128 steps, 4 minibatches (128), 4 epochs",
+        "total_steps": 50_000,
+        "num_envs": 4,
+        "num_steps": 128,
+        "minibatch_size": 128,
+        "update_epochs": 4,
+        "learning_rate": 2.5e-4,
+        "anneal_lr": True,
+        "gamma": 0.99,
+        "gae_lambda": 0.95,
+        "ent_coef": 0.01,
+        "clip_coef": 0.2,
+        "clip_vloss": True,
+        "vf_coef": 0.5,
+        "max_grad_norm": 0.5,
+        "norm_adv": True,
+        "hidden": 64,
+    },
+}
+CONTESTANTS = ("ours", "sb3", "cleanrl")
+TARGETS = {"sb3": ("sb3", 2.0), "cleanrl": ("cleanrl", 1.0)}
+"""Per setting: the peer our rate is compared with, and the ratio ours/peer we need."""
+
+
+# --- the workers: each runs in its own fresh process and prints one JSON line -------------
+
+
+def ours(setting: dict, seed: int, threads: int) -> dict:
+    """Our PPO (all-CPU placement), training time only."""
+    from hetero_tutorial import ppo
+    from hetero_tutorial.devices import placement
+
+    marks = []
+    step = ppo.PPOTrainer.step
+
+    def marked_step(trainer: ppo.PPOTrainer) -> None:  # observe iteration ends; code unchanged
+        step(trainer)
+        marks.append(mark(trainer.global_step))
+
+    ppo.PPOTrainer.step = marked_step
+    knobs = {k: v for k, v in setting.items() if k != "label"}
+    config = ppo.PPOConfig.tuned("CartPole-v1", **knobs)
+    run = ppo.train(
+        config,
+        placement("all-cpu"),
+        seed=seed,
+        threads=threads,
+        count_copies=False,
+        eval_episodes=0,
+    )
+    return {
+        "env_steps": run.env_steps,
+        "seconds": run.wall_seconds,
+        "marks": marks,
+        "torch_threads": run.threads,
+    }
+
+
+def sb3(setting: dict, seed: int, threads: int) -> dict:
+    """SB3's PPO on the CPU: env steps / wall time of ``model.learn``."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+
+    marks = []
+
+    class Marks(BaseCallback):
+        """Marks the start of each rollout, i.e. the end of the iteration before."""
+
+        def _on_rollout_start(self) -> None:
+            marks.append(mark(self.model.num_timesteps))
+
+        def _on_step(self) -> bool:
+            return True
+
+    torch.set_num_threads(threads)
+    envs = make_vec_env("CartPole-v1", n_envs=setting["num_envs"], seed=seed)
+    rate = setting["learning_rate"]
+    model = PPO(
+        "MlpPolicy",
+        envs,
+        learning_rate=(lambda left: rate * left) if setting["anneal_lr"] else rate,
+        n_steps=setting["num_steps"],
+        batch_size=setting["minibatch_size"],
+        n_epochs=setting["update_epochs"],
+        gamma=setting["gamma"],
+        gae_lambda=setting["gae_lambda"],
+        clip_range=setting["clip_coef"],
+        # SB3 clips the value prediction (not CleanRL's max of clipped and unclipped losses)
+        clip_range_vf=setting["clip_coef"] if setting["clip_vloss"] else None,
+        normalize_advantage=setting["norm_adv"],
+        ent_coef=setting["ent_coef"],
+        vf_coef=setting["vf_coef"],
+        max_grad_norm=setting["max_grad_norm"],
+        policy_kwargs={"net_arch": {"pi": [setting["hidden"]] * 2, "vf": [setting["hidden"]] * 2}},
+        device="cpu",
+        seed=seed,
+        verbose=0,
+    )
+    began = time.perf_counter()
+    model.learn(total_timesteps=setting["total_steps"], callback=Marks())
+    seconds = time.perf_counter() - began
+    marks.append(mark(model.num_timesteps))
+    return {
+        "env_steps": model.num_timesteps,
+        "seconds": seconds,
+        "marks": marks[1:],
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def cleanrl(setting: dict, seed: int, threads: int) -> dict:
+    """CleanRL's ppo.py, unmodified, run as ``__main__`` while we watch its output.
+
+    Its rate is its own last ``SPS:`` line; each ``SPS:`` line (printed once per
+    iteration) is also a mark for the steady-state wall and CPU rates.
+    """
+    import io
+    import runpy
+
+    batch = setting["num_envs"] * setting["num_steps"]
+    marks, lines = [], []
+
+    class Tap(io.TextIOBase):
+        def write(self, text: str) -> int:
+            if text.startswith("SPS:"):
+                marks.append(mark((len(marks) + 1) * batch))
+            lines.append(text)
+            return len(text)
+
+    sys.argv = [str(CLEANRL_SCRIPT), *cleanrl_arguments(setting, seed)]
+    real_stdout, sys.stdout = sys.stdout, Tap()
+    try:
+        runpy.run_path(str(CLEANRL_SCRIPT), run_name="__main__")
+    finally:
+        sys.stdout = real_stdout
+    import torch
+
+    sps = re.findall(r"^SPS: (\d+)$", "".join(lines), flags=re.MULTILINE)
+    steps = setting["total_steps"] // batch * batch
+    return {
+        "env_steps": steps,
+        "seconds": steps / float(sps[-1]),
+        "marks": marks,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def mark(env_steps: int) -> tuple[int, float, float]:
+    """(env steps so far, wall clock, this process's CPU time) at an iteration boundary."""
+    return (env_steps, time.perf_counter(), time.process_time())
+
+
+def cleanrl_arguments(setting: dict, seed: int) -> list[str]:
+    """``ppo.py``'s command line for ``setting`` (flags only; its code is unmodified)."""
+    batch = setting["num_envs"] * setting["num_steps"]
+    flags = {
+        "--seed": seed,
+        "--cuda": False,
+        "--total-timesteps": setting["total_steps"],
+        "--num-envs": setting["num_envs"],
+        "--num-steps": setting["num_steps"],
+        "--num-minibatches": batch // setting["minibatch_size"],
+        "--update-epochs": setting["update_epochs"],
+        "--learning-rate": setting["learning_rate"],
+        "--anneal-lr": setting["anneal_lr"],
+        "--gamma": setting["gamma"],
+        "--gae-lambda": setting["gae_lambda"],
+        "--ent-coef": setting["ent_coef"],
+        "--clip-coef": setting["clip_coef"],
+        "--clip-vloss": setting["clip_vloss"],
+        "--vf-coef": setting["vf_coef"],
+        "--max-grad-norm": setting["max_grad_norm"],
+        "--norm-adv": setting["norm_adv"],
+    }
+    return [str(part) for flag, value in flags.items() for part in (flag, value)]
+
+
+WORKERS = {"ours": ours, "sb3": sb3, "cleanrl": cleanrl}
+
+
+# --- setting up the peers -----------------------------------------------------------------
+
+
+def peer_python(name: str) -> Path:
+    return PEERS / name / "bin" / "python"
+
+
+def ensure_peers() -> None:
+    """Create the peer venvs and extract CleanRL's ppo.py, where missing."""
+    for name, requirements in PEER_VENVS.items():
+        stamp = PEERS / name / ".installed"
+        if stamp.exists() and stamp.read_text().split() == requirements:
+            continue
+        print(f"setting up build/peers/{name}: {' '.join(requirements)}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(PEERS / name)], check=True)
+        pip = [str(peer_python(name)), "-m", "pip", "install", "--quiet"]
+        subprocess.run([*pip, *requirements], check=True)
+        stamp.write_text("\n".join(requirements) + "\n")
+    if not CLEANRL_SCRIPT.exists():
+        with tempfile.TemporaryDirectory(dir=PEERS) as folder:
+            subprocess.run(
+                [
+                    str(peer_python("cleanrl")),
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    CLEANRL_WHEEL,
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "--python-version",
+                    "3.10",
+                    "-d",
+                    folder,
+                ],
+                check=True,
+            )
+            (wheel,) = Path(folder).glob("cleanrl-*.whl")
+            with zipfile.ZipFile(wheel) as archive:
+                CLEANRL_SCRIPT.write_bytes(archive.read("cleanrl/ppo.py"))
+
+
+def peer_versions() -> dict[str, dict[str, str]]:
+    """Installed versions of the packages that matter, per peer venv."""
+    packages = {
+        "sb3": ["stable_baselines3", "torch", "gymnasium", "numpy"],
+        "cleanrl": ["torch", "gym", "numpy", "tensorboard", "pygame"],
+    }
+    found = {}
+    for name, names in packages.items():
+        code = (
+            "import json, importlib.metadata as m; "
+            f"print(json.dumps({{p: m.version(p) for p in {names!r}}}))"
+        )
+        out = subprocess.run([str(peer_python(name)), "-c", code], capture_output=True, text=True)
+        found[name] = (
+            json.loads(out.stdout) if out.returncode == 0 else {"error": out.stderr[-300:]}
+        )
+    found["cleanrl"]["cleanrl"] = CLEANRL_WHEEL.split("==")[1] + " (ppo.py, unmodified)"
+    return found
+
+
+# --- running and summarising ----------------------------------------------------------------
+
+
+def command_for(contestant: str, setting_name: str, seed: int, threads: int) -> list[str]:
+    python = sys.executable if contestant == "ours" else str(peer_python(contestant))
+    return [
+        python,
+        str(Path(__file__).resolve()),
+        "--worker",
+        contestant,
+        "--setting",
+        setting_name,
+        "--seed",
+        str(seed),
+        "--threads",
+        str(threads),
+        "--total-steps",
+        str(SETTINGS[setting_name]["total_steps"]),
+    ]
+
+
+def measure(contestant: str, setting_name: str, seed: int, threads: int, core: str) -> dict:
+    """One fresh process: its steps/s by its own clock, and the whole process's wall time."""
+    command = command_for(contestant, setting_name, seed, threads)
+    if core != "none":
+        command = ["taskset", "-c", core, *command]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    env["PYTHONWARNINGS"] = "ignore"
+    with tempfile.TemporaryDirectory(dir=PEERS) as cwd:  # CleanRL writes runs/ here
+        began = time.perf_counter()
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+        process_seconds = time.perf_counter() - began
+    if done.returncode != 0:
+        raise RuntimeError(f"{contestant} failed ({' '.join(command)}):\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    (first_steps, first_wall, first_cpu), (steps, wall, cpu) = (
+        result["marks"][0],
+        result["marks"][-1],
+    )
+    result["marks"] = [result["marks"][0], result["marks"][-1]]  # the two the rates use
+    return {
+        **result,
+        "steps_per_s": result["env_steps"] / result["seconds"],
+        "steady_steps": steps - first_steps,
+        "steady_wall_steps_per_s": (steps - first_steps) / (wall - first_wall),
+        "steady_cpu_steps_per_s": (steps - first_steps) / (cpu - first_cpu),
+        "process_seconds": process_seconds,
+        "seed": seed,
+    }
+
+
+def interleaved(rounds: int, threads: int, core: str, settings: list[str]) -> dict:
+    """rates[setting][contestant] = list of measurements, one per round."""
+    runs = {s: {c: [] for c in CONTESTANTS} for s in settings}
+    for r in range(rounds):
+        order = CONTESTANTS[r % len(CONTESTANTS) :] + CONTESTANTS[: r % len(CONTESTANTS)]
+        for setting_name in settings:
+            for contestant in order:
+                run = measure(contestant, setting_name, r, threads, core)
+                runs[setting_name][contestant].append(run)
+                rates = " ".join(f"{run[metric]:6.0f}" for metric in METRICS)
+                print(
+                    f"round {r + 1}/{rounds} {setting_name:7s} {contestant:7s} steps/s "
+                    f"(run, steady wall, steady CPU) {rates}, "
+                    f"process {run['process_seconds']:.0f} s",
+                    flush=True,
+                )
+    return runs
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    if len(values) < 2:
+        values = values * 2  # one measurement: no spread
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return {
+        "median": median,
+        "q1": q1,
+        "q3": q3,
+        "iqr": q3 - q1,
+        "min": min(values),
+        "max": max(values),
+    }
+
+
+METRICS = {
+    "steps_per_s": "whole run, each contestant's own wall clock (the issue's measure)",
+    "steady_wall_steps_per_s": "iterations 2..N, wall clock (no first-iteration warm-up)",
+    "steady_cpu_steps_per_s": "iterations 2..N, process CPU time (robust to a busy machine)",
+}
+
+
+def summarise(runs: dict) -> dict:
+    summary = {}
+    for setting_name, by_contestant in runs.items():
+        summary[setting_name] = {}
+        for metric in METRICS:
+            rates = {c: [run[metric] for run in v] for c, v in by_contestant.items()}
+            stats = {c: spread(v) for c, v in rates.items()}
+            ratios = {}
+            for peer in CONTESTANTS[1:]:
+                paired = [a / b for a, b in zip(rates["ours"], rates[peer], strict=True)]
+                ratios[peer] = {
+                    "ratio_of_medians": stats["ours"]["median"] / stats[peer]["median"],
+                    "median_of_round_ratios": statistics.median(paired),
+                    "round_ratios": paired,
+                }
+            peer, needed = TARGETS[setting_name]
+            summary[setting_name][metric] = {
+                "rates": stats,
+                "ours_over": ratios,
+                "target": {
+                    "peer": peer,
+                    "ratio_needed": needed,
+                    "ratio": ratios[peer]["ratio_of_medians"],
+                    "met": ratios[peer]["ratio_of_medians"] >= needed,
+                },
+            }
+    return summary
+
+
+def table(summary: dict) -> str:
+    lines = []
+    for setting_name, by_metric in summary.items():
+        lines.append(f"\n{SETTINGS[setting_name]['label']}")
+        for metric, s in by_metric.items():
+            lines.append(f"  steps/s, {METRICS[metric]}")
+            lines.append(
+                f"    {'contestant':10s} {'median':>7s} {'IQR':>6s} {'min-max':>11s} "
+                f"{'ours/this':>10s} {'per-round':>10s}"
+            )
+            for c, st in s["rates"].items():
+                ratio = s["ours_over"].get(c)
+                ratios = (
+                    f"{ratio['ratio_of_medians']:9.2f}x {ratio['median_of_round_ratios']:9.2f}x"
+                    if ratio
+                    else ""
+                )
+                lines.append(
+                    f"    {c:10s} {st['median']:7.0f} {st['iqr']:6.0f} "
+                    f"{st['min']:5.0f}-{st['max']:<5.0f} {ratios}"
+                )
+            t = s["target"]
+            verdict = "met" if t["met"] else "NOT met"
+            lines.append(
+                f"    target ours/{t['peer']} >= {t['ratio_needed']:g}x: "
+                f"{t['ratio']:.2f}x, {verdict}"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch threads, all (default 1)")
+    parser.add_argument("--core", default="1", help="taskset core list for all, or 'none'")
+    parser.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS))
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke test: 1 round, 10k steps at CleanRL's setting",
+    )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also write the record to data/reference/<machine>/",
+    )
+    parser.add_argument("--worker", choices=WORKERS, help=argparse.SUPPRESS)
+    parser.add_argument("--setting", choices=SETTINGS, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--total-steps", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.total_steps:
+        SETTINGS[args.setting]["total_steps"] = args.total_steps
+    if args.quick:
+        if args.reference:
+            parser.error("--quick results are no reference; drop one of the two")
+        args.rounds = 1
+        SETTINGS["cleanrl"]["total_steps"] = 10_000
+    if args.worker:
+        print(json.dumps(WORKERS[args.worker](SETTINGS[args.setting], args.seed, args.threads)))
+        return
+    if args.core != "none" and shutil.which("taskset") is None:
+        parser.error("taskset not found: install util-linux or pass --core none")
+
+    from hetero_tutorial import results
+
+    began = time.perf_counter()
+    ensure_peers()
+    versions = peer_versions()
+    runs = interleaved(args.rounds, args.threads, args.core, args.settings)
+    summary = summarise(runs)
+    print(table(summary))
+    wall = time.perf_counter() - began
+    print(f"\nwhole benchmark: {wall / 60:.1f} min")
+    provenance = results.provenance(
+        command=" ".join(["python", "benchmarks/ppo_peers.py", *sys.argv[1:]]), quick=args.quick
+    )
+    provenance["peer_versions"] = versions
+    record = results.Record(
+        "bench.ppo_peers",
+        {
+            "env_id": "CartPole-v1",
+            "settings": {name: SETTINGS[name] for name in args.settings},
+            "rounds": args.rounds,
+            "threads": args.threads,
+            "core": args.core,
+            "timed": {
+                "ours": "PPORun.env_steps_per_s: training iterations only (no eval, no copy "
+                "counting)",
+                "sb3": "env steps / wall time of model.learn(total_timesteps=N)",
+                "cleanrl": "last SPS line of ppo.py (its own loop clock, TensorBoard included)",
+                "steady": "iteration boundaries: ours after PPOTrainer.step, SB3 at each "
+                "rollout start and after learn, CleanRL at each SPS line",
+            },
+            "metrics": METRICS,
+            "summary": summary,
+            "runs": runs,
+            "wall_seconds": wall,
+        },
+        provenance,
+    )
+    print(f"record written to {results.save(record)}")
+    if args.reference:
+        folder = results.reference_directory(record)
+        print(f"reference record written to {results.save(record, directory=folder)}")
+
+
+if __name__ == "__main__":
+    main()
