@@ -47,7 +47,9 @@ from torch import nn
 from hetero_tutorial.devices import Placement, devices_here, placement, synchronize
 from hetero_tutorial.envs import env_spec
 from hetero_tutorial.errors import UsageError
-from hetero_tutorial.ppo import PPOConfig, _sync_weights, gae, make_policy
+from hetero_tutorial.flat import FlatParameters
+from hetero_tutorial.nets import PairedMLP
+from hetero_tutorial.ppo import PPOConfig, gae, make_policy
 from hetero_tutorial.timing import Timing, format_seconds, measure
 
 # The first optimiser a Python process builds imports torch._dynamo, which takes seconds, once.
@@ -58,7 +60,7 @@ from hetero_tutorial.timing import Timing, format_seconds, measure
 # The workload: what one training iteration asks of the hardware
 # ---------------------------------------------------------------------------------------------
 
-LAYER_KINDS = {nn.Linear: "mlp", nn.Conv2d: "cnn"}
+LAYER_KINDS = {nn.Linear: "mlp", PairedMLP: "mlp", nn.Conv2d: "cnn"}
 """The layers whose cost a signature can describe, and the network kind each implies."""
 
 POLICY_METHODS = ("sample_noise", "act", "evaluate")
@@ -79,16 +81,20 @@ def network_kind(network: nn.Module) -> str:
             "actor-critics with sample_noise(shape, generator), act(obs, noise) and "
             "evaluate(obs, actions), like hetero_tutorial.nets.DiscreteActorCritic."
         )
-    kinds = set()
+    kinds, covered = set(), set()
     for module in network.modules():
+        if id(module) in covered:
+            continue
         is_leaf = next(module.children(), None) is None
         has_weights = next(module.parameters(recurse=False), None) is not None
         if type(module) in LAYER_KINDS:
             kinds.add(LAYER_KINDS[type(module)])
+            covered.update(id(inner) for inner in module.modules())
         elif is_leaf and has_weights:
             raise UsageError(
                 f"unknown network type: it has a {type(module).__name__} layer. The allocator "
-                "knows MLPs (nn.Linear layers) and CNNs (nn.Conv2d, then nn.Linear layers)."
+                "knows MLPs (nn.Linear or nets.PairedMLP layers) and CNNs (nn.Conv2d, then "
+                "nn.Linear layers)."
             )
     if not kinds:
         raise UsageError("unknown network type: it has no nn.Linear or nn.Conv2d layer.")
@@ -382,8 +388,8 @@ class LiveMeter:
         """One gradient step: gather a minibatch from the rollout on ``device``, loss, Adam."""
         w, g = self.workload, self.generator
         policy = self._network(device)
-        params = list(policy.parameters())
-        optimizer = torch.optim.Adam(params, lr=1e-6, eps=1e-5, fused=True)
+        flat = FlatParameters(policy)  # as PPOTrainer steps it
+        optimizer = torch.optim.Adam([flat.parameter], lr=1e-6, eps=1e-5, fused=True)
         obs, actions = w.observations(w.batch_size, g), w.actions(w.batch_size, g)
         scalars = torch.randn(3, w.batch_size, generator=g)  # old log-probs, advantages, returns
         obs, actions, scalars = obs.to(device), actions.to(device), scalars.to(device)
@@ -391,9 +397,9 @@ class LiveMeter:
 
         def step() -> None:
             loss = ppo_shaped_loss(policy, obs[index], actions[index], *scalars[:, index])
-            optimizer.zero_grad(set_to_none=True)
+            flat.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(params, 0.5)
+            flat.clip_grad_norm_(0.5)
             optimizer.step()
 
         return step
@@ -408,8 +414,9 @@ class LiveMeter:
 
     def _weight_sync(self, source: torch.device, target: torch.device) -> Callable[[], None]:
         """The learner's weights (on ``source``) copied into the rollout's copy (on ``target``)."""
-        learner, rollout_policy = self._network(source), self._network(target)
-        return lambda: _sync_weights(learner, rollout_policy)
+        learner = FlatParameters(self._network(source), with_grad=False)
+        rollout_policy = FlatParameters(self._network(target), with_grad=False)
+        return lambda: rollout_policy.copy_from(learner)
 
 
 # ---------------------------------------------------------------------------------------------

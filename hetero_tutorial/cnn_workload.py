@@ -42,8 +42,9 @@ from torch import nn
 from hetero_tutorial.allocator import Workload, ppo_shaped_loss
 from hetero_tutorial.devices import Placement, synchronize
 from hetero_tutorial.errors import UsageError
+from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DiscreteActorCritic, NatureCNN
-from hetero_tutorial.ppo import _sync_weights, gae
+from hetero_tutorial.ppo import gae
 from hetero_tutorial.timing import Timing, torch_threads
 
 FRAME_SOURCES = ("auto", "atari", "synthetic")
@@ -112,7 +113,7 @@ class CNNActorCritic(DiscreteActorCritic):
     """A Nature-CNN actor and a Nature-CNN critic on frames, sampling as DiscreteActorCritic does.
 
     Like the series' MLP actor-critics, actor and critic are separate networks.
-    Sampling, log-probabilities and entropy are inherited unchanged.
+    Only :meth:`forward` differs: sampling, log-probabilities and entropy are inherited.
     """
 
     def __init__(self, num_actions: int, hidden: int = 512, channels: int = 32) -> None:
@@ -120,6 +121,10 @@ class CNNActorCritic(DiscreteActorCritic):
         self.noise_dim = num_actions
         self.actor = NatureCNN(num_actions, hidden, channels)
         self.critic = NatureCNN(1, hidden, channels)
+
+    def forward(self, frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(log-probabilities (B, num_actions), value (B,))``."""
+        return torch.log_softmax(self.actor(frames), dim=-1), self.critic(frames)[:, 0]
 
 
 class SyntheticFrames:
@@ -213,8 +218,14 @@ class CNNTrainer:
             if placement.rollout == placement.update
             else policy_cpu.to(placement.rollout)
         )
+        self.learner_flat = FlatParameters(self.learner)  # as PPOTrainer does
+        self.rollout_flat = (
+            self.learner_flat
+            if self.rollout_policy is self.learner
+            else FlatParameters(self.rollout_policy, with_grad=False)
+        )
         self.optimizer = torch.optim.Adam(
-            self.learner.parameters(), lr=config.learning_rate, eps=1e-5, fused=True
+            [self.learner_flat.parameter], lr=config.learning_rate, eps=1e-5, fused=True
         )
         shape = (config.num_steps, config.num_envs)
         frames = torch.zeros((*shape, *NatureCNN.FRAME_SHAPE), dtype=torch.uint8)
@@ -256,7 +267,7 @@ class CNNTrainer:
         scalars_update = self.scalars.flatten(0, 1).to(self.placement.update, non_blocking=pinned)
         self.update(frames_update, scalars_update)
         if self.rollout_policy is not self.learner:
-            _sync_weights(self.learner, self.rollout_policy)
+            self.rollout_flat.copy_from(self.learner_flat)
 
     def rollout(self) -> None:
         """Step the environments ``num_steps`` times, filling storage, then compute advantages."""
@@ -303,9 +314,9 @@ class CNNTrainer:
                     columns["advantage"][index],
                     columns["return"][index],
                 )
-                self.optimizer.zero_grad(set_to_none=True)
+                self.learner_flat.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(self.learner.parameters(), 0.5)
+                self.learner_flat.clip_grad_norm_(0.5)
                 self.optimizer.step()
 
     def close(self) -> None:

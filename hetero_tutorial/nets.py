@@ -8,6 +8,7 @@ the PPO implementation details that CleanRL documents.
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import torch
 from torch import nn
@@ -46,9 +47,56 @@ def mlp(
     return nn.Sequential(*modules)
 
 
-class DiscreteActorCritic(nn.Module):
-    """Separate actor (logits) and critic (value) MLPs for a discrete action space.
+class PairedMLP(nn.Module):
+    """Two MLPs of the same shape evaluated together: PPO's actor and critic.
 
+    Layer ``i`` of both networks is one batched matrix multiply (``torch.baddbmm``)
+    on weights stacked as ``(2, in, out)``, where two ``nn.Linear`` layers would
+    make two calls. For the small networks of classic control the cost of a call,
+    not its arithmetic, sets the price (notebook 00), so pairing the networks
+    nearly halves the cost of their forward and backward passes. The two members
+    share no weights: member 0 is one network, member 1 the other.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        hidden: int,
+        out_features: int,
+        out_gains: tuple[float, float],
+        layers: int = 2,
+    ) -> None:
+        super().__init__()
+        if min(in_features, hidden, out_features, layers) < 1:
+            raise UsageError(
+                f"an MLP needs positive sizes; got in={in_features}, hidden={hidden}, "
+                f"out={out_features}, layers={layers}"
+            )
+        sizes = [in_features, *[hidden] * layers, out_features]
+        self.weights = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        for fan_in, fan_out in pairwise(sizes):
+            last = len(self.weights) == layers
+            weight = torch.empty(2, fan_in, fan_out)
+            for member, gain in enumerate(out_gains if last else (math.sqrt(2), math.sqrt(2))):
+                nn.init.orthogonal_(weight[member], gain)
+            self.weights.append(nn.Parameter(weight))
+            self.biases.append(nn.Parameter(torch.zeros(2, 1, fan_out)))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both networks' outputs for the same input ``x`` (B, in): two (B, out) tensors."""
+        h = x.expand(2, *x.shape)
+        for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
+            h = torch.baddbmm(bias, h, weight)
+            if index < len(self.weights) - 1:
+                h = torch.tanh(h)
+        return h[0], h[1]
+
+
+class DiscreteActorCritic(nn.Module):
+    """Actor (logits) and critic (value) MLPs for a discrete action space, paired (see PairedMLP).
+
+    The critic's output layer is as wide as the actor's; it uses column 0.
     Sampling takes its randomness as an argument (Gumbel noise, one number per
     action, from :meth:`sample_noise`) so that the caller decides where random
     numbers come from: PPO draws them on the CPU, which makes every placement
@@ -58,12 +106,16 @@ class DiscreteActorCritic(nn.Module):
     def __init__(self, obs_dim: int, num_actions: int, hidden: int = 64) -> None:
         super().__init__()
         self.noise_dim = num_actions
-        self.actor = mlp(obs_dim, hidden, num_actions, out_gain=0.01)
-        self.critic = mlp(obs_dim, hidden, 1, out_gain=1.0)
+        self.actor_critic = PairedMLP(obs_dim, hidden, num_actions, out_gains=(0.01, 1.0))
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(log-probabilities (B, num_actions), value (B,))``."""
+        logits, critic_out = self.actor_critic(obs)
+        return torch.log_softmax(logits, dim=-1), critic_out[:, 0]
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         """State values, (B,)."""
-        return self.critic(obs).squeeze(-1)
+        return self(obs)[1]
 
     def sample_noise(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
         """Standard Gumbel noise of ``shape + (num_actions,)``, drawn on the CPU."""
@@ -78,40 +130,45 @@ class DiscreteActorCritic(nn.Module):
         ``noise``: (B, num_actions) Gumbel noise; argmax(log-probabilities + noise)
         is an exact sample of the softmax distribution (the Gumbel-max trick).
         """
-        log_probs = torch.log_softmax(self.actor(obs), dim=-1)
+        log_probs, value = self(obs)
         action = (log_probs + noise).argmax(dim=-1, keepdim=True)
-        return action.float(), log_probs.gather(-1, action).squeeze(-1), self.value(obs)
+        return action.float(), log_probs.gather(-1, action).squeeze(-1), value
 
     def evaluate(
         self, obs: torch.Tensor, action: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(log-probability, entropy, value)`` of stored actions (B, 1) under this policy."""
-        log_probs = torch.log_softmax(self.actor(obs), dim=-1)
+        log_probs, value = self(obs)
         entropy = -(log_probs.exp() * log_probs).sum(-1)
-        return log_probs.gather(-1, action.long()).squeeze(-1), entropy, self.value(obs)
+        return log_probs.gather(-1, action.long()).squeeze(-1), entropy, value
 
     def greedy(self, obs: torch.Tensor) -> torch.Tensor:
         """The most likely action, (B,) integers."""
-        return self.actor(obs).argmax(dim=-1)
+        return self(obs)[0].argmax(dim=-1)
 
 
 class GaussianActorCritic(nn.Module):
     """Actor MLP for the mean of a diagonal Gaussian, a state-independent log std, and a critic.
 
-    Sampling takes standard normal noise as an argument, for the same reason as
-    :class:`DiscreteActorCritic`.
+    The actor and critic are paired (see :class:`PairedMLP`); the critic uses
+    column 0 of its output layer. Sampling takes standard normal noise as an
+    argument, for the same reason as :class:`DiscreteActorCritic`.
     """
 
     def __init__(self, obs_dim: int, action_dim: int, hidden: int = 64) -> None:
         super().__init__()
         self.noise_dim = action_dim
-        self.actor = mlp(obs_dim, hidden, action_dim, out_gain=0.01)
+        self.actor_critic = PairedMLP(obs_dim, hidden, action_dim, out_gains=(0.01, 1.0))
         self.log_std = nn.Parameter(torch.zeros(action_dim))
-        self.critic = mlp(obs_dim, hidden, 1, out_gain=1.0)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mean action (B, A), value (B,))``; the std is ``log_std.exp()``."""
+        mean, critic_out = self.actor_critic(obs)
+        return mean, critic_out[:, 0]
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         """State values, (B,)."""
-        return self.critic(obs).squeeze(-1)
+        return self(obs)[1]
 
     def sample_noise(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
         """Standard normal noise of ``shape + (action_dim,)``, drawn on the CPU."""
@@ -125,20 +182,21 @@ class GaussianActorCritic(nn.Module):
         self, obs: torch.Tensor, noise: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sample ``(action (B, A), log-probability (B,), value (B,))``; noise: N(0, 1), (B, A)."""
-        mean = self.actor(obs)
+        mean, value = self(obs)
         action = mean + self.log_std.exp() * noise
-        return action, self._log_prob(mean, action), self.value(obs)
+        return action, self._log_prob(mean, action), value
 
     def evaluate(
         self, obs: torch.Tensor, action: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(log-probability, entropy, value)`` of stored actions (B, A) under this policy."""
+        mean, value = self(obs)
         entropy = (self.log_std + 0.5 + _HALF_LOG_2PI).sum().expand(obs.shape[0])
-        return self._log_prob(self.actor(obs), action), entropy, self.value(obs)
+        return self._log_prob(mean, action), entropy, value
 
     def greedy(self, obs: torch.Tensor) -> torch.Tensor:
         """The mean action, (B, A)."""
-        return self.actor(obs)
+        return self(obs)[0]
 
 
 class DeterministicActor(nn.Module):

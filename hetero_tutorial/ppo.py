@@ -37,6 +37,7 @@ from torch.profiler import record_function
 from hetero_tutorial.devices import Placement
 from hetero_tutorial.envs import EnvSpec, env_spec, evaluate, make_vector_env
 from hetero_tutorial.errors import UsageError
+from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DiscreteActorCritic, GaussianActorCritic
 from hetero_tutorial.timing import PhaseTimer, torch_threads
 from hetero_tutorial.transfers import CopyCounter
@@ -291,13 +292,6 @@ class PPORun:
         }
 
 
-def _sync_weights(learner: nn.Module, rollout_policy: nn.Module) -> None:
-    """Copy the learner's parameters into the rollout copy as one flat tensor (one copy)."""
-    flat = nn.utils.parameters_to_vector(learner.parameters())
-    target = next(rollout_policy.parameters()).device
-    nn.utils.vector_to_parameters(flat.to(target), rollout_policy.parameters())
-
-
 class PPOTrainer:
     """One PPO run's state, advanced one iteration at a time.
 
@@ -335,8 +329,16 @@ class PPOTrainer:
             if placement.rollout == placement.update
             else policy_cpu.to(placement.rollout)
         )
+        # Each network's parameters live in one flat tensor: zeroing, clipping, the optimizer
+        # step and the weight sync are then one or two calls each (see flat.py).
+        self.learner_flat = FlatParameters(self.learner)
+        self.rollout_flat = (
+            self.learner_flat
+            if self.rollout_policy is self.learner
+            else FlatParameters(self.rollout_policy, with_grad=False)
+        )
         self.optimizer = torch.optim.Adam(
-            self.learner.parameters(), lr=config.learning_rate, eps=1e-5, fused=True
+            [self.learner_flat.parameter], lr=config.learning_rate, eps=1e-5, fused=True
         )
         self.storage = RolloutStorage(
             config.num_steps, config.num_envs, self.spec, placement.storage, placement.pin_storage
@@ -488,8 +490,12 @@ class PPOTrainer:
         c = self.config
         for _ in range(c.update_epochs):
             order = torch.randperm(len(batch), generator=self.rng).to(batch.device)
+            shuffled = self.storage.views(batch[order])  # one gather; minibatches are slices
             for start in range(0, len(batch) - c.minibatch_size + 1, c.minibatch_size):
-                mb = self.storage.views(batch[order[start : start + c.minibatch_size]])
+                mb = {
+                    name: column[start : start + c.minibatch_size]
+                    for name, column in shuffled.items()
+                }
                 logprob, entropy, value = self.learner.evaluate(mb["obs"], mb["actions"])
                 log_ratio = logprob - mb["logprobs"]
                 ratio = log_ratio.exp()
@@ -506,9 +512,9 @@ class PPOTrainer:
                     value_error = torch.max(value_error, (clipped - mb["returns"]).pow(2))
                 value_loss = 0.5 * value_error.mean()
                 loss = policy_loss - c.ent_coef * entropy.mean() + c.vf_coef * value_loss
-                self.optimizer.zero_grad(set_to_none=True)
+                self.learner_flat.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(self.learner.parameters(), c.max_grad_norm)
+                self.learner_flat.clip_grad_norm_(c.max_grad_norm)
                 self.optimizer.step()
         with torch.no_grad():  # diagnostics of the last minibatch, as CleanRL logs them
             approx_kl = ((ratio - 1) - log_ratio).mean()
@@ -532,7 +538,7 @@ class PPOTrainer:
             self.last_stats = self.update(batch)
         if self.rollout_policy is not self.learner:
             with self.phase("weight_sync"):
-                _sync_weights(self.learner, self.rollout_policy)
+                self.rollout_flat.copy_from(self.learner_flat)  # one copy
         return obs
 
     def greedy_actions(self, obs: np.ndarray) -> np.ndarray:
