@@ -1,0 +1,114 @@
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from hetero_tutorial.errors import UsageError
+from hetero_tutorial.flat import FlatParameters
+from hetero_tutorial.nets import DiscreteActorCritic, GaussianActorCritic, PairedMLP, mlp
+
+
+def _member_forward(paired: PairedMLP, member: int, x: torch.Tensor) -> torch.Tensor:
+    """The same network computed layer by layer with ordinary matmuls."""
+    h = x
+    for index, (weight, bias) in enumerate(zip(paired.weights, paired.biases, strict=True)):
+        h = h @ weight[member] + bias[member]
+        if index < len(paired.weights) - 1:
+            h = torch.tanh(h)
+    return h
+
+
+def test_paired_mlp_computes_two_independent_networks():
+    torch.manual_seed(0)
+    paired = PairedMLP(3, 8, 2, out_gains=(0.01, 1.0))
+    x = torch.randn(5, 3)
+    first, second = paired(x)
+    torch.testing.assert_close(first, _member_forward(paired, 0, x))
+    torch.testing.assert_close(second, _member_forward(paired, 1, x))
+    first.sum().backward()  # the first network's output does not depend on the second's weights
+    for weight in paired.weights:
+        assert weight.grad[1].abs().max() == 0 and weight.grad[0].abs().max() > 0
+
+
+def test_paired_mlp_output_gains_scale_each_member():
+    torch.manual_seed(0)
+    last = PairedMLP(4, 64, 4, out_gains=(0.01, 1.0)).weights[-1]
+    assert last[0].norm() < 0.05 * last[1].norm()
+    with pytest.raises(UsageError):
+        PairedMLP(0, 8, 2, out_gains=(1.0, 1.0))
+
+
+@pytest.mark.parametrize("net_type", [DiscreteActorCritic, GaussianActorCritic])
+def test_actor_critic_interface_shapes(net_type):
+    net = net_type(4, 2, 16)
+    obs = torch.randn(6, 4)
+    noise = net.sample_noise((6,), torch.Generator().manual_seed(0))
+    action, logprob, value = net.act(obs, noise)
+    assert logprob.shape == value.shape == (6,)
+    new_logprob, entropy, new_value = net.evaluate(obs, action)
+    torch.testing.assert_close(new_logprob, logprob)
+    torch.testing.assert_close(new_value, value)
+    assert entropy.shape == (6,) and net.value(obs).shape == (6,)
+
+
+def test_gumbel_max_sampling_follows_the_softmax():
+    torch.manual_seed(0)
+    net = DiscreteActorCritic(2, 3, 8)
+    obs = torch.zeros(20_000, 2)
+    noise = net.sample_noise((20_000,), torch.Generator().manual_seed(1))
+    actions, _, _ = net.act(obs, noise)
+    frequencies = torch.bincount(actions[:, 0].long(), minlength=3) / 20_000
+    probabilities = torch.softmax(net(obs[:1])[0], dim=-1)[0]
+    torch.testing.assert_close(frequencies, probabilities, atol=0.015, rtol=0)
+
+
+def _reference_and_flat():
+    torch.manual_seed(0)
+    reference = mlp(3, 8, 2)
+    flattened = copy.deepcopy(reference)
+    return reference, flattened, FlatParameters(flattened)
+
+
+def test_flat_parameters_keep_the_module_and_collect_its_gradients():
+    reference, flattened, flat = _reference_and_flat()
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(flattened(x), reference(x))
+    for _ in range(2):  # gradients accumulate into the flat buffer, zeroed in one call
+        flat.zero_grad()
+        flattened(x).pow(2).sum().backward()
+    reference(x).pow(2).sum().backward()
+    expected = torch.cat([p.grad.reshape(-1) for p in reference.parameters()])
+    torch.testing.assert_close(flat.grad, expected)
+
+
+def test_flat_clipping_and_adam_match_pytorch_per_parameter():
+    reference, flattened, flat = _reference_and_flat()
+    x = torch.randn(4, 3)
+    ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.1)
+    flat_optimizer = torch.optim.Adam([flat.parameter], lr=0.1)
+    for _ in range(3):
+        ref_optimizer.zero_grad()
+        reference(x).pow(2).sum().backward()
+        ref_norm = nn.utils.clip_grad_norm_(reference.parameters(), 0.1)
+        ref_optimizer.step()
+        flat.zero_grad()
+        flattened(x).pow(2).sum().backward()
+        torch.testing.assert_close(flat.clip_grad_norm_(0.1), ref_norm)
+        flat_optimizer.step()
+    for got, want in zip(flattened.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+def test_copy_from_moves_all_weights_in_one_copy():
+    _, learner, learner_flat = _reference_and_flat()
+    rollout = mlp(3, 8, 2)
+    rollout_flat = FlatParameters(rollout, with_grad=False)
+    rollout_flat.copy_from(learner_flat)
+    for got, want in zip(rollout.parameters(), learner.parameters(), strict=True):
+        assert torch.equal(got, want)
+
+
+def test_flattening_nothing_is_an_error():
+    with pytest.raises(UsageError, match="no parameters"):
+        FlatParameters(nn.Tanh())
