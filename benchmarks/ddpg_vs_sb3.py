@@ -3,18 +3,22 @@
 Same task (Pendulum-v1), same sizes (two hidden layers of 256 for actor and
 critic, batch 256, one update per environment step after 1,000 random steps),
 same hyperparameters (Adam 1e-3, gamma 0.99, tau 0.005, Gaussian noise 0.1 of
-the half range), same PyTorch thread count, same core. Each measurement runs in
-a fresh process, alternating ours and SB3's (who goes first rotates each round),
-so drift in machine speed hits both alike; the ratio of the medians is the
-figure to quote.
+the half range), one process, one PyTorch thread, one core.
 
-What is timed: the steps taken while updating once per step, without start-up,
-imports, model construction or the 1,000 random steps: ours
-``DDPGResult.env_steps_per_s``; SB3 the wall time of
-``model.learn(steps, reset_num_timesteps=False)`` after ``model.learn(1000)``.
+Shared machines drift in speed over seconds to minutes (other jobs come and go),
+which makes one-minute runs in separate processes disagree by 2x. So both
+trainers live in one process and take turns: ``--chunk`` steps of ours, then
+``--chunk`` steps of SB3's, and so on for ``--rounds`` rounds (who goes first
+alternates), each chunk timed on its own. Both then see the same load, and the
+median of the per-round ratios is the figure to quote.
+
+What is timed: each chunk of steps with one update per step, after both have
+taken their 1,000 random steps: ours ``DDPGRun.advance(chunk)``; SB3's
+``model.learn(chunk, reset_num_timesteps=False)`` (its per-call set-up, well
+under 1% of a chunk, counts against it).
 
     .venv/bin/pip install -r benchmarks/requirements.txt
-    .venv/bin/python benchmarks/ddpg_vs_sb3.py                 # 3 rounds, ~5 min
+    .venv/bin/python benchmarks/ddpg_vs_sb3.py                  # 10 rounds of 200 steps, ~1 min
     .venv/bin/python benchmarks/ddpg_vs_sb3.py --threads 2 --core none
 
 Writes data/results/bench.ddpg_vs_sb3.json. SB3 is a comparison peer only: the
@@ -24,13 +28,21 @@ package and its tests never import it.
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
+import os
 import statistics
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 from importlib import metadata
+
+import gymnasium as gym
+import numpy as np
+import torch
+from stable_baselines3 import DDPG
+from stable_baselines3.common.noise import NormalActionNoise
+
+from hetero_tutorial import results
+from hetero_tutorial.ddpg import DDPGConfig, DDPGRun
 
 LEARNING_STARTS = 1_000
 HIDDEN = 256
@@ -39,34 +51,26 @@ LEARNING_RATE = 1e-3
 NOISE = 0.1
 
 
-def ours(steps: int, seed: int) -> float:
-    """Steps per second of our DDPG while it updates once per step."""
-    import torch
-
-    from hetero_tutorial.ddpg import DDPGConfig, train
-
+def ours(total_steps: int, threads: int, seed: int) -> Callable[[int], None]:
+    """Our DDPG after its random steps; the returned function advances it ``n`` steps."""
     config = DDPGConfig(
-        total_steps=LEARNING_STARTS + steps + 100,  # + the copy-counted steps, not timed
+        total_steps=total_steps + 100,  # room for the copy-counted steps, never reached here
         learning_starts=LEARNING_STARTS,
         hidden=HIDDEN,
         batch_size=BATCH_SIZE,
         actor_lr=LEARNING_RATE,
         critic_lr=LEARNING_RATE,
         exploration_noise=NOISE,
-        threads=torch.get_num_threads(),
+        threads=threads,
         seed=seed,
-        eval_episodes=1,
     )
-    return train(config).env_steps_per_s
+    run = DDPGRun(config)
+    run.advance(LEARNING_STARTS)
+    return run.advance
 
 
-def sb3(steps: int, seed: int) -> float:
-    """Steps per second of SB3's DDPG while it updates once per step."""
-    import gymnasium as gym
-    import numpy as np
-    from stable_baselines3 import DDPG
-    from stable_baselines3.common.noise import NormalActionNoise
-
+def sb3(seed: int) -> Callable[[int], None]:
+    """SB3's DDPG after its random steps; the returned function advances it ``n`` steps."""
     env = gym.make("Pendulum-v1")
     noise_std = NOISE * (env.action_space.high - env.action_space.low) / 2
     model = DDPG(
@@ -86,75 +90,62 @@ def sb3(steps: int, seed: int) -> float:
         seed=seed,
     )
     model.learn(LEARNING_STARTS)
-    start = time.perf_counter()
-    model.learn(steps, reset_num_timesteps=False)
-    return steps / (time.perf_counter() - start)
+    return lambda steps: model.learn(steps, reset_num_timesteps=False)
 
 
-CONTESTANTS = {"ours": ours, "sb3": sb3}
-
-
-def measure(name: str, steps: int, seed: int, threads: int, core: str) -> float:
-    """One fresh, pinned process running one contestant; its steps per second."""
-    command = [sys.executable, __file__, "--worker", name, "--steps", str(steps)]
-    command += ["--seed", str(seed), "--threads", str(threads)]
-    if core != "none":
-        command = ["taskset", "-c", core, *command]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    return json.loads(output.strip().splitlines()[-1])["steps_per_s"]
-
-
-def interleaved(steps: int, rounds: int, threads: int, core: str) -> dict[str, list[float]]:
-    """Steps per second of each contestant per round; the first to run rotates."""
-    rates: dict[str, list[float]] = {name: [] for name in CONTESTANTS}
-    names = list(CONTESTANTS)
+def interleaved(
+    contestants: dict[str, Callable[[int], None]], chunk: int, rounds: int
+) -> dict[str, list[float]]:
+    """Steps per second of each contestant's chunk, round by round; who goes first alternates."""
+    rates: dict[str, list[float]] = {name: [] for name in contestants}
+    names = list(contestants)
     for round_index in range(rounds):
-        for name in names[round_index % 2 :] + names[: round_index % 2]:
-            rates[name].append(measure(name, steps, round_index, threads, core))
-            print(f"round {round_index + 1}: {name:4s} {rates[name][-1]:6.1f} steps/s", flush=True)
+        order = names if round_index % 2 == 0 else names[::-1]
+        for name in order:
+            start = time.perf_counter()
+            contestants[name](chunk)
+            rates[name].append(chunk / (time.perf_counter() - start))
+        line = ", ".join(f"{name} {rates[name][-1]:6.1f}" for name in names)
+        print(f"round {round_index + 1:2d}: {line} steps/s", flush=True)
     return rates
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=2000, help="timed steps with updates")
-    parser.add_argument("--rounds", type=int, default=3, help="measurements of each")
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads, both")
-    parser.add_argument("--core", default="1", help="taskset core list for both, or 'none'")
-    parser.add_argument("--worker", choices=CONTESTANTS, help=argparse.SUPPRESS)
-    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--chunk", type=int, default=200, help="steps per turn")
+    parser.add_argument("--rounds", type=int, default=10, help="turns of each")
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
+    parser.add_argument("--core", default="1", help="CPU core to pin the process to, or 'none'")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if args.worker:
-        import torch
-
-        torch.set_num_threads(args.threads)
-        rate = CONTESTANTS[args.worker](args.steps, args.seed)
-        print(json.dumps({"steps_per_s": rate}))
-        return
-    if args.core != "none" and shutil.which("taskset") is None:
-        parser.error("taskset not found: install util-linux or pass --core none")
-
-    from hetero_tutorial import results
-
-    rates = interleaved(args.steps, args.rounds, args.threads, args.core)
-    medians = {name: statistics.median(values) for name, values in rates.items()}
+    if args.core != "none":
+        os.sched_setaffinity(0, {int(args.core)})
+    torch.set_num_threads(args.threads)
+    contestants = {
+        "ours": ours(LEARNING_STARTS + args.rounds * args.chunk, args.threads, args.seed),
+        "sb3": sb3(args.seed),
+    }
+    rates = interleaved(contestants, args.chunk, args.rounds)
     per_round = [o / s for o, s in zip(rates["ours"], rates["sb3"], strict=True)]
+    medians = {name: statistics.median(values) for name, values in rates.items()}
     fields = {
         "env_id": "Pendulum-v1",
         "hidden": HIDDEN,
         "batch_size": BATCH_SIZE,
         "threads": args.threads,
         "core": args.core,
-        "timed_steps": args.steps,
+        "chunk_steps": args.chunk,
         "steps_per_s": rates,
         "median_steps_per_s": medians,
-        "ratio_ours_over_sb3": medians["ours"] / medians["sb3"],
+        "round_ratios": per_round,
         "median_round_ratio": statistics.median(per_round),
+        "ratio_of_medians": medians["ours"] / medians["sb3"],
         "target_ratio": 1.5,
     }
     provenance = results.provenance(command=" ".join(["python", *sys.argv]))
     provenance["peer_versions"] = {"stable-baselines3": metadata.version("stable-baselines3")}
-    print(json.dumps({k: v for k, v in fields.items() if k != "steps_per_s"}, indent=2))
+    summary = {k: v for k, v in fields.items() if k not in ("steps_per_s", "round_ratios")}
+    print("\n".join(f"{k}: {v}" for k, v in summary.items()))
     record = results.Record("bench.ddpg_vs_sb3", fields, provenance)
     print(f"record written to {results.save(record)}")
 
