@@ -94,10 +94,14 @@ class DDPGConfig:
                 f"({self.total_steps}) - count_copies_steps ({self.count_copies_steps}): "
                 "the run must collect data, then time some updates, then count copies."
             )
-        if self.batch_size > self.learning_starts:
+        # The trajectory buffer cannot sample its open (last, unfinished) segment yet.
+        held_back = self.segment_length if self.buffer == "trajectory" else 0
+        if self.batch_size + held_back > self.learning_starts:
+            why = " (the trajectory buffer holds back its open segment)" if held_back else ""
             raise UsageError(
-                f"batch_size ({self.batch_size}) is larger than learning_starts "
-                f"({self.learning_starts}): the first update would sample more than is stored."
+                f"batch_size ({self.batch_size}) is too large for learning_starts "
+                f"({self.learning_starts}): the first update would ask for more transitions "
+                f"than can be sampled{why}. Raise learning_starts or lower batch_size."
             )
 
 

@@ -165,6 +165,7 @@ def test_a_result_needs_a_finished_run():
         ({"buffer": "list"}, "buffer must be one of"),
         ({"total_steps": 1000, "learning_starts": 1000}, "learning_starts"),
         ({"batch_size": 512, "learning_starts": 256}, "batch_size"),
+        ({"buffer": "trajectory", "batch_size": 256, "learning_starts": 256}, "open segment"),
     ],
 )
 def test_bad_settings_are_refused(overrides, message):
