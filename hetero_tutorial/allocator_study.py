@@ -200,7 +200,8 @@ def curriculum(
 ) -> dict[str, Any]:
     """The comparison read as a curriculum whose network grows through ``stages`` (network names).
 
-    ``timeline``: per stage, what the allocator did (held or switched, its plan,
+    ``timeline``: per stage, what the allocator did (held or switched, its plan and
+    the devices of its rollout and update,
     the seconds its measuring took) and every plan's measured seconds for the
     stage's timed iterations. ``totals``: each plan's seconds over all stages, the
     allocator's with every stage's measuring time added. ``saved``: seconds the allocator
@@ -218,6 +219,8 @@ def curriculum(
             {
                 "stage": stage,
                 "decision": decision.chosen.label,
+                "rollout": str(decision.placement.rollout),
+                "update": str(decision.placement.update),
                 "held": decision.held,
                 "decision_seconds": plans["allocator"]["decision_seconds"],
                 "seconds": {plan: plans[plan]["total_seconds"] for plan in PLANS},

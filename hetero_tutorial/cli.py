@@ -40,6 +40,17 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     )
 
 
+def _add_ledger(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "ledger",
+        help="judge every claim on this machine's results and the reference records",
+        description="Writes data/results/ledger.json and ledger.md and prints the table.",
+    )
+    parser.add_argument(
+        "--readme", action="store_true", help="regenerate README's table from data/reference/"
+    )
+
+
 def _add_bench(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("bench", help="run one benchmark and write a JSON record")
     names = parser.add_subparsers(dest="benchmark", required=True, metavar="NAME")
@@ -64,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     _add_doctor(commands)
     _add_run(commands)
+    _add_ledger(commands)
     _add_bench(commands)
     return parser
 
@@ -105,4 +117,19 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
         from hetero_tutorial.runner import run_notebooks
 
         return run_notebooks(quick=args.quick, only=args.only, out=args.out)
+    if args.command == "ledger":
+        return _run_ledger(args.readme)
     return _run_bench(args, argv)
+
+
+def _run_ledger(readme: bool) -> int:
+    from hetero_tutorial import ledger
+
+    if readme:
+        ledger.update_readme()
+        print(f"README ledger regenerated from {results.REFERENCE_DIR}")
+        return 0
+    json_path, md_path = ledger.write()
+    print(md_path.read_text())
+    print(f"ledger written to {json_path} and {md_path}")
+    return 0

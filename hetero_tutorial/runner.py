@@ -2,8 +2,9 @@
 
 Executed copies go to ``build/notebooks/`` (ignored by git); the run times of
 each notebook, with this machine's calibration rate, go to
-``data/results/run.times.json`` so that ``doctor`` can predict run times on
-other machines.
+``data/results/<mode>/run.times.json`` so that ``doctor`` can predict run times
+on other machines; and the claims ledger for this machine to
+``data/results/ledger.md`` (and ``.json``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from tqdm.auto import tqdm
 
-from hetero_tutorial import results
+from hetero_tutorial import ledger, results
 from hetero_tutorial.calibration import calibrate
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.modes import QUICK_ENV_VAR
@@ -90,6 +91,8 @@ def run_notebooks(
         results.provenance(quick=quick),
     )
     print(f"run times written to {results.save(record, directory=results.RESULTS_DIR / mode)}")
+    json_path, md_path = ledger.write()
+    print(f"claims ledger for this machine written to {md_path} (and {json_path.name})")
     if failures:
         print("Failed:\n  " + "\n  ".join(failures))
         return 1
