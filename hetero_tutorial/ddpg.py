@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from hetero_tutorial.buffers import DESIGNS, Batch, make_buffer
 from hetero_tutorial.devices import Placement, placement
 from hetero_tutorial.errors import UsageError
+from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DeterministicActor, QCritic
 from hetero_tutorial.timing import torch_threads
 from hetero_tutorial.transfers import CopyCounter
@@ -130,21 +131,27 @@ class DDPG:
         self.rollout_actor = self.actor
         if place.rollout != place.update:  # a copy for acting, synced after each update
             self.rollout_actor = copy.deepcopy(self.actor).to(place.rollout).requires_grad_(False)
+        # Each network's parameters live in one flat tensor (see flat.py): zeroing, the
+        # optimizer step, the Polyak averages and the rollout sync are one call each.
+        self.actor_flat, self.critic_flat = FlatParameters(self.actor), FlatParameters(self.critic)
+        self.actor_target_flat = FlatParameters(self.actor_target, with_grad=False)
+        self.critic_target_flat = FlatParameters(self.critic_target, with_grad=False)
+        self.rollout_flat = (
+            self.actor_flat
+            if self.rollout_actor is self.actor
+            else FlatParameters(self.rollout_actor, with_grad=False)
+        )
         fused = place.update.type in ("cpu", "cuda")
         self.actor_optimizer = torch.optim.Adam(
-            self.actor.parameters(), lr=config.actor_lr, fused=fused
+            [self.actor_flat.parameter], lr=config.actor_lr, fused=fused
         )
         self.critic_optimizer = torch.optim.Adam(
-            self.critic.parameters(), lr=config.critic_lr, fused=fused
+            [self.critic_flat.parameter], lr=config.critic_lr, fused=fused
         )
         self.low, self.high = space.low, space.high
         self.noise_std = config.exploration_noise * (space.high - space.low) / 2
         self.noise = np.random.default_rng(noise_seed)
         self._actor_params = list(self.actor.parameters())
-        self._target_pairs = [
-            (list(target.parameters()), list(net.parameters()))
-            for net, target in ((self.actor, self.actor_target), (self.critic, self.critic_target))
-        ]
 
     @torch.inference_mode()
     def act(self, obs: np.ndarray, explore: bool = True) -> np.ndarray:
@@ -162,20 +169,20 @@ class DDPG:
             # Bootstrap unless the episode reached a terminal state; a time limit is no end.
             td_target = batch.reward + self.config.gamma * (1.0 - batch.terminated) * next_q
         critic_loss = F.mse_loss(self.critic(batch.obs, batch.action), td_target)
-        self.critic_optimizer.zero_grad(set_to_none=True)
+        self.critic_flat.zero_grad()
         critic_loss.backward()
         self.critic_optimizer.step()
 
         actor_loss = -self.critic(batch.obs, self.actor(batch.obs)).mean()
-        self.actor_optimizer.zero_grad(set_to_none=True)
+        self.actor_flat.zero_grad()
         actor_loss.backward(inputs=self._actor_params)  # no gradients for the critic's weights
         self.actor_optimizer.step()
 
         with torch.no_grad():
-            for target_params, params in self._target_pairs:
-                torch._foreach_lerp_(target_params, params, self.config.tau)
-            if self.rollout_actor is not self.actor:
-                torch._foreach_copy_(list(self.rollout_actor.parameters()), self._actor_params)
+            self.actor_target_flat.data.lerp_(self.actor_flat.data, self.config.tau)
+            self.critic_target_flat.data.lerp_(self.critic_flat.data, self.config.tau)
+            if self.rollout_flat is not self.actor_flat:
+                self.rollout_flat.copy_from(self.actor_flat)
 
 
 def evaluate(agent: DDPG, env_id: str, episodes: int, seed: int) -> list[float]:
