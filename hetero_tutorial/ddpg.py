@@ -24,9 +24,9 @@ from __future__ import annotations
 import copy
 import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import gymnasium as gym
@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 
 from hetero_tutorial.buffers import DESIGNS, Batch, make_buffer
-from hetero_tutorial.devices import Placement, placement
+from hetero_tutorial.devices import PLACEMENT_NAMES, Placement, placement
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DeterministicActor, QCritic
@@ -395,3 +395,24 @@ def train_side_by_side(
                 if progress is not None:
                     progress(run.steps_done - before)
     return {name: run.result() for name, run in runs.items()}
+
+
+def placement_comparison(
+    config: DDPGConfig, placements: Sequence[str] = PLACEMENT_NAMES
+) -> list[dict[str, Any]]:
+    """DDPG with ``config`` under each placement, interleaved: speed and copies (claims C4, C7).
+
+    With the transition buffer (the article's pattern A) and an accelerator, the
+    hybrid plan copies every field of every sampled batch from host to device: the
+    "device switches per sample" that C7 blames for DDPG running slower than pure CPU.
+    """
+    runs = train_side_by_side({name: replace(config, placement=name) for name in placements})
+    return [
+        {
+            "placement": name,
+            "env_steps_per_s": run.env_steps_per_s,
+            "copies_per_1000_samples": run.copies_per_1000_samples,
+            "copies_by_phase": run.copies_by_phase,
+        }
+        for name, run in runs.items()
+    ]

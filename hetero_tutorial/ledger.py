@@ -9,7 +9,6 @@ ledger --readme``), and a test checks that the committed README matches.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -91,12 +90,13 @@ def summary(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> dict[st
 
 
 def write(directory: Path = results.RESULTS_DIR) -> tuple[Path, Path]:
-    """Judge every claim on this machine and the references; save ledger.json and ledger.md."""
+    """Judge every claim on this machine and the references; save ledger.json and ledger.md.
+
+    The JSON is itself a results record (kind ``ledger``), with the provenance of this run.
+    """
     table = rows(machines())
-    directory.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = directory / "ledger.json", directory / "ledger.md"
-    payload = {"provenance": results.provenance(), "rows": table}
-    json_path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    json_path = results.save(results.Record("ledger", {"rows": table}), directory / "ledger.json")
+    md_path = directory / "ledger.md"
     md_path.write_text("# Claims ledger\n\n" + markdown(table) + "\n")
     return json_path, md_path
 

@@ -11,8 +11,15 @@ import torch
 import torch.nn.functional as F
 
 from hetero_tutorial.buffers import DESIGNS, Batch
-from hetero_tutorial.ddpg import DDPG, DDPGConfig, DDPGRun, train, train_side_by_side
-from hetero_tutorial.devices import placement
+from hetero_tutorial.ddpg import (
+    DDPG,
+    DDPGConfig,
+    DDPGRun,
+    placement_comparison,
+    train,
+    train_side_by_side,
+)
+from hetero_tutorial.devices import accelerator, placement
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.solutions.replay_buffers import td_target
 
@@ -129,6 +136,16 @@ def test_same_seed_same_learning_and_placements_do_not_change_it():
     assert runs[0].eval_returns == runs[1].eval_returns == runs[2].eval_returns
     other_seed = train(DDPGConfig(**config, seed=2))
     assert other_seed.episode_returns != runs[0].episode_returns
+
+
+def test_placement_comparison_reports_every_placement():
+    config = DDPGConfig(**SMALL, buffer="transition", total_steps=500, learning_starts=200)
+    rows = placement_comparison(config)
+    assert [row["placement"] for row in rows] == ["all-accelerator", "hybrid", "all-cpu"]
+    for row in rows:
+        assert row["env_steps_per_s"] > 0
+        if accelerator() is None:
+            assert row["copies_per_1000_samples"] == 0
 
 
 def test_exercise_solution_td_target_bootstraps_on_truncation_only():
