@@ -83,3 +83,19 @@ def speedups(
             raise UsageError(f"no {baseline!r} row for width {width} to compare against")
         result.setdefault(width, {})[name] = cost[(width, baseline)] / cost[(width, name)]
     return result
+
+
+def hybrid_fields(
+    env_id: str,
+    runs: dict[str, Any],
+    sweep: list[dict[str, Any]],
+    copy_rows: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The fields of a ``bench.hybrid`` record (claims C6, C9): the side-by-side runs
+    (:class:`~hetero_tutorial.ppo.PPORun` by placement), the width sweep and the copy costs."""
+    return {
+        "env_id": env_id,
+        "runs": {name: run.fields() for name, run in runs.items()},
+        "width_sweep": sweep,
+        "copy_costs": copy_rows,
+    }
