@@ -45,7 +45,8 @@ from hetero_tutorial.errors import UsageError
 from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DiscreteActorCritic, NatureCNN
 from hetero_tutorial.ppo import gae
-from hetero_tutorial.timing import Timing, torch_threads
+from hetero_tutorial.sweeps import interleaved_costs
+from hetero_tutorial.timing import Timing
 
 FRAME_SOURCES = ("auto", "atari", "synthetic")
 COLUMNS = ("action", "logprob", "value", "reward", "done", "advantage", "return")
@@ -335,16 +336,9 @@ def iteration_costs(
 
     The CNN counterpart of :func:`hetero_tutorial.sweeps.iteration_costs`.
     """
-    if iterations < 1:
-        raise UsageError(f"time at least one iteration, got {iterations}")
-    with torch_threads(threads):
-        trainers = [CNNTrainer(config, plan, seed) for plan in placements]
-        for _ in range(iterations + warmup):
-            for trainer in trainers:
-                trainer.step()
-        for trainer in trainers:
-            trainer.close()
-    return {t.placement.name: Timing(tuple(t.iteration_seconds[warmup:])) for t in trainers}
+    return interleaved_costs(
+        lambda plan: CNNTrainer(config, plan, seed), placements, iterations, warmup, threads
+    )
 
 
 def frames_label(config: CNNConfig) -> str:

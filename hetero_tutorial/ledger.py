@@ -117,3 +117,105 @@ def update_readme(readme: Path = README) -> None:
         raise UsageError(f"{readme} has no ledger section between {README_START} and {README_END}")
     section = f"{README_START}\n{readme_table()}\n{README_END}"
     readme.write_text(pattern.sub(lambda _: section, text))
+
+
+QUICK_BENCHMARKS: dict[str, list[tuple[list[str], str]]] = {
+    "bench.crossover": [
+        (["crossover", "--widths", "32", "256", "1024", "--batch-sizes", "1", "256"], "crossover"),
+    ],
+    "bench.ppo": [
+        (["ppo", "--placement", "all-accelerator", "--steps", "4096"], "ppo.all-accelerator"),
+    ],
+    "bench.profile": [
+        (
+            ["profile", "--placement", "all-accelerator", "--hidden", "128", "--steps", "4096"],
+            "profile.all-accelerator",
+        ),
+    ],
+    "bench.hybrid": [
+        (
+            ["hybrid", "--steps", "4096", "--widths", "128", "512", "--sweep-iterations", "1"],
+            "hybrid",
+        ),
+    ],
+    "bench.ddpg": [
+        (
+            ["ddpg", "--buffer", design, "--steps", "1400", "--learning-starts", "1000"],
+            f"ddpg.{design}",
+        )
+        for design in ("transition", "trajectory")
+    ],
+    "bench.ddpg_placements": [
+        (["ddpg_placements", "--steps", "1400"], "ddpg_placements"),
+    ],
+    "bench.allocator": [
+        (
+            [
+                "allocator",
+                "--widths",
+                "64",
+                "1024",
+                "--num-steps",
+                "64",
+                "--epochs",
+                "2",
+                "--iterations",
+                "2",
+            ],
+            "allocator",
+        ),
+    ],
+}
+"""Small versions of the benchmarks behind each claim: (command-line arguments, file tag)."""
+
+
+def measure_missing(directory: Path = results.RESULTS_DIR) -> list[str]:
+    """Run the quick benchmark of every record kind the claims need but this machine lacks.
+
+    Returns the commands it ran (empty when every measurement was there).
+    """
+    from hetero_tutorial import cli
+
+    have = machines()[THIS_MACHINE]
+    needed = dict.fromkeys(kind for claim in CLAIMS for kind in claim.needs)
+    commands = []
+    for kind in needed:
+        if have.get(kind):
+            continue
+        for arguments, tag in QUICK_BENCHMARKS[kind]:
+            argv = ["bench", *arguments, "--json", str(directory / f"bench.{tag}.json")]
+            cli.main(argv)
+            commands.append("python -m hetero_tutorial " + " ".join(argv))
+    return commands
+
+
+def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[str]:
+    """Sentences a learner should take away from one machine's verdicts (derived, not canned)."""
+    verdicts = summary(table, machine)
+    held, not_held = verdicts[Status.HELD.value], verdicts[Status.NOT_HELD.value]
+    unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
+    missing = verdicts[Status.MISSING.value]
+    lines = [
+        f"Of {len(CLAIMS)} claims, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
+        f"{len(unmeasurable)} could not be measured here, {len(missing)} are not measured yet."
+    ]
+    if held:
+        lines.append(f"Held: {', '.join(held)}. The measured figures above show by how much.")
+    if not_held:
+        lines.append(
+            f"Did not hold: {', '.join(not_held)}. Read each rule and figure: the direction of the "
+            "effect, or its size, differed on this hardware."
+        )
+    needs_gpu = [
+        row["claim"]
+        for row in table
+        if row["machine"] == machine and row["measured"].startswith("no accelerator")
+    ]
+    if needs_gpu:
+        lines.append(
+            f"{', '.join(needs_gpu)} compare a CPU with an accelerator, so this machine cannot "
+            "answer them: the reference columns (machines with GPUs) do, where they exist."
+        )
+    if missing:
+        lines.append(f"Not measured yet: {', '.join(missing)}; run the notebooks named above.")
+    return lines

@@ -246,3 +246,32 @@ def curves_by_design(
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def claim_ratios(table: Sequence[dict[str, Any]]) -> Figure:
+    """The article's ratio beside each machine's measured one, for claims that state a ratio.
+
+    A machine without a measured ratio for a claim (not measurable there) shows no bar.
+    """
+    claims = list(dict.fromkeys(r["claim"] for r in table if r["article_ratio"]))
+    machines = list(dict.fromkeys(r["machine"] for r in table if r["ratio"] is not None))
+    ratio = {(r["claim"], r["machine"]): r["ratio"] for r in table}
+    series = {
+        "article": [next(r["article_ratio"] for r in table if r["claim"] == c) for c in claims]
+    }
+    for machine in machines:
+        series[machine] = [ratio[(c, machine)] or np.nan for c in claims]
+    height = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(claims) * len(series) + 1.2))
+    for index, (label, values) in enumerate(series.items()):
+        color = "0.6" if label == "article" else f"C{index - 1}"
+        positions = [p + index * height for p in range(len(claims))]
+        ax.barh(positions, values, height, label=label, color=color)
+    ax.axvline(1.0, color="k", lw=0.8)
+    ax.set_yticks([p + 0.4 - height / 2 for p in range(len(claims))], claims)
+    ax.set_xscale("log")
+    ax.set_xlabel("ratio, as each claim defines it (1 = no difference)")
+    ax.legend(loc="best")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig

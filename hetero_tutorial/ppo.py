@@ -375,6 +375,10 @@ class PPOTrainer:
         ):
             self.evaluations.append((self.global_step, self.greedy_return()))
 
+    def close(self) -> None:
+        """Close the environments (a finished trainer's :meth:`result` does it too)."""
+        self.envs.close()
+
     def greedy_returns(self, episodes: int) -> list[float]:
         """Returns of ``episodes`` greedy episodes (evaluation seeds apart from training's)."""
         return evaluate(self.greedy_actions, self.config.env_id, episodes, 10_000 + self.seed)

@@ -9,14 +9,45 @@ the allocator comparison, notebook 05).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from hetero_tutorial.devices import Placement, placement
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.ppo import PPOConfig, PPOTrainer
 from hetero_tutorial.timing import Timing, torch_threads
+
+
+class IterationTrainer(Protocol):
+    """What :func:`interleaved_costs` needs of a trainer (PPOTrainer and CNNTrainer have it)."""
+
+    placement: Placement
+    iteration_seconds: list[float]
+
+    def step(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def interleaved_costs(
+    make_trainer: Callable[[Placement], IterationTrainer],
+    placements: Sequence[Placement],
+    iterations: int = 3,
+    warmup: int = 1,
+    threads: int | None = None,
+) -> dict[str, Timing]:
+    """Seconds of each of ``iterations`` iterations per placement, interleaved after ``warmup``."""
+    if iterations < 1:
+        raise UsageError(f"time at least one iteration, got {iterations}")
+    with torch_threads(threads):
+        trainers = [make_trainer(plan) for plan in placements]
+        for _ in range(iterations + warmup):
+            for trainer in trainers:
+                trainer.step()
+        for trainer in trainers:
+            trainer.close()
+    return {t.placement.name: Timing(tuple(t.iteration_seconds[warmup:])) for t in trainers}
 
 
 def iteration_costs(
@@ -28,18 +59,14 @@ def iteration_costs(
     threads: int | None = None,
 ) -> dict[str, Timing]:
     """Seconds of each of ``iterations`` PPO iterations per placement, after ``warmup`` untimed."""
-    if iterations < 1:
-        raise UsageError(f"time at least one iteration, got {iterations}")
-    steps = (iterations + warmup) * config.batch_size
-    config = replace(config, total_steps=steps)
-    with torch_threads(threads):
-        trainers = [PPOTrainer(config, plan, seed, count_copies=False) for plan in placements]
-        for _ in range(iterations + warmup):
-            for trainer in trainers:
-                trainer.step()
-        for trainer in trainers:
-            trainer.envs.close()
-    return {t.placement.name: Timing(tuple(t.iteration_seconds[warmup:])) for t in trainers}
+    config = replace(config, total_steps=(iterations + warmup) * config.batch_size)
+    return interleaved_costs(
+        lambda plan: PPOTrainer(config, plan, seed, count_copies=False),
+        placements,
+        iterations,
+        warmup,
+        threads,
+    )
 
 
 def width_sweep(

@@ -7,6 +7,7 @@ from hetero_tutorial import claims, ledger, results
 from hetero_tutorial.claims import Status, claim, group_by_kind, judge
 from hetero_tutorial.errors import UsageError
 from hetero_tutorial.results import Record, RecordError
+from hetero_tutorial.solutions.claims_ledger import speedup_and_time_saved
 
 GPU = {"type": "cuda", "device": "cuda:0", "name": "Test GPU"}
 
@@ -211,3 +212,29 @@ def test_readme_ledger_matches_the_reference_records():
     assert section.group(1) == ledger.readme_table(), (
         "run: python -m hetero_tutorial ledger --readme"
     )
+
+
+def test_takeaways_follow_the_verdicts():
+    table = ledger.rows({"gpu box": group_by_kind([_crossover(step_gpu=0.5)]), "laptop": {}})
+    lines = ledger.takeaways(table, "gpu box")
+    assert "2 held, 1 did not hold" in lines[0]  # C2 and C3 held, C1 did not
+    assert any(line.startswith("Did not hold: C1") for line in lines)
+    laptop = ledger.takeaways(table, "laptop")
+    assert any("Not measured yet" in line for line in laptop)
+
+
+def test_every_claim_has_a_quick_benchmark_for_what_it_needs():
+    from hetero_tutorial import cli
+
+    parser = cli.build_parser()
+    for each in claims.CLAIMS:
+        for kind in each.needs:
+            for arguments, _ in ledger.QUICK_BENCHMARKS[kind]:
+                parser.parse_args(["bench", *arguments, "--json", "x.json"])
+
+
+def test_solution_speedup_and_time_saved():
+    speedup, saved = speedup_and_time_saved(72.0, 53.0)
+    assert speedup == pytest.approx(1.3585, abs=1e-4) and saved == pytest.approx(0.2639, abs=1e-4)
+    with pytest.raises(ValueError):
+        speedup_and_time_saved(0.0, 1.0)
