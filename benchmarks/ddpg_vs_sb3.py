@@ -20,6 +20,7 @@ under 1% of a chunk, counts against it).
     .venv/bin/pip install -r benchmarks/requirements.txt
     .venv/bin/python benchmarks/ddpg_vs_sb3.py                  # 10 rounds of 200 steps, ~1 min
     .venv/bin/python benchmarks/ddpg_vs_sb3.py --threads 2 --core none
+    .venv/bin/python benchmarks/ddpg_vs_sb3.py --reference      # also data/reference/<machine>/
 
 Writes data/results/bench.ddpg_vs_sb3.json. SB3 is a comparison peer only: the
 package and its tests never import it.
@@ -117,6 +118,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
     parser.add_argument("--core", default="1", help="CPU core to pin the process to, or 'none'")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--reference", action="store_true", help="also write it under data/reference/<machine>/"
+    )
     args = parser.parse_args()
     if args.core != "none":
         os.sched_setaffinity(0, {int(args.core)})
@@ -148,6 +152,9 @@ def main() -> None:
     print("\n".join(f"{k}: {v}" for k, v in summary.items()))
     record = results.Record("bench.ddpg_vs_sb3", fields, provenance)
     print(f"record written to {results.save(record)}")
+    if args.reference:
+        path = results.save(record, directory=results.reference_directory(record))
+        print(f"reference written to {path}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,11 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="folder for executed copies (default build/notebooks)",
     )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also save the run times as a reference record under data/reference/<machine>/",
+    )
 
 
 def _add_ledger(commands: argparse._SubParsersAction) -> None:
@@ -47,7 +52,7 @@ def _add_ledger(commands: argparse._SubParsersAction) -> None:
         description="Writes data/results/ledger.json and ledger.md and prints the table.",
     )
     parser.add_argument(
-        "--readme", action="store_true", help="regenerate README's table from data/reference/"
+        "--readme", action="store_true", help="regenerate README's tables from data/reference/"
     )
 
 
@@ -116,7 +121,9 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "run":
         from hetero_tutorial.runner import run_notebooks
 
-        return run_notebooks(quick=args.quick, only=args.only, out=args.out)
+        return run_notebooks(
+            quick=args.quick, only=args.only, out=args.out, reference=args.reference
+        )
     if args.command == "ledger":
         return _run_ledger(args.readme)
     return _run_bench(args, argv)
@@ -126,8 +133,10 @@ def _run_ledger(readme: bool) -> int:
     from hetero_tutorial import ledger
 
     if readme:
-        ledger.update_readme()
-        print(f"README ledger regenerated from {results.REFERENCE_DIR}")
+        from hetero_tutorial import readme as readme_tables
+
+        readme_tables.update()
+        print(f"README tables regenerated from {results.REFERENCE_DIR}")
         return 0
     json_path, md_path = ledger.write()
     print(md_path.read_text())

@@ -66,9 +66,15 @@ def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> float:
 
 
 def run_notebooks(
-    quick: bool = False, only: list[str] | None = None, out: Path | None = None
+    quick: bool = False,
+    only: list[str] | None = None,
+    out: Path | None = None,
+    reference: bool = False,
 ) -> int:
-    """Execute the notebooks (full mode unless ``quick``); 0 if all ran, 1 if any failed."""
+    """Execute the notebooks (full mode unless ``quick``); 0 if all ran, 1 if any failed.
+
+    ``reference``: also save the run times as a reference record of this machine.
+    """
     out_dir = out or BUILD_DIR
     paths = notebook_paths(only)
     os.environ[QUICK_ENV_VAR] = "1" if quick else "0"
@@ -91,6 +97,9 @@ def run_notebooks(
         results.provenance(quick=quick),
     )
     print(f"run times written to {results.save(record, directory=results.RESULTS_DIR / mode)}")
+    if reference and not failures:
+        path = results.save(record, directory=results.reference_directory(record), tag=mode)
+        print(f"reference run times written to {path}")
     json_path, md_path = ledger.write()
     print(f"claims ledger for this machine written to {md_path} (and {json_path.name})")
     if failures:
