@@ -27,7 +27,6 @@ which are labelled synthetic wherever they are reported.
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import time
 from collections.abc import Sequence
@@ -42,9 +41,8 @@ from torch import nn
 from hetero_tutorial.allocator import Workload, ppo_shaped_loss
 from hetero_tutorial.devices import Placement, synchronize
 from hetero_tutorial.errors import UsageError
-from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DiscreteActorCritic, NatureCNN
-from hetero_tutorial.ppo import gae
+from hetero_tutorial.ppo import gae, place_policy
 from hetero_tutorial.sweeps import interleaved_costs
 from hetero_tutorial.timing import Timing
 
@@ -212,18 +210,8 @@ class CNNTrainer:
         torch.manual_seed(seed)
         self.rng = torch.Generator().manual_seed(seed)  # every random draw, on the CPU
         num_actions = int(self.envs.single_action_space.n)
-        policy_cpu = CNNActorCritic(num_actions, config.hidden, config.channels)
-        self.learner = copy.deepcopy(policy_cpu).to(placement.update)
-        self.rollout_policy = (
-            self.learner
-            if placement.rollout == placement.update
-            else policy_cpu.to(placement.rollout)
-        )
-        self.learner_flat = FlatParameters(self.learner)  # as PPOTrainer does
-        self.rollout_flat = (
-            self.learner_flat
-            if self.rollout_policy is self.learner
-            else FlatParameters(self.rollout_policy, with_grad=False)
+        self.learner, self.rollout_policy, self.learner_flat, self.rollout_flat = place_policy(
+            CNNActorCritic(num_actions, config.hidden, config.channels), placement
         )
         self.optimizer = torch.optim.Adam(
             [self.learner_flat.parameter], lr=config.learning_rate, eps=1e-5, fused=True

@@ -292,6 +292,25 @@ class PPORun:
         }
 
 
+def place_policy(
+    policy_cpu: nn.Module, placement: Placement
+) -> tuple[nn.Module, nn.Module, FlatParameters, FlatParameters]:
+    """``(learner, rollout policy, learner's flat parameters, rollout policy's)`` for a placement.
+
+    The learner lives on the update device. The rollout uses the learner itself when
+    both phases share a device, otherwise a copy on the rollout device, refreshed with
+    ``rollout_flat.copy_from(learner_flat)``: one copy of all the weights. Every
+    network's parameters live in one flat tensor, so zeroing, clipping, the optimizer
+    step and the weight sync are one or two calls each (see flat.py).
+    """
+    learner = copy.deepcopy(policy_cpu).to(placement.update)
+    learner_flat = FlatParameters(learner)
+    if placement.rollout == placement.update:
+        return learner, learner, learner_flat, learner_flat
+    rollout_policy = policy_cpu.to(placement.rollout)
+    return learner, rollout_policy, learner_flat, FlatParameters(rollout_policy, with_grad=False)
+
+
 class PPOTrainer:
     """One PPO run's state, advanced one iteration at a time.
 
@@ -322,20 +341,8 @@ class PPOTrainer:
         self.obs, _ = self.envs.reset(seed=seed)
         torch.manual_seed(seed)
         self.rng = torch.Generator().manual_seed(seed)  # every random draw, on the CPU
-        policy_cpu = make_policy(self.spec, config.hidden)
-        self.learner = copy.deepcopy(policy_cpu).to(placement.update)
-        self.rollout_policy = (
-            self.learner
-            if placement.rollout == placement.update
-            else policy_cpu.to(placement.rollout)
-        )
-        # Each network's parameters live in one flat tensor: zeroing, clipping, the optimizer
-        # step and the weight sync are then one or two calls each (see flat.py).
-        self.learner_flat = FlatParameters(self.learner)
-        self.rollout_flat = (
-            self.learner_flat
-            if self.rollout_policy is self.learner
-            else FlatParameters(self.rollout_policy, with_grad=False)
+        self.learner, self.rollout_policy, self.learner_flat, self.rollout_flat = place_policy(
+            make_policy(self.spec, config.hidden), placement
         )
         self.optimizer = torch.optim.Adam(
             [self.learner_flat.parameter], lr=config.learning_rate, eps=1e-5, fused=True

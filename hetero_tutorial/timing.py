@@ -117,23 +117,8 @@ def measure(
     resolution or the cost of a synchronisation). ``sync`` replaces the device
     synchronisation (tests inject a hook to prove where it is called).
     """
-    if repeats < 1 or inner < 1 or warmup < 0:
-        raise UsageError(
-            f"need repeats >= 1, inner >= 1, warmup >= 0; got {repeats}, {inner}, {warmup}"
-        )
-    wait = _sync_hook(device, sync)
-    samples = []
-    with torch_threads(threads):
-        for _ in range(warmup):
-            fn()
-        for _ in range(repeats):
-            wait()
-            start = time.perf_counter()
-            for _ in range(inner):
-                fn()
-            wait()
-            samples.append((time.perf_counter() - start) / inner)
-    return Timing(tuple(samples))
+    options = {"warmup": warmup, "repeats": repeats, "inner": inner, "threads": threads}
+    return compare({"fn": fn}, device=device, sync=sync, **options)["fn"]
 
 
 def compare(
@@ -149,10 +134,15 @@ def compare(
     """Time several designs side by side, interleaving their repeats (A, B, A, B, ...).
 
     Interleaving spreads any drift in machine speed evenly over the designs, so
-    the ratio of their medians is fair even when absolute times are not.
+    the ratio of their medians is fair even when absolute times are not. Options
+    as in :func:`measure`; every design is warmed up before any is timed.
     """
     if not candidates:
         raise UsageError("compare() needs at least one candidate")
+    if repeats < 1 or inner < 1 or warmup < 0:
+        raise UsageError(
+            f"need repeats >= 1, inner >= 1, warmup >= 0; got {repeats}, {inner}, {warmup}"
+        )
     wait = _sync_hook(device, sync)
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     with torch_threads(threads):
