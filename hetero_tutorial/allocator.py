@@ -46,7 +46,7 @@ from torch import nn
 
 from hetero_tutorial.devices import Placement, devices_here, placement, synchronize
 from hetero_tutorial.envs import env_spec
-from hetero_tutorial.errors import UsageError
+from hetero_tutorial.errors import UsageError, require_minibatch_fits, require_positive
 from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import PairedMLP
 from hetero_tutorial.ppo import PPOConfig, gae, make_policy
@@ -123,14 +123,9 @@ class Workload:
     """a label for tables, e.g. ``"mlp-256"``"""
 
     def __post_init__(self) -> None:
-        for size in ("num_envs", "num_steps", "minibatch_size", "gradient_steps"):
-            if getattr(self, size) < 1:
-                raise UsageError(f"{size} must be at least 1, got {getattr(self, size)}")
-        if self.minibatch_size > self.batch_size:
-            raise UsageError(
-                f"minibatch_size {self.minibatch_size} is larger than a rollout "
-                f"({self.num_envs} envs x {self.num_steps} steps); lower it or collect more steps"
-            )
+        names = ("num_envs", "num_steps", "minibatch_size", "gradient_steps")
+        require_positive(**{name: getattr(self, name) for name in names})
+        require_minibatch_fits(self.minibatch_size, self.num_envs, self.num_steps)
         if not isinstance(self.observation_space, gym.spaces.Box):
             raise UsageError(f"observations must be a Box space, got {self.observation_space}")
         if not isinstance(self.action_space, gym.spaces.Discrete | gym.spaces.Box):

@@ -40,7 +40,7 @@ from torch import nn
 
 from hetero_tutorial.allocator import Workload, ppo_shaped_loss
 from hetero_tutorial.devices import Placement, synchronize
-from hetero_tutorial.errors import UsageError
+from hetero_tutorial.errors import UsageError, require_minibatch_fits, require_positive
 from hetero_tutorial.nets import DiscreteActorCritic, NatureCNN
 from hetero_tutorial.ppo import gae, place_policy
 from hetero_tutorial.sweeps import interleaved_costs
@@ -98,14 +98,9 @@ class CNNConfig:
             raise UsageError(
                 f"frames must be one of {', '.join(FRAME_SOURCES)}; got {self.frames!r}"
             )
-        for name in ("num_envs", "num_steps", "minibatch_size", "update_epochs", "hidden"):
-            if getattr(self, name) < 1:
-                raise UsageError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.minibatch_size > self.batch_size:
-            raise UsageError(
-                f"minibatch_size {self.minibatch_size} is larger than a rollout "
-                f"({self.num_envs} envs x {self.num_steps} steps); lower it or collect more steps"
-            )
+        names = ("num_envs", "num_steps", "minibatch_size", "update_epochs", "hidden")
+        require_positive(**{name: getattr(self, name) for name in names})
+        require_minibatch_fits(self.minibatch_size, self.num_envs, self.num_steps)
 
 
 class CNNActorCritic(DiscreteActorCritic):

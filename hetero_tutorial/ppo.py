@@ -36,7 +36,7 @@ from torch.profiler import record_function
 
 from hetero_tutorial.devices import Placement
 from hetero_tutorial.envs import EnvSpec, env_spec, evaluate, make_vector_env
-from hetero_tutorial.errors import UsageError
+from hetero_tutorial.errors import UsageError, require_minibatch_fits, require_positive
 from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DiscreteActorCritic, GaussianActorCritic
 from hetero_tutorial.timing import PhaseTimer, torch_threads
@@ -108,16 +108,16 @@ class PPOConfig:
 
     def validate(self) -> None:
         """Raise a clear error for settings that cannot work."""
-        for name in ("total_steps", "num_envs", "num_steps", "hidden", "minibatch_size"):
-            if getattr(self, name) < 1:
-                raise UsageError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.update_epochs < 1:
-            raise UsageError(f"update_epochs must be at least 1, got {self.update_epochs}")
-        if self.minibatch_size > self.batch_size:
-            raise UsageError(
-                f"minibatch_size {self.minibatch_size} is larger than a rollout "
-                f"(num_envs x num_steps = {self.batch_size}); lower it or collect more steps"
-            )
+        names = (
+            "total_steps",
+            "num_envs",
+            "num_steps",
+            "hidden",
+            "minibatch_size",
+            "update_epochs",
+        )
+        require_positive(**{name: getattr(self, name) for name in names})
+        require_minibatch_fits(self.minibatch_size, self.num_envs, self.num_steps)
         if not (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1):
             raise UsageError("gamma must lie in (0, 1] and gae_lambda in [0, 1]")
 
