@@ -39,14 +39,23 @@ class RecordError(UsageError):
     """A file that is not a valid hetero-tutorial record."""
 
 
+NOTEBOOK_ENV_VAR = "HETERO_TUTORIAL_NOTEBOOK"
+"""Set by ``python -m hetero_tutorial run`` to the notebook it executes, for provenance."""
+
+
+def _current_command() -> str:
+    """The command line of this process, or the notebook it runs (a kernel's argv says nothing)."""
+    if "ipykernel" in sys.modules:
+        return os.environ.get(NOTEBOOK_ENV_VAR, "a Jupyter notebook")
+    return " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
+
+
 def provenance(command: str | None = None, quick: bool | None = None) -> dict[str, Any]:
     """Where and how a measurement is being made: machine, versions, date, command, mode."""
     return {
         "fingerprint": fingerprint(),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": command
-        if command is not None
-        else " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "command": command if command is not None else _current_command(),
         "quick": quick_mode() if quick is None else quick,
     }
 

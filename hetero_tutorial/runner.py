@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 from hetero_tutorial import ledger, results
 from hetero_tutorial.calibration import calibrate
 from hetero_tutorial.errors import UsageError
-from hetero_tutorial.modes import QUICK_ENV_VAR
+from hetero_tutorial.modes import QUICK_ENV_VAR, quick_mode
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 NOTEBOOKS_DIR = REPO_DIR / "notebooks"
@@ -46,6 +46,10 @@ def notebook_paths(only: list[str] | None = None) -> list[Path]:
 def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> float:
     """Run one notebook top to bottom in a fresh kernel; write the executed copy; return seconds."""
     notebook = nbformat.read(path, as_version=4)
+    mode = "quick" if quick_mode() else "full"
+    os.environ[results.NOTEBOOK_ENV_VAR] = (
+        f"notebooks/{path.name} ({mode} mode, python -m hetero_tutorial run)"
+    )
     code_cells = sum(1 for cell in notebook.cells if cell.cell_type == "code")
     progress.reset(total=code_cells)
     progress.set_description(path.stem)
