@@ -298,28 +298,57 @@ def test_solution_prices_every_candidate_as_the_allocator_does():
         assert got == pytest.approx(candidate.total)
 
 
-def rows_for(seconds: dict[str, float], network: str = "net") -> list[dict]:
-    """Comparison rows; "all-cpu" and the allocator ran on the CPU, the other plans elsewhere."""
+GPU_ALL, SPLIT, CPU_ALL = ("cuda:0",) * 3, ("cpu", "cpu", "cuda:0"), ("cpu",) * 3
+PLAN_DEVICES = {
+    "fixed-rule": GPU_ALL,
+    "hybrid": SPLIT,
+    "all-cpu": CPU_ALL,
+    "all-accelerator": GPU_ALL,
+}
+
+
+def rows_for(
+    seconds: dict[str, float], allocator_devices=SPLIT, network: str = "net"
+) -> list[dict]:
+    """Comparison rows: each plan on its preset's devices, the allocator on the given ones."""
+    devices = {**PLAN_DEVICES, "allocator": allocator_devices}
     return [
         {"network": network, "plan": plan, "seconds_per_iteration": s, "total_seconds": 2 * s,
          "decision_seconds": 0.5 if plan == "allocator" else None,
-         "rollout": "cpu", "storage": "cpu", "update": "cpu" if plan in ("all-cpu", "allocator")
-         else "cuda:0"}
+         **dict(zip(("rollout", "storage", "update"), devices[plan], strict=True))}
         for plan, s in seconds.items()
     ]  # fmt: skip
 
 
-def test_criterion_compares_with_the_best_fixed_plan_and_the_articles_rule():
+def test_criterion_compares_configurations_not_lucky_twins():
     seconds = {"fixed-rule": 2.0, "hybrid": 1.0, "all-cpu": 1.2, "all-accelerator": 3.0}
+    # The allocator chose the hybrid devices: the same configuration as the best fixed plan,
+    # measured twice (1.0 and 1.04); their gap is noise, so the slowdown is zero.
     (row,) = allocator_study.criterion(rows_for({**seconds, "allocator": 1.04}))
-    assert row["best_fixed"] == "hybrid" and row["slowdown"] == pytest.approx(0.04)
-    assert row["within_tolerance"] and row["decision_ok"]
-    assert row["saved_vs_fixed_rule"] == pytest.approx(0.48)
-    assert row["same_devices_spread"] == pytest.approx(1.2 / 1.04 - 1)  # all-cpu vs allocator
-    (slow,) = allocator_study.criterion(rows_for({**seconds, "allocator": 1.2}))
-    assert not slow["within_tolerance"]
+    assert row["best_fixed"] == "hybrid" and row["slowdown"] == pytest.approx(0.0)
+    assert row["within_tolerance"] and row["decision_ok"] and row["configurations"] == 3
+    assert row["same_devices_spread"] == pytest.approx(0.04)
+    # the fixed rule's devices (all on the accelerator) ran twice: 2.0 and 3.0, median 2.5
+    assert row["saved_vs_fixed_rule"] == pytest.approx(1 - 1.02 / 2.5)
+    # Choosing the CPU when the split is faster is 20% slower: outside the tolerance.
+    (slow,) = allocator_study.criterion(rows_for({**seconds, "allocator": 1.2}, CPU_ALL))
+    assert slow["slowdown"] == pytest.approx(0.2) and not slow["within_tolerance"]
+    # A configuration no fixed plan has, and cheaper than all of them: negative slowdown.
+    (found,) = allocator_study.criterion(
+        rows_for({**seconds, "allocator": 0.5}, ("cuda:0", "cpu", "cpu"))
+    )
+    assert found["slowdown"] == pytest.approx(-0.5)
     with pytest.raises(UsageError, match="lack some of the plans"):
         allocator_study.criterion(rows_for(seconds))
+
+
+def test_criterion_holds_trivially_with_one_device():
+    seconds = {plan: 1.0 + 0.1 * i for i, plan in enumerate(allocator_study.PLANS)}
+    rows = [
+        {**row, "rollout": "cpu", "storage": "cpu", "update": "cpu"} for row in rows_for(seconds)
+    ]
+    (row,) = allocator_study.criterion(rows)
+    assert row["configurations"] == 1 and row["slowdown"] == 0 and row["within_tolerance"]
 
 
 def test_compare_runs_five_plans_per_network_and_reads_as_a_curriculum():
