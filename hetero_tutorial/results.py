@@ -90,7 +90,7 @@ class Record:
         accel = machine.get("accelerator")
         if accel:
             return f"{accel.get('name', accel['type'])}"
-        cores = machine.get("usable_cores")
+        cores = machine.get("cpu_logical_cores")
         return f"{machine.get('cpu_model', 'unknown CPU')} ({cores} cores, no GPU)"
 
     def to_json(self) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def machine_slug(facts: dict[str, Any]) -> str:
     if accel:
         name = accel.get("name") or accel["type"]
     else:
-        name = f"{facts.get('cpu_model', 'cpu')} {facts.get('usable_cores')} cores"
+        name = f"{facts.get('cpu_model', 'cpu')} {facts.get('cpu_logical_cores')} cores"
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 

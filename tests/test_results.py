@@ -76,5 +76,12 @@ def test_reference_records_go_to_a_folder_named_after_the_machine():
     record = Record("bench.demo", {})
     record.provenance["fingerprint"]["accelerator"] = {"type": "cuda", "name": "NVIDIA H200"}
     assert results.reference_directory(record) == results.REFERENCE_DIR / "nvidia-h200"
-    record.provenance["fingerprint"].update(accelerator=None, cpu_model="AMD EPYC", usable_cores=2)
+    facts = {
+        "accelerator": None,
+        "cpu_model": "AMD EPYC",
+        "cpu_logical_cores": 2,
+        "usable_cores": 1,
+    }
+    record.provenance["fingerprint"].update(facts)  # pinned to one core: still the same machine
     assert results.machine_slug(record.provenance["fingerprint"]) == "amd-epyc-2-cores"
+    assert record.hardware == "AMD EPYC (2 cores, no GPU)"
