@@ -218,14 +218,31 @@ def record_py_spy(
 def _check_recording(done: subprocess.CompletedProcess, raw: Path) -> None:
     """Explain a failed recording: py-spy refused, or the profiled program itself failed."""
     lines = (done.stderr or "").strip().splitlines()
-    if "Traceback (most recent call last):" in lines:  # py-spy exits 0 when its target fails
-        raise UsageError("the profiled program failed:\n" + "\n".join(lines[-8:]))
+    traceback = _target_traceback(lines)
+    if traceback:  # py-spy may exit 0 when its target fails, or fail itself afterwards
+        raise UsageError("the profiled program failed:\n" + "\n".join(traceback[-8:]))
     if done.returncode != 0 or not raw.exists() or not raw.read_text().strip():
         reason = lines[-1] if lines else f"exit status {done.returncode}"
         raise UsageError(
             f"py-spy could not sample the program here ({reason}). Containers may forbid "
             "it; the cProfile path (cprofile_call) still works."
         )
+
+
+def _target_traceback(lines: list[str]) -> list[str]:
+    """The profiled program's last Python traceback in py-spy's stderr, up to its error line.
+
+    A target that dies at once can leave py-spy failing to attach, and py-spy then
+    prints its own error and Rust backtrace after the program's traceback.
+    """
+    header = "Traceback (most recent call last):"
+    if header not in lines:
+        return []
+    start = len(lines) - 1 - lines[::-1].index(header)
+    for end in range(start + 1, len(lines)):
+        if lines[end] and not lines[end][0].isspace():  # the unindented "SomeError: ..." line
+            return lines[start : end + 1]
+    return lines[start:]
 
 
 def make_profile(

@@ -2,6 +2,7 @@
 
 import json
 import re
+import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
@@ -266,6 +267,31 @@ def test_a_failing_target_is_reported(py_spy, tmp_path):
     target = [sys.executable, "-c", "raise RuntimeError('boom')"]
     with pytest.raises(UsageError, match="boom"):
         profiling.profile_command(target, "fails", out_dir=tmp_path)
+
+
+PY_SPY_FAILING_AFTER_ITS_TARGET = """\
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+RuntimeError: boom
+Error: Failed to get process executable name. Check that the process is running.
+
+Caused by:
+    0: No such file or directory (os error 2)
+
+Stack backtrace:
+   0: <E as anyhow::context::ext::StdError>::ext_context
+   1: py_spy::python_process_info::PythonProcessInfo::new
+   2: py_spy::python_spy::PythonSpy::new
+   3: py_spy::python_spy::PythonSpy::retry_new
+   4: std::sys::backtrace::__rust_begin_short_backtrace
+"""
+
+
+def test_a_target_that_dies_before_py_spy_attaches_is_reported_by_its_own_error(tmp_path):
+    done = subprocess.CompletedProcess([], 1, stdout="", stderr=PY_SPY_FAILING_AFTER_ITS_TARGET)
+    with pytest.raises(UsageError, match="RuntimeError: boom") as caught:
+        profiling._check_recording(done, tmp_path / "missing.txt")
+    assert "py_spy::" not in str(caught.value)
 
 
 def test_missing_py_spy_explains_and_cprofile_still_works(monkeypatch, tmp_path):
