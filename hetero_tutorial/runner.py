@@ -47,9 +47,7 @@ def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> float:
     """Run one notebook top to bottom in a fresh kernel; write the executed copy; return seconds."""
     notebook = nbformat.read(path, as_version=4)
     mode = "quick" if quick_mode() else "full"
-    os.environ[results.NOTEBOOK_ENV_VAR] = (
-        f"notebooks/{path.name} ({mode} mode, python -m hetero_tutorial run)"
-    )
+    command = f"notebooks/{path.name} ({mode} mode, python -m hetero_tutorial run)"
     code_cells = sum(1 for cell in notebook.cells if cell.cell_type == "code")
     progress.reset(total=code_cells)
     progress.set_description(path.stem)
@@ -62,7 +60,7 @@ def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> float:
     )
     start = time.perf_counter()
     try:
-        client.execute()
+        client.execute(env={**os.environ, results.NOTEBOOK_ENV_VAR: command})  # the kernel's only
     finally:
         out_dir.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, out_dir / path.name)

@@ -1,10 +1,13 @@
 import json
+import os
 
+import nbformat
 import pytest
+from tqdm import tqdm
 
 from hetero_tutorial import cli, results
 from hetero_tutorial.doctor import collect, healthy, render
-from hetero_tutorial.runner import notebook_paths
+from hetero_tutorial.runner import execute_notebook, notebook_paths
 
 
 def test_doctor_reports_and_writes_json(tmp_path, capsys):
@@ -47,3 +50,20 @@ def test_notebooks_are_found_in_order():
     names = [path.name for path in notebook_paths()]
     assert names == sorted(names) and names[0].startswith("00_")
     assert [p.name for p in notebook_paths(["0"])] == [names[0]]
+
+
+def test_a_notebook_run_names_the_notebook_in_its_kernel_only(tmp_path):
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "from hetero_tutorial import results\nprint(results.provenance()['command'])"
+            )
+        ]
+    )
+    path = tmp_path / "07_example.ipynb"
+    nbformat.write(notebook, path)
+    with tqdm(disable=True) as progress:
+        execute_notebook(path, tmp_path / "out", progress)
+    executed = nbformat.read(tmp_path / "out" / path.name, as_version=4)
+    assert "notebooks/07_example.ipynb" in executed.cells[0].outputs[0]["text"]
+    assert results.NOTEBOOK_ENV_VAR not in os.environ  # the runner's own records name the runner
