@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m ipykernel install --user --name hetero-tutorial --display-name "Python (hetero-tutorial)"
 	touch $(STAMP)
 
+# Containers often run as root, which Jupyter refuses unless told.
 lab: setup ## open JupyterLab on notebooks/
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 test: setup lint unit notebooks ## lint, unit tests, and every notebook under nbmake in quick mode
 
