@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from hetero_tutorial.devices import accelerator
+from hetero_tutorial.devices import accelerator, resolve_device
 from hetero_tutorial.errors import UsageError
 
 DESIGNS = ("transition", "trajectory", "tensor")
@@ -104,6 +104,7 @@ class ReplayBuffer(ABC):
         """How many transitions the buffer holds; the oldest are overwritten beyond it."""
         self.obs_dim = _check_positive(obs_dim, "obs_dim")
         self.action_dim = _check_positive(action_dim, "action_dim")
+        self._devices: dict[torch.device | str, torch.device] = {}
 
     @abstractmethod
     def __len__(self) -> int:
@@ -142,7 +143,19 @@ class ReplayBuffer(ABC):
                 f"asked for a batch of {batch_size} but only {len(self)} transitions can be "
                 "sampled yet; collect more first (DDPG's learning_starts) or sample fewer."
             )
-        return self._sample(batch_size, torch.device(device))
+        return self._sample(batch_size, self._resolve(device))
+
+    def _resolve(self, device: torch.device | str) -> torch.device:
+        """``device`` checked by :func:`resolve_device` (a clear error if it is not here).
+
+        ``"meta"`` (a device without data) passes: it stands in for an accelerator
+        when counting copies on a machine without one. Remembered per device:
+        sampling asks for the same one every step, and resolving costs microseconds.
+        """
+        if device not in self._devices:
+            meta = torch.device(device) if str(device) == "meta" else None
+            self._devices[device] = meta or resolve_device(device)
+        return self._devices[device]
 
     @abstractmethod
     def _store(self, transition: Transition) -> None: ...
@@ -277,7 +290,7 @@ class TensorReplayBuffer(ReplayBuffer):
         seed: int = 0,
     ) -> None:
         super().__init__(capacity, obs_dim, action_dim)
-        self.device = torch.device(device)
+        self.device = self._resolve(device)
         if pin_memory and (
             self.device.type != "cpu" or getattr(accelerator(), "type", None) != "cuda"
         ):
@@ -288,7 +301,9 @@ class TensorReplayBuffer(ReplayBuffer):
         self.pin_memory = pin_memory
         # Column widths of a row: obs, action, next_obs, then reward and the two flags.
         self._widths = (obs_dim, action_dim, obs_dim, 3)
-        self._rows = torch.zeros((capacity, sum(self._widths)), dtype=torch.float32, device=device)
+        self._rows = torch.zeros(
+            (capacity, sum(self._widths)), dtype=torch.float32, device=self.device
+        )
         self._host_rows = self._rows.numpy() if self.device.type == "cpu" else None  # shares memory
         self._generator = torch.Generator(device=self.device).manual_seed(seed)
         self._next = 0

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 
 from hetero_tutorial.buffers import DESIGNS, Batch, make_buffer
 from hetero_tutorial.devices import PLACEMENT_NAMES, Placement, placement
-from hetero_tutorial.errors import UsageError
+from hetero_tutorial.errors import UsageError, require_positive
 from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DeterministicActor, QCritic
 from hetero_tutorial.timing import torch_threads
@@ -89,6 +89,7 @@ class DDPGConfig:
     def __post_init__(self) -> None:
         if self.buffer not in DESIGNS:
             raise UsageError(f"buffer must be one of {', '.join(DESIGNS)}; got {self.buffer!r}")
+        require_positive(count_copies_steps=self.count_copies_steps)
         if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps:
             raise UsageError(
                 f"need 0 < learning_starts ({self.learning_starts}) < total_steps "
@@ -97,12 +98,18 @@ class DDPGConfig:
             )
         # The trajectory buffer cannot sample its open (last, unfinished) segment yet.
         held_back = self.segment_length if self.buffer == "trajectory" else 0
+        why = " (the trajectory buffer holds back its open segment)" if held_back else ""
         if self.batch_size + held_back > self.learning_starts:
-            why = " (the trajectory buffer holds back its open segment)" if held_back else ""
             raise UsageError(
                 f"batch_size ({self.batch_size}) is too large for learning_starts "
                 f"({self.learning_starts}): the first update would ask for more transitions "
                 f"than can be sampled{why}. Raise learning_starts or lower batch_size."
+            )
+        if self.batch_size + held_back > self.buffer_capacity:
+            raise UsageError(
+                f"batch_size ({self.batch_size}) does not fit in buffer_capacity "
+                f"({self.buffer_capacity}){why}: no number of steps could fill a batch. "
+                "Raise buffer_capacity or lower batch_size."
             )
 
 
@@ -119,7 +126,8 @@ class DDPG:
                 f"has {space} and observations {env.observation_space}."
             )
         obs_dim, action_dim = env.observation_space.shape[0], space.shape[0]
-        low, high = torch.as_tensor(space.low), torch.as_tensor(space.high)
+        low = torch.as_tensor(space.low, dtype=torch.float32)  # float64 bounds would make the
+        high = torch.as_tensor(space.high, dtype=torch.float32)  # actor's output float64
         self.config, self.place = config, place
         torch.manual_seed(config.seed)
         self.actor = DeterministicActor(obs_dim, action_dim, low, high, config.hidden)

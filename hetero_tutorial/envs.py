@@ -10,6 +10,7 @@ episode's end is a reset that must be masked out of training).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -79,9 +80,18 @@ def make_vector_env(env_id: str, num_envs: int) -> SyncVectorEnv:
         raise UsageError(f"num_envs must be at least 1, got {num_envs}")
     env_spec(env_id)
     return SyncVectorEnv(
-        [lambda: gym.make(env_id) for _ in range(num_envs)],
+        [lambda: _float32_observations(gym.make(env_id)) for _ in range(num_envs)],
         autoreset_mode=AutoresetMode.SAME_STEP,
     )
+
+
+def _float32_observations(env: gym.Env) -> gym.Env:
+    """The networks are float32; MuJoCo-style float64 observations are cast as they arrive."""
+    if env.observation_space.dtype == np.float32:
+        return env
+    with warnings.catch_warnings():  # gymnasium warns that the bounds lose precision: intended
+        warnings.simplefilter("ignore")
+        return gym.wrappers.DtypeObservation(env, np.float32)
 
 
 def evaluate(

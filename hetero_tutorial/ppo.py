@@ -120,6 +120,14 @@ class PPOConfig:
         require_minibatch_fits(self.minibatch_size, self.num_envs, self.num_steps)
         if not (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1):
             raise UsageError("gamma must lie in (0, 1] and gae_lambda in [0, 1]")
+        if self.norm_adv and self.minibatch_size < 2:
+            raise UsageError(
+                "minibatch_size 1 with norm_adv: one advantage has no standard deviation, and "
+                "normalising it would turn every weight into NaN. Use minibatches of 2 or more."
+            )
+        for name in ("learning_rate", "clip_coef", "max_grad_norm"):
+            if not getattr(self, name) > 0:
+                raise UsageError(f"{name} must be positive, got {getattr(self, name)}")
 
 
 TUNED: dict[str, dict[str, Any]] = {

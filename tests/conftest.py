@@ -1,5 +1,36 @@
+import gymnasium as gym
+import numpy as np
+import pytest
 import torch
 
 # Small networks run fastest on one thread here, and one thread keeps the timing-free tests
 # quick even when other processes share the machine's cores.
 torch.set_num_threads(1)
+
+
+class Float64Pendulum(gym.Wrapper):
+    """Pendulum-v1 with float64 observation and action spaces, as MuJoCo environments have."""
+
+    def __init__(self) -> None:
+        super().__init__(gym.make("Pendulum-v1"))
+        for name in ("observation_space", "action_space"):
+            space = getattr(self.env, name)
+            low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+            setattr(self, name, gym.spaces.Box(low, high, dtype=np.float64))
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return obs.astype(np.float64), info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
+        return obs.astype(np.float64), reward, terminated, truncated, info
+
+
+@pytest.fixture(scope="session")
+def float64_env_id() -> str:
+    """The id of a registered environment whose spaces are float64."""
+    env_id = "Float64Pendulum-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=Float64Pendulum, max_episode_steps=200)
+    return env_id

@@ -231,6 +231,16 @@ def test_other_bad_settings_are_refused():
         TrajectoryReplayBuffer(10, OBS_DIM, ACTION_DIM, segment_length=20)
     with pytest.raises(UsageError, match="obs_dim"):
         make_buffer("tensor", 10, 0, ACTION_DIM)
+    with pytest.raises(UsageError, match="Available"):
+        make_buffer("tensor", 10, OBS_DIM, ACTION_DIM, device="gpu")
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_sampling_to_a_device_that_is_not_here_is_refused(design):
+    buf = buffer(design, capacity=100)
+    add_steps(buf, range(1, 31))
+    with pytest.raises(UsageError, match="Available"):
+        buf.sample(4, "cuda:7")
 
 
 @pytest.mark.skipif(

@@ -183,11 +183,21 @@ def test_a_result_needs_a_finished_run():
         ({"total_steps": 1000, "learning_starts": 1000}, "learning_starts"),
         ({"batch_size": 512, "learning_starts": 256}, "batch_size"),
         ({"buffer": "trajectory", "batch_size": 256, "learning_starts": 256}, "open segment"),
+        ({"count_copies_steps": 0}, "count_copies_steps"),
+        ({"count_copies_steps": -50}, "count_copies_steps"),
+        ({"buffer_capacity": 16, "batch_size": 32}, "buffer_capacity"),
     ],
 )
 def test_bad_settings_are_refused(overrides, message):
     with pytest.raises(UsageError, match=message):
         DDPGConfig(**overrides)
+
+
+def test_float64_spaces_train_like_float32_ones(float64_env_id):
+    tiny = {"total_steps": 160, "learning_starts": 40, "batch_size": 16, "hidden": 16}
+    tiny |= {"count_copies_steps": 10, "eval_episodes": 1}
+    result = train(DDPGConfig(env_id=float64_env_id, **tiny))
+    assert np.isfinite(result.eval_return_mean)
 
 
 def test_discrete_actions_are_refused():

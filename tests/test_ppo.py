@@ -1,4 +1,5 @@
 import time
+from dataclasses import replace
 
 import gymnasium as gym
 import numpy as np
@@ -96,6 +97,12 @@ def test_copies_per_step_on_an_accelerator():
     assert hybrid.copies["weight_sync"]["count_per_iteration"] == 1
 
 
+def test_float64_observations_are_cast_for_the_float32_networks(float64_env_id):
+    config = replace(PPOConfig.tuned("Pendulum-v1", **TINY), env_id=float64_env_id)
+    run = train(config, placement("all-cpu"), seed=0, eval_episodes=1)
+    assert run.env_steps == config.total_steps and np.isfinite(run.eval_returns).all()
+
+
 def test_bad_settings_are_clear_errors():
     with pytest.raises(UsageError, match="unknown environment"):
         train(PPOConfig(env_id="NoSuchEnv-v0"), placement("all-cpu"))
@@ -103,6 +110,10 @@ def test_bad_settings_are_clear_errors():
         train(PPOConfig(num_envs=1, num_steps=8, minibatch_size=64), placement("all-cpu"))
     with pytest.raises(UsageError, match="unknown PPO setting"):
         PPOConfig.tuned("CartPole-v1", learning_rat=1e-3)
+    with pytest.raises(UsageError, match="NaN"):  # one advantage cannot be normalised
+        PPOConfig(num_envs=1, num_steps=8, minibatch_size=1).validate()
+    with pytest.raises(UsageError, match="clip_coef"):
+        PPOConfig(clip_coef=-0.2).validate()
 
 
 def test_unsupported_action_space_is_a_clear_error():
