@@ -306,18 +306,23 @@ class DDPGRun:
             for step in range(self.steps_done, end):
                 if step < self.timed_steps:
                     start = time.perf_counter()
-                    self.step(step)
+                    episode_ended = self.step(step)
                     seconds = time.perf_counter() - start
                     self.clock += seconds
                     if step >= self.config.learning_starts:
                         self.update_seconds += seconds
                 else:
                     with self.copies:
-                        self.step(step, self.copies.phase)
+                        episode_ended = self.step(step, self.copies.phase)
+                if episode_ended:  # its last step's time included
+                    self.episode_end_clock.append(self.clock)
         self.steps_done = end
 
-    def step(self, step: int, phase: PhaseContext = _untracked) -> None:
-        """Environment step number ``step``: act, step, store, then sample and update."""
+    def step(self, step: int, phase: PhaseContext = _untracked) -> bool:
+        """Environment step number ``step``: act, step, store, then sample and update.
+
+        Returns whether the step ended an episode.
+        """
         config, agent = self.config, self.agent
         with phase("rollout"):
             if step < config.learning_starts:
@@ -329,10 +334,10 @@ class DDPGRun:
             self.buffer.add(self.obs, action, reward, next_obs, terminated, truncated)
         self.obs = next_obs
         self.episode_return += float(reward)
-        if terminated or truncated:
+        episode_ended = bool(terminated or truncated)
+        if episode_ended:
             self.episode_returns.append(self.episode_return)
             self.episode_end_steps.append(step + 1)
-            self.episode_end_clock.append(self.clock)
             self.obs, _ = self.env.reset()
             self.episode_return = 0.0
         if step >= config.learning_starts:
@@ -340,6 +345,7 @@ class DDPGRun:
                 batch = self.buffer.sample(config.batch_size, self.place.update)
             with phase("update"):
                 agent.update(batch)
+        return episode_ended
 
     def median_episode_seconds(self) -> float:
         """Median seconds of the timed episodes run entirely with updates (NaN if none)."""

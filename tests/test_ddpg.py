@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from hetero_tutorial import ddpg as ddpg_module
 from hetero_tutorial.buffers import DESIGNS, Batch
 from hetero_tutorial.ddpg import (
     DDPG,
@@ -167,6 +168,22 @@ def test_interleaved_runs_learn_exactly_as_runs_alone():
         alone = train(config)
         assert together[design].episode_returns == alone.episode_returns
         assert together[design].eval_returns == alone.eval_returns
+
+
+def test_an_episode_is_timed_through_its_last_step(monkeypatch):
+    class OneSecondPerStep:  # advance() times a step between two readings of the clock
+        now = 0.0
+
+        def perf_counter(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    monkeypatch.setattr(ddpg_module, "time", OneSecondPerStep())
+    run = DDPGRun(DDPGConfig(**SMALL, total_steps=700, learning_starts=200))
+    run.advance(700)
+    assert run.episode_end_steps[:3] == [200, 400, 600]  # Pendulum episodes: 200 steps
+    assert run.episode_end_clock[:3] == [200.0, 400.0, 600.0]
+    assert run.median_episode_seconds() == 200.0
 
 
 def test_a_result_needs_a_finished_run():
