@@ -311,6 +311,7 @@ class LiveMeter:
         self.generator = torch.Generator().manual_seed(seed)
         self.target_sample_s, self.max_inner = target_sample_s, max_inner
         self._networks: dict[torch.device, nn.Module] = {}
+        self._flats: dict[torch.device, FlatParameters] = {}
         self._calls: dict[Cell, tuple[Callable[[], object], Callable[[], None]]] = {}
         self._inner: dict[Cell, int] = {}
 
@@ -347,6 +348,16 @@ class LiveMeter:
             self._networks[device] = copy.deepcopy(self.workload.network).to(device)
         return self._networks[device]
 
+    def _flat(self, device: torch.device) -> FlatParameters:
+        """The network on ``device``, flattened once.
+
+        Flattening again would move its weights away from the tensor that an earlier
+        cell's optimiser or weight sync holds.
+        """
+        if device not in self._flats:
+            self._flats[device] = FlatParameters(self._network(device))
+        return self._flats[device]
+
     def _rollout(self, device: torch.device) -> Callable[[], torch.Tensor]:
         """One vector step's policy work: observations in, act, store the results, actions out."""
         w, g = self.workload, self.generator
@@ -382,8 +393,7 @@ class LiveMeter:
     def _update(self, device: torch.device) -> Callable[[], None]:
         """One gradient step: gather a minibatch from the rollout on ``device``, loss, Adam."""
         w, g = self.workload, self.generator
-        policy = self._network(device)
-        flat = FlatParameters(policy)  # as PPOTrainer steps it
+        policy, flat = self._network(device), self._flat(device)  # as PPOTrainer steps it
         optimizer = torch.optim.Adam([flat.parameter], lr=1e-6, eps=1e-5, fused=True)
         obs, actions = w.observations(w.batch_size, g), w.actions(w.batch_size, g)
         scalars = torch.randn(3, w.batch_size, generator=g)  # old log-probs, advantages, returns
@@ -409,8 +419,7 @@ class LiveMeter:
 
     def _weight_sync(self, source: torch.device, target: torch.device) -> Callable[[], None]:
         """The learner's weights (on ``source``) copied into the rollout's copy (on ``target``)."""
-        learner = FlatParameters(self._network(source), with_grad=False)
-        rollout_policy = FlatParameters(self._network(target), with_grad=False)
+        learner, rollout_policy = self._flat(source), self._flat(target)
         return lambda: rollout_policy.copy_from(learner)
 
 

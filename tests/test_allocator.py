@@ -201,6 +201,15 @@ def test_the_live_meter_times_every_phase():
     ]
     meter.prepare(cells)
     assert all(meter.sample(cell) > 0 and meter.sample(cell) > 0 for cell in cells)
+    # the update's optimiser still steps the weights the network uses, after the weight sync
+    weights = torch.cat(
+        [p.detach().flatten() for p in meter._network(torch.device("cpu")).parameters()]
+    )
+    meter.sample(cells[2])
+    after = torch.cat(
+        [p.detach().flatten() for p in meter._network(torch.device("cpu")).parameters()]
+    )
+    assert not torch.equal(weights, after)
 
 
 def test_a_live_decision_on_this_machine_is_quick_and_explained():
