@@ -205,10 +205,14 @@ def _c8(records: Records) -> Verdict:
     trajectory = _newest(records, "bench.ddpg", buffer="trajectory")
     speedup = transition.data["seconds_per_episode"] / trajectory.data["seconds_per_episode"]
     spreads = (transition.data["eval_return_spread"], trajectory.data["eval_return_spread"])
-    text = (
-        f"trajectory buffer {speedup:.2f}x the transition buffer's speed; spread of greedy "
-        f"returns over seeds {spreads[0]:.0f} (transition) vs {spreads[1]:.0f} (trajectory)"
+    seeds = min(len(record.data["seeds"]) for record in (transition, trajectory))
+    stability = (
+        f"spread of greedy returns over {seeds} seeds {spreads[0]:.0f} (transition) vs "
+        f"{spreads[1]:.0f} (trajectory)"
+        if seeds > 1
+        else "one seed, so no spread over seeds to compare"
     )
+    text = f"trajectory buffer {speedup:.2f}x the transition buffer's speed; {stability}"
     return Verdict(_held(speedup >= 1.1), text, speedup)
 
 
@@ -333,14 +337,17 @@ CLAIMS: tuple[Claim, ...] = (
 """Every claim of the article, in the order of ``seed/CLAIMS.md``."""
 
 
-def judge(claim: Claim, records: Records) -> Verdict:
-    """The claim's verdict from ``records``; ``not measured yet`` when a needed kind is absent."""
+def judge(claim: Claim, records: Records, here: bool = True) -> Verdict:
+    """The claim's verdict from ``records``; ``not measured yet`` when a needed kind is absent.
+
+    ``here``: the records are this machine's, so the remedy is to run a notebook;
+    a reference machine's missing record is only reported.
+    """
     missing = [kind for kind in claim.needs if not records.get(kind)]
     if missing:
-        return Verdict(
-            Status.MISSING,
-            f"needs {', '.join(missing)}: run notebook {claim.notebook} (or its bench command)",
-        )
+        needs = ", ".join(missing)
+        remedy = f"run notebook {claim.notebook} (or its bench command)" if here else "no record"
+        return Verdict(Status.MISSING, f"needs {needs}: {remedy}")
     return claim.judge(records)
 
 

@@ -39,7 +39,7 @@ def rows(by_machine: dict[str, Records]) -> list[dict[str, Any]]:
     table = []
     for claim in CLAIMS:
         for machine, records in by_machine.items():
-            verdict = judge(claim, records)
+            verdict = judge(claim, records, here=machine == THIS_MACHINE)
             table.append(
                 {
                     "claim": claim.id,
@@ -198,7 +198,8 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     if needs_gpu:
         lines.append(
             f"{', '.join(needs_gpu)} compare a CPU with an accelerator, so this machine cannot "
-            "answer them: the reference columns (machines with GPUs) do, where they exist."
+            "answer them: reference columns from machines with a GPU do, where "
+            "data/reference/ has them."
         )
     if missing:
         lines.append(f"Not measured yet: {', '.join(missing)}; run the notebooks named above.")

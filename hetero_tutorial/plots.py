@@ -7,6 +7,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
 
@@ -173,7 +174,7 @@ def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None =
     by_phase.set_title("in transfers and waits, per phase")
     by_phase.legend()
     for ax in (overall, by_phase):
-        ax.yaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))
+        ax.yaxis.set_major_formatter(ticker.PercentFormatter(1.0))
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return fig
@@ -248,6 +249,10 @@ def curves_by_design(
     return fig
 
 
+_RATIO_TICKS = (0.1, 0.2, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+"""Ratios labelled on a log axis of ratios (a log axis alone labels only powers of ten)."""
+
+
 def claim_ratios(table: Sequence[dict[str, Any]]) -> Figure:
     """The article's ratio beside each machine's measured one, for claims that state a ratio.
 
@@ -266,10 +271,19 @@ def claim_ratios(table: Sequence[dict[str, Any]]) -> Figure:
     for index, (label, values) in enumerate(series.items()):
         color = "0.6" if label == "article" else f"C{index - 1}"
         positions = [p + index * height for p in range(len(claims))]
-        ax.barh(positions, values, height, label=label, color=color)
+        # Bars grow from 1 (no difference): rightwards for a ratio above 1, leftwards below.
+        ax.barh(
+            positions, np.asarray(values, float) - 1.0, height, left=1.0, label=label, color=color
+        )
     ax.axvline(1.0, color="k", lw=0.8)
     ax.set_yticks([p + 0.4 - height / 2 for p in range(len(claims))], claims)
     ax.set_xscale("log")
+    finite = [v for values in series.values() for v in values if np.isfinite(v)] + [1.0]
+    low, high = min(finite) / 1.15, max(finite) * 1.15
+    ax.set_xlim(low, high)
+    ax.xaxis.set_major_locator(ticker.FixedLocator([t for t in _RATIO_TICKS if low <= t <= high]))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}x"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel("ratio, as each claim defines it (1 = no difference)")
     ax.legend(loc="best")
     ax.grid(axis="x", alpha=0.3)

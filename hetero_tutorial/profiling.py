@@ -544,10 +544,13 @@ def torch_profile(
     return TorchProfile(rows, trace, names, iterations)
 
 
-def reference_profiles() -> list[tuple[Record, str | None]]:
-    """Recorded ``bench.profile`` references (``data/reference/``), each with its SVG if stored."""
+def reference_profiles(with_accelerator: bool = False) -> list[tuple[Record, str | None]]:
+    """Recorded ``bench.profile`` references (``data/reference/``), each with its SVG if stored.
+
+    ``with_accelerator``: only profiles recorded on a machine with an accelerator.
+    """
     found = []
-    for record in load_references("bench.profile"):
+    for record in load_references("bench.profile", with_accelerator):
         svg = ROOT / record.data.get("flamegraph_svg", "")
         found.append((record, svg.read_text() if svg.is_file() else None))
     return found

@@ -169,6 +169,20 @@ def load_all(directory: str | Path, kind: str | None = None) -> list[Record]:
     return [r for r in records if kind is None or r.kind == kind]
 
 
-def load_references(kind: str | None = None) -> list[Record]:
-    """The committed reference records (``data/reference/``), optionally of one kind."""
-    return load_all(REFERENCE_DIR, kind)
+NO_ACCELERATOR_REFERENCES = (
+    "No reference records from a machine with an accelerator in data/reference/ yet."
+)
+"""What a notebook prints where it would show GPU reference records and there are none."""
+
+
+def load_references(kind: str | None = None, with_accelerator: bool = False) -> list[Record]:
+    """The committed reference records (``data/reference/``), optionally of one kind.
+
+    ``with_accelerator``: only those measured on a machine with an accelerator, for
+    the notebooks' sections that show what a GPU does (a CPU-only record has nothing
+    to say there).
+    """
+    records = load_all(REFERENCE_DIR, kind)
+    if with_accelerator:
+        records = [r for r in records if r.provenance["fingerprint"].get("accelerator")]
+    return records

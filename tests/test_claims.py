@@ -116,9 +116,10 @@ def test_c6_and_c9_from_the_hybrid_record():
     assert _verdict("C9", _hybrid(1, 1, _sweep(1.4, 1.4))).status == Status.NOT_HELD
 
 
-def _ddpg(buffer, seconds_per_episode, spread=10.0):
+def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2)):
     data = {
         "buffer": buffer,
+        "seeds": list(seeds),
         "seconds_per_episode": seconds_per_episode,
         "eval_return_spread": spread,
     }
@@ -126,11 +127,14 @@ def _ddpg(buffer, seconds_per_episode, spread=10.0):
 
 
 def test_c8_is_measurable_on_a_cpu():
-    assert (
-        _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0)).status == Status.HELD
-    )
+    held = _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0))
+    assert held.status == Status.HELD and "over 3 seeds 10 (transition)" in held.measured
     slow = _verdict("C8", _ddpg("transition", 50.0), _ddpg("trajectory", 53.0))
     assert slow.status == Status.NOT_HELD
+    one_seed = _verdict(
+        "C8", _ddpg("transition", 72.0, 0.0, [0]), _ddpg("trajectory", 53.0, 0.0, [0])
+    )
+    assert "no spread" in one_seed.measured
 
 
 def _allocator(within=(True, True), saved=0.25, updates=("cpu", "cuda:0")):
@@ -169,6 +173,9 @@ def test_no_verdict_without_the_named_measurement():
         assert verdict.status == expected, each.id
     # a rule never runs without its record: C1 given only other kinds is still "not measured yet"
     assert _verdict("C1", _ppo(0.1)).status == Status.MISSING
+    # here the remedy is a notebook to run; a reference machine's gap is only reported
+    assert "run notebook 00" in judge(claims.CLAIMS[0], {}).measured
+    assert judge(claims.CLAIMS[0], {}, here=False).measured == "needs bench.crossover: no record"
 
 
 def test_newest_record_of_a_kind_wins():

@@ -67,6 +67,17 @@ def test_load_all_filters_by_kind(tmp_path):
     assert results.load_all(tmp_path / "absent") == []
 
 
+def test_references_can_be_limited_to_machines_with_an_accelerator(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path)
+    cpu_only, gpu = Record("bench.a", {"v": 1}), Record("bench.a", {"v": 2})
+    cpu_only.provenance["fingerprint"]["accelerator"] = None
+    gpu.provenance["fingerprint"]["accelerator"] = {"type": "cuda", "name": "NVIDIA H200"}
+    results.save(cpu_only, tmp_path / "cpu" / "a.json")
+    results.save(gpu, tmp_path / "gpu" / "a.json")
+    assert sorted(r.data["v"] for r in results.load_references("bench.a")) == [1, 2]
+    assert [r.data["v"] for r in results.load_references("bench.a", with_accelerator=True)] == [2]
+
+
 def test_committed_reference_records_all_load():
     for record in results.load_references():
         assert record.provenance["fingerprint"]
