@@ -1,9 +1,10 @@
 """Self-checking exercises: compare a learner's function with the package's solution.
 
 In a notebook the exercise cell defines the learner's function (a stub that
-raises ``NotImplementedError`` until it is filled in; the cell is tagged
-``raises-exception`` so the notebook still runs) and calls :func:`check`. The
-solutions live in :mod:`hetero_tutorial.solutions` and are tested.
+raises ``NotImplementedError`` until it is filled in, which :func:`check` reports
+as not attempted yet) and calls :func:`check`. A wrong answer raises; the cell is
+tagged ``raises-exception`` so the notebook still runs. The solutions live in
+:mod:`hetero_tutorial.solutions` and are tested.
 """
 
 from __future__ import annotations
@@ -54,10 +55,16 @@ def check(
 ) -> Any:
     """Call both functions on the same inputs; print "Correct" or raise with both answers.
 
-    Returns the learner's answer so the notebook can go on using it.
+    Returns the learner's answer so the notebook can go on using it (None while the
+    learner's function is still the stub that raises ``NotImplementedError``).
     """
     expected = solution(*args, **kwargs)
-    got = learner(*args, **kwargs)
+    try:
+        got = learner(*args, **kwargs)
+    except NotImplementedError as stub:
+        hint = f" (hint: {stub})" if str(stub) else ""
+        print(f"Not attempted yet{hint}: replace the raise with your code and run the cell again.")
+        return None
     if not _same(got, expected, rtol, atol):
         raise AssertionError(f"Not yet: your function returned {got!r}; expected {expected!r}.")
     print(f"Correct: {got!r}")

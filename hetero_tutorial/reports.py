@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from IPython.display import Markdown
 
 from hetero_tutorial.ppo import PPORun
@@ -41,3 +43,21 @@ def ppo_runs_table(runs: dict[str, PPORun]) -> Markdown:
         "gpu_percent": _percent,
     }
     return markdown_table(rows, columns, formats)
+
+
+def ddpg_placements_table(rows: list[dict[str, Any]]) -> Markdown:
+    """One row per placement of :func:`hetero_tutorial.ddpg.placement_comparison`."""
+    columns = {
+        "placement": "placement",
+        "env_steps_per_s": "steps/s",
+        "copies_per_1000_samples": "copies / 1000 samples",
+        "copies_by_phase": "copies of the counted steps, by phase",
+    }
+    formats = {
+        "env_steps_per_s": "{:.0f}".format,
+        "copies_per_1000_samples": "{:.0f}".format,
+        "copies_by_phase": lambda phases: (
+            ", ".join(f"{phase} {copies['count']}" for phase, copies in phases.items()) or "none"
+        ),
+    }
+    return markdown_table(rows, columns, formats=formats)

@@ -22,6 +22,7 @@ from hetero_tutorial.ddpg import (
 )
 from hetero_tutorial.devices import accelerator, placement
 from hetero_tutorial.errors import UsageError
+from hetero_tutorial.reports import ddpg_placements_table
 from hetero_tutorial.solutions.replay_buffers import td_target
 
 SMALL = {"hidden": 32, "batch_size": 32, "eval_episodes": 1, "count_copies_steps": 20}
@@ -147,6 +148,10 @@ def test_placement_comparison_reports_every_placement():
         assert row["env_steps_per_s"] > 0
         if accelerator() is None:
             assert row["copies_per_1000_samples"] == 0
+    table = ddpg_placements_table(rows).data
+    assert "| all-cpu |" in table and ("| none |" in table) == (accelerator() is None)
+    counted = {"sample": {"count": 600, "bytes": 1, "non_blocking": 0}}
+    assert "| sample 600 |" in ddpg_placements_table([{**rows[0], "copies_by_phase": counted}]).data
 
 
 def test_exercise_solution_td_target_bootstraps_on_truncation_only():
