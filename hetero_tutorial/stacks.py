@@ -316,8 +316,15 @@ class TransferShares:
 
     @property
     def stderr(self) -> float:
-        """Binomial standard error of :attr:`share`: how far sampling alone may move it."""
-        return math.sqrt(self.share * (1 - self.share) / self.total)
+        """Standard error of :attr:`share`: how far sampling alone may move it.
+
+        Agresti-Coull: the binomial error with two samples added on each side, so a
+        share of 0 or 1 from few samples still shows its uncertainty (none of 50
+        samples in transfers gives +-2.6%, where the plain formula claims +-0).
+        """
+        n = self.total + 4
+        p = (sum(self.transfer.values()) + 2) / n
+        return math.sqrt(p * (1 - p) / n)
 
     def by_phase(self) -> dict[str, float]:
         """Within each phase, the fraction of its samples spent in transfers."""

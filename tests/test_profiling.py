@@ -143,7 +143,9 @@ def test_transfer_shares_of_constructed_stacks(known):
     assert shares.transfer == {"rollout": 50, "update": 30}
     assert shares.outside == 45
     assert shares.share == pytest.approx(0.4)
-    assert shares.stderr == pytest.approx((0.4 * 0.6 / 200) ** 0.5)
+    assert shares.stderr == pytest.approx((82 / 204 * 122 / 204 / 204) ** 0.5)  # Agresti-Coull
+    none_of_50 = stacks.TransferShares({"rollout": 50}, {"rollout": 0}, {}, 0)
+    assert none_of_50.share == 0 and none_of_50.stderr == pytest.approx(0.026, abs=5e-4)
     assert shares.by_phase() == {"rollout": 0.5, "update": 0.3}
     assert shares.phase_share() == {"rollout": 0.5, "update": 0.5}
     assert shares.operations == {
