@@ -151,9 +151,10 @@ def main() -> None:
     summary = {k: v for k, v in fields.items() if k not in ("steps_per_s", "round_ratios")}
     print("\n".join(f"{k}: {v}" for k, v in summary.items()))
     record = results.Record("bench.ddpg_vs_sb3", fields, provenance)
-    print(f"record written to {results.save(record)}")
+    tag = None if args.threads == 1 else f"{args.threads}-threads"  # one record per setting
+    print(f"record written to {results.save(record, tag=tag)}")
     if args.reference:
-        path = results.save(record, directory=results.reference_directory(record))
+        path = results.save(record, directory=results.reference_directory(record), tag=tag)
         print(f"reference written to {path}")
 
 
