@@ -150,11 +150,11 @@ class ReplayBuffer(ABC):
 
         ``"meta"`` (a device without data) passes: it stands in for an accelerator
         when counting copies on a machine without one. Remembered per device:
-        sampling asks for the same one every step, and resolving costs microseconds.
+        sampling asks for the same one every step, and resolving costs a microsecond or two.
         """
         if device not in self._devices:
-            meta = torch.device(device) if str(device) == "meta" else None
-            self._devices[device] = meta or resolve_device(device)
+            meta = str(device) == "meta"
+            self._devices[device] = torch.device("meta") if meta else resolve_device(device)
         return self._devices[device]
 
     @abstractmethod

@@ -83,19 +83,23 @@ def available_devices() -> list[str]:
     return names
 
 
+def _available() -> str:
+    """The device strings :func:`resolve_device` accepts here, for error messages."""
+    return ", ".join(available_devices())
+
+
 def resolve_device(spec: str | torch.device) -> torch.device:
     """Turn a device string into a device that exists here, or explain what does.
 
     Accepts ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``, ``"xpu"``, and
     ``"accelerator"`` (the accelerator :func:`accelerator` finds).
     """
-    available = ", ".join(available_devices())
     if isinstance(spec, str) and spec.strip().lower() == "accelerator":
         found = accelerator()
         if found is None:
             raise DeviceError(
                 "asked for 'accelerator' but this machine has none (no CUDA, MPS or XPU device "
-                f"visible to PyTorch {torch.__version__}). Available: {available}. "
+                f"visible to PyTorch {torch.__version__}). Available: {_available()}. "
                 "Use 'cpu', or the 'all-cpu' placement."
             )
         return found
@@ -103,12 +107,12 @@ def resolve_device(spec: str | torch.device) -> torch.device:
         device = torch.device(spec.strip().lower() if isinstance(spec, str) else spec)
     except (RuntimeError, TypeError) as error:
         raise DeviceError(
-            f"unknown device {spec!r}. Available on this machine: {available} "
+            f"unknown device {spec!r}. Available on this machine: {_available()} "
             "(or 'accelerator' for the first accelerator found)."
         ) from error
     if device.type != "cpu" and device.type not in ACCELERATOR_TYPES:
         raise DeviceError(
-            f"device type {device.type!r} is not one the tutorial uses. Available: {available}."
+            f"device type {device.type!r} is not one the tutorial uses. Available: {_available()}."
         )
     count = _device_count(device.type)
     index = device.index or 0
@@ -116,7 +120,7 @@ def resolve_device(spec: str | torch.device) -> torch.device:
         present = "not present" if count == 0 else f"only {count} {device.type} device(s) here"
         raise DeviceError(
             f"asked for {str(device)!r}, which is {present} on this machine. "
-            f"Available: {available}."
+            f"Available: {_available()}."
         )
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())

@@ -323,7 +323,7 @@ class TransferShares:
         samples in transfers gives +-2.6%, where the plain formula claims +-0).
         """
         n = self.total + 4
-        p = (sum(self.transfer.values()) + 2) / n
+        p = (self.share * self.total + 2) / n  # share explains a profile with no samples
         return math.sqrt(p * (1 - p) / n)
 
     def by_phase(self) -> dict[str, float]:
