@@ -52,8 +52,14 @@ LEARNING_RATE = 1e-3
 NOISE = 0.1
 
 
-def ours(total_steps: int, threads: int, seed: int) -> Callable[[int], None]:
-    """Our DDPG after its random steps; the returned function advances it ``n`` steps."""
+def ours(
+    total_steps: int, threads: int, seed: int, adapt: Callable[[DDPGRun], None] | None = None
+) -> Callable[[int], None]:
+    """Our DDPG after its random steps; the returned function advances it ``n`` steps.
+
+    ``adapt``, if given, may change the run before its first step (another benchmark
+    swaps in a different update this way).
+    """
     config = DDPGConfig(
         total_steps=total_steps + 100,  # room for the copy-counted steps, never reached here
         learning_starts=LEARNING_STARTS,
@@ -66,6 +72,8 @@ def ours(total_steps: int, threads: int, seed: int) -> Callable[[int], None]:
         seed=seed,
     )
     run = DDPGRun(config)
+    if adapt is not None:
+        adapt(run)
     run.advance(LEARNING_STARTS)
     return run.advance
 

@@ -88,6 +88,19 @@ def speed_table() -> str:
                 _provenance(record),
             )
         )
+    for record in results.load_references("bench.ddpg_written_out"):
+        speeds = record.data["median_steps_per_s"]
+        lines.append(
+            _ratio_row(
+                "DDPG as above, 1 thread, backward written out by hand "
+                "(benchmarks/ddpg_written_out.py, not the package's), vs SB3",
+                speeds["written_out"],
+                speeds["sb3"],
+                record.data["median_round_ratio"]["written_out/sb3"],
+                "—",
+                _provenance(record),
+            )
+        )
     if len(lines) == 2:
         return "No peer benchmark recorded yet (see benchmarks/README.md)."
     return "\n".join(lines)
