@@ -116,12 +116,13 @@ def test_c6_and_c9_from_the_hybrid_record():
     assert _verdict("C9", _hybrid(1, 1, _sweep(1.4, 1.4))).status == Status.NOT_HELD
 
 
-def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2)):
+def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2), by_seed=None):
     data = {
         "buffer": buffer,
         "seeds": list(seeds),
         "seconds_per_episode": seconds_per_episode,
         "eval_return_spread": spread,
+        "runs": [{"seconds_per_episode": s} for s in by_seed or [seconds_per_episode] * len(seeds)],
     }
     return _record("bench.ddpg", data, gpu=False)
 
@@ -134,7 +135,18 @@ def test_c8_is_measurable_on_a_cpu():
     one_seed = _verdict(
         "C8", _ddpg("transition", 72.0, 0.0, [0]), _ddpg("trajectory", 53.0, 0.0, [0])
     )
-    assert "no spread" in one_seed.measured
+    assert "no spread" in one_seed.measured and "per seed" not in one_seed.measured
+
+
+def test_c8_needs_every_seed_faster_and_shows_their_range():
+    steady = _verdict(
+        "C8", _ddpg("transition", 72.0, by_seed=[70, 72, 75]), _ddpg("trajectory", 53.0)
+    )
+    assert steady.status == Status.HELD and "(per seed 1.32-1.42x)" in steady.measured
+    one_seed_slower = _verdict(
+        "C8", _ddpg("transition", 72.0, by_seed=[72, 72, 50]), _ddpg("trajectory", 53.0)
+    )
+    assert one_seed_slower.status == Status.NOT_HELD
 
 
 def _allocator(within=(True, True), saved=0.25, updates=("cpu", "cuda:0")):
