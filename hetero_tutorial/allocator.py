@@ -281,11 +281,18 @@ def calls_per_iteration(phase: str, workload: Workload) -> int:
 class Meter(Protocol):
     """Times cells. :class:`LiveMeter` times real work; tests inject fakes."""
 
+    def start(self, devices: Sequence[torch.device]) -> None:
+        """Start the devices (a CUDA device loads its context and libraries on first use)."""
+
     def prepare(self, cells: Sequence[Cell]) -> None:
         """Build and warm up everything the cells will time."""
 
     def sample(self, cell: Cell) -> float:
         """Seconds of one call of the cell's work."""
+
+
+_STARTED_DEVICES: set[str] = set()
+"""Devices this process has used already (see :meth:`LiveMeter.start`)."""
 
 
 class LiveMeter:
@@ -314,6 +321,21 @@ class LiveMeter:
         self._flats: dict[torch.device, FlatParameters] = {}
         self._calls: dict[Cell, tuple[Callable[[], object], Callable[[], None]]] = {}
         self._inner: dict[Cell, int] = {}
+
+    def start(self, devices: Sequence[torch.device]) -> None:
+        """Run a tiny forward and backward pass on each device not yet started in this process.
+
+        A CUDA device's first use loads its context, cuBLAS and kernels, often for
+        over a second: a cost of the process, paid once, not of any placement. Paid
+        inside a decision's budget it would leave no time to measure the device, and
+        the first decision would never choose it.
+        """
+        for device in devices:
+            if str(device) not in _STARTED_DEVICES:
+                x = torch.ones(8, 8, device=device, requires_grad=True)
+                (x @ x).sum().backward()
+                synchronize(device)
+                _STARTED_DEVICES.add(str(device))
 
     def prepare(self, cells: Sequence[Cell]) -> None:
         for cell in cells:
@@ -394,7 +416,7 @@ class LiveMeter:
         """One gradient step: gather a minibatch from the rollout on ``device``, loss, Adam."""
         w, g = self.workload, self.generator
         policy, flat = self._network(device), self._flat(device)  # as PPOTrainer steps it
-        optimizer = torch.optim.Adam([flat.parameter], lr=1e-6, eps=1e-5, fused=True)
+        optimizer = flat.adam(lr=1e-6, eps=1e-5)
         obs, actions = w.observations(w.batch_size, g), w.actions(w.batch_size, g)
         scalars = torch.randn(3, w.batch_size, generator=g)  # old log-probs, advantages, returns
         obs, actions, scalars = obs.to(device), actions.to(device), scalars.to(device)
@@ -788,9 +810,10 @@ class Allocator:
         return decision
 
     def _measure_and_choose(self, workload: Workload) -> Decision:
+        meter = self.meter(workload)
+        meter.start(self.devices)  # before the clock: a device's start-up is not the decision's
         start = self.clock()
         plans = list(candidate_plans(self.devices, self.threads))
-        meter = self.meter(workload)
         samples = self._first_samples(meter, plans, start)
         rounds = self._more_rounds(meter, samples, start)
         costs = {

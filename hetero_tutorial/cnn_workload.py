@@ -208,9 +208,7 @@ class CNNTrainer:
         self.learner, self.rollout_policy, self.learner_flat, self.rollout_flat = place_policy(
             CNNActorCritic(num_actions, config.hidden, config.channels), placement
         )
-        self.optimizer = torch.optim.Adam(
-            [self.learner_flat.parameter], lr=config.learning_rate, eps=1e-5, fused=True
-        )
+        self.optimizer = self.learner_flat.adam(lr=config.learning_rate, eps=1e-5)
         shape = (config.num_steps, config.num_envs)
         frames = torch.zeros((*shape, *NatureCNN.FRAME_SHAPE), dtype=torch.uint8)
         scalars = torch.zeros((*shape, len(COLUMNS)))

@@ -149,13 +149,8 @@ class DDPG:
             if self.rollout_actor is self.actor
             else FlatParameters(self.rollout_actor, with_grad=False)
         )
-        fused = place.update.type in ("cpu", "cuda")
-        self.actor_optimizer = torch.optim.Adam(
-            [self.actor_flat.parameter], lr=config.actor_lr, fused=fused
-        )
-        self.critic_optimizer = torch.optim.Adam(
-            [self.critic_flat.parameter], lr=config.critic_lr, fused=fused
-        )
+        self.actor_optimizer = self.actor_flat.adam(lr=config.actor_lr)
+        self.critic_optimizer = self.critic_flat.adam(lr=config.critic_lr)
         self.low, self.high = space.low, space.high
         self.noise_std = config.exploration_noise * (space.high - space.low) / 2
         self.noise = np.random.default_rng(noise_seed)

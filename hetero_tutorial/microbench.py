@@ -14,6 +14,7 @@ straight into a results record.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -46,6 +47,15 @@ def _check_devices(devices: Sequence[torch.device | str]) -> list[torch.device]:
     return [torch.device(device) for device in devices]
 
 
+def copies_on(module: nn.Module, devices: Sequence[torch.device]) -> dict[torch.device, nn.Module]:
+    """An identical copy of ``module`` on each device.
+
+    Copies, because ``module.to(device)`` moves the module itself: the CPU's entry
+    would end up on the accelerator too.
+    """
+    return {device: copy.deepcopy(module).to(device) for device in devices}
+
+
 def _rollout_forward(
     net: nn.Module, inputs_cpu: torch.Tensor, device: torch.device
 ) -> torch.Tensor:
@@ -72,10 +82,7 @@ def forward_grid(
     torch.manual_seed(seed)
     rows = []
     for width in widths:
-        net_cpu = mlp(GRID_IN_FEATURES, width, GRID_OUT_FEATURES).eval()
-        nets = {
-            device: net_cpu.to(device) if device.type != "cpu" else net_cpu for device in devices
-        }
+        nets = copies_on(mlp(GRID_IN_FEATURES, width, GRID_OUT_FEATURES).eval(), devices)
         for batch_size in batch_sizes:
             inputs_cpu = torch.randn(batch_size, GRID_IN_FEATURES)
             candidates = {
@@ -133,8 +140,7 @@ def policy_step_costs(
     env = gym.make(env_id)
     obs_dim, num_actions = env.observation_space.shape[0], env.action_space.n
     torch.manual_seed(seed)
-    net_cpu = mlp(obs_dim, hidden, num_actions).eval()
-    nets = {device: net_cpu.to(device) if device.type != "cpu" else net_cpu for device in devices}
+    nets = copies_on(mlp(obs_dim, hidden, num_actions).eval(), devices)
     state = {"obs": env.reset(seed=seed)[0]}
 
     def env_step(action: int) -> None:

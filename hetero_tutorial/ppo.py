@@ -352,9 +352,7 @@ class PPOTrainer:
         self.learner, self.rollout_policy, self.learner_flat, self.rollout_flat = place_policy(
             make_policy(self.spec, config.hidden), placement
         )
-        self.optimizer = torch.optim.Adam(
-            [self.learner_flat.parameter], lr=config.learning_rate, eps=1e-5, fused=True
-        )
+        self.optimizer = self.learner_flat.adam(lr=config.learning_rate, eps=1e-5)
         self.storage = RolloutStorage(
             config.num_steps, config.num_envs, self.spec, placement.storage, placement.pin_storage
         )

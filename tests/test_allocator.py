@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from hetero_tutorial import allocator_study, cli, results
+from hetero_tutorial import allocator, allocator_study, cli, results
 from hetero_tutorial.allocator import (
     Allocator,
     Cell,
@@ -50,6 +50,9 @@ class FakeMeter:
     def __init__(self, cost, clock: FakeClock) -> None:
         self.cost, self.clock = cost, clock
         self.samples = 0
+
+    def start(self, devices) -> None:
+        pass
 
     def prepare(self, cells) -> None:
         pass
@@ -390,3 +393,41 @@ def test_bench_allocator_writes_decisions_and_rows(tmp_path):
     assert plans == set(allocator_study.PLANS)
     allocator_rows = [r for r in record.data["rows"] if r["plan"] == "allocator"]
     assert all(r["decision_seconds"] is not None for r in allocator_rows)
+
+
+class SlowToStartMeter(FakeMeter):
+    """A device's first use costs 5 s (a CUDA context loading), wherever it happens."""
+
+    def __init__(self, cost, clock: FakeClock) -> None:
+        super().__init__(cost, clock)
+        self.started: set[str] = set()
+
+    def _use(self, device: str) -> None:
+        if device not in self.started:
+            self.started.add(device)
+            self.clock.now += 5.0
+
+    def start(self, devices) -> None:
+        for device in devices:
+            self._use(str(device))
+
+    def prepare(self, cells) -> None:
+        for cell in cells:
+            self._use(cell.device)
+
+
+def test_a_device_start_up_is_paid_before_the_budget_not_inside_it():
+    clock = FakeClock()
+    chooser = Allocator(
+        devices=[CPU, GPU],
+        threads=(1,),
+        budget_s=1.0,
+        meter=lambda workload: SlowToStartMeter(cheaper_on("cuda"), clock),
+        clock=clock,
+    )
+    decision = chooser.decide(mlp())
+    assert decision.skipped == () and decision.chosen.name == "all-accelerator"
+    assert decision.measure_seconds <= 1.0
+    meter = LiveMeter(mlp())
+    meter.start([torch.device("cpu")])
+    assert "cpu" in allocator._STARTED_DEVICES

@@ -72,3 +72,12 @@ def test_solution_best_batch_per_width():
             _row("cuda:0", 32, 256, 0.1), _row("cpu", 64, 1, 1.0)]  # fmt: skip
     assert best_batch_per_width(rows) == {32: 64, 64: 1}
     assert best_batch_per_width(rows, device="cuda:0") == {32: 256}
+
+
+def test_each_device_gets_its_own_copy_of_the_network():
+    net = torch.nn.Linear(3, 2)
+    cpu, other = torch.device("cpu"), torch.device("meta")  # meta stands in for an accelerator
+    copies = microbench.copies_on(net, [cpu, other])
+    assert copies[cpu].weight.device == cpu and copies[other].weight.device == other
+    assert next(net.parameters()).device == cpu  # the original stays where it was
+    torch.testing.assert_close(copies[cpu].weight, net.weight)
