@@ -291,10 +291,6 @@ class Meter(Protocol):
         """Seconds of one call of the cell's work."""
 
 
-_STARTED_DEVICES: set[str] = set()
-"""Devices this process has used already (see :meth:`LiveMeter.start`)."""
-
-
 class LiveMeter:
     """Times a workload's phases on this machine's devices: warmed up, synchronised, honest.
 
@@ -323,19 +319,23 @@ class LiveMeter:
         self._inner: dict[Cell, int] = {}
 
     def start(self, devices: Sequence[torch.device]) -> None:
-        """Run a tiny forward and backward pass on each device not yet started in this process.
+        """One forward and backward pass of a throwaway copy of the network on each device.
 
-        A CUDA device's first use loads its context, cuBLAS and kernels, often for
-        over a second: a cost of the process, paid once, not of any placement. Paid
-        inside a decision's budget it would leave no time to measure the device, and
-        the first decision would never choose it.
+        The first use of a device, and of a kind of layer on it (cuBLAS for linear
+        layers, cuDNN for convolutions), loads a context, libraries and kernels,
+        often for over a second: a cost of the process, paid once, not of any
+        placement. Paid inside a decision's budget it would leave no time to
+        measure the device, and the decision would never choose it. A batch of two
+        keeps this pass cheap once the device is started.
         """
+        w, g = self.workload, torch.Generator().manual_seed(0)  # leaves self.generator alone
         for device in devices:
-            if str(device) not in _STARTED_DEVICES:
-                x = torch.ones(8, 8, device=device, requires_grad=True)
-                (x @ x).sum().backward()
-                synchronize(device)
-                _STARTED_DEVICES.add(str(device))
+            network = copy.deepcopy(w.network).to(device)
+            obs, actions = w.observations(2, g).to(device), w.actions(2, g).to(device)
+            ppo_shaped_loss(
+                network, obs, actions, *torch.randn(3, 2, generator=g).to(device)
+            ).backward()
+            synchronize(device)
 
     def prepare(self, cells: Sequence[Cell]) -> None:
         for cell in cells:
@@ -749,6 +749,15 @@ def explain(
 # ---------------------------------------------------------------------------------------------
 
 
+def _indexed(spec: torch.device | str) -> torch.device:
+    """The device, with its index where CUDA's was left out (``"cuda"`` and ``"cuda:0"``
+    must name one configuration when plans are grouped by device)."""
+    device = torch.device(spec)
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
 class Allocator:
     """Chooses a placement for a workload from measurements, and remembers it by signature.
 
@@ -773,9 +782,7 @@ class Allocator:
         meter: Callable[[Workload], Meter] = LiveMeter,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self.devices = [
-            torch.device(d) for d in (devices if devices is not None else devices_here())
-        ]
+        self.devices = [_indexed(d) for d in (devices if devices is not None else devices_here())]
         self.threads = tuple(threads if threads is not None else thread_choices())
         if not self.devices or len(set(self.devices)) != len(self.devices):
             raise UsageError(

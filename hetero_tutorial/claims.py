@@ -81,10 +81,17 @@ def _no_accelerator() -> Verdict:
     return Verdict(Status.NOT_MEASURABLE, "no accelerator: nothing to compare the CPU with")
 
 
-def _newest(records: Records, kind: str, **match: Any) -> Record | None:
-    """The newest record of ``kind`` whose fields equal ``match`` (None if there is none)."""
+class _NoMatchingRecord(Exception):
+    """A rule's record kind is there, but not the record it needs (e.g. another placement's)."""
+
+
+def _newest(records: Records, kind: str, **match: Any) -> Record:
+    """The newest record of ``kind`` whose fields equal ``match``."""
     found = [r for r in records.get(kind, []) if all(r.data.get(k) == v for k, v in match.items())]
-    return max(found, key=lambda r: r.provenance["date"], default=None)
+    if not found:
+        wanted = ", ".join(f"{k} {v}" for k, v in match.items())
+        raise _NoMatchingRecord(f"needs a {kind} record with {wanted}")
+    return max(found, key=lambda r: r.provenance["date"])
 
 
 def _accelerator_name(costs: dict[str, Any]) -> str | None:
@@ -357,7 +364,11 @@ def judge(claim: Claim, records: Records, here: bool = True) -> Verdict:
         needs = ", ".join(missing)
         remedy = f"run notebook {claim.notebook} (or its bench command)" if here else "no record"
         return Verdict(Status.MISSING, f"needs {needs}: {remedy}")
-    return claim.judge(records)
+    try:
+        return claim.judge(records)
+    except _NoMatchingRecord as missing_record:
+        remedy = f"run notebook {claim.notebook}" if here else "no record"
+        return Verdict(Status.MISSING, f"{missing_record}: {remedy}")
 
 
 def group_by_kind(records: Iterable[Record]) -> Records:

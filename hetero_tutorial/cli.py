@@ -91,16 +91,27 @@ def _run_bench(args: argparse.Namespace, argv: list[str]) -> int:
     record = results.Record(
         f"bench.{args.benchmark}", fields, results.provenance(command=_command_line(argv))
     )
+    tag = getattr(args, module.RECORD_TAG) if hasattr(module, "RECORD_TAG") else None
     if args.json:
         path = results.save(record, args.json)
     elif args.reference:
-        path = results.save(record, directory=results.reference_directory(record))
+        path = results.save(record, directory=results.reference_directory(record), tag=tag)
     else:
-        path = results.save(record)
+        path = results.save(record, tag=tag)
     summary = {k: v for k, v in fields.items() if not isinstance(v, (list, dict))}
     print(json.dumps(summary, indent=2, default=str))
     print(f"record written to {path}")
     return 0
+
+
+def bench(argv: list[str]) -> int:
+    """``python -m hetero_tutorial bench ARGV...`` from Python (a notebook, say).
+
+    A usage error raises :class:`UsageError` with its explanation, where :func:`main`
+    would exit the process (or a notebook's kernel) with status 2.
+    """
+    argv = ["bench", *argv]
+    return _run_bench(build_parser().parse_args(argv), argv)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 
 from hetero_tutorial.buffers import DESIGNS, Batch, make_buffer
-from hetero_tutorial.devices import PLACEMENT_NAMES, Placement, placement
+from hetero_tutorial.devices import PLACEMENT_NAMES, Placement, placement, synchronize
 from hetero_tutorial.errors import UsageError, require_positive
 from hetero_tutorial.flat import FlatParameters
 from hetero_tutorial.nets import DeterministicActor, QCritic
@@ -302,6 +302,7 @@ class DDPGRun:
                 if step < self.timed_steps:
                     start = time.perf_counter()
                     episode_ended = self.step(step)
+                    synchronize(self.place.update)  # the step's queued update is the step's
                     seconds = time.perf_counter() - start
                     self.clock += seconds
                     if step >= self.config.learning_starts:

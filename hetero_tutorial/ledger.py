@@ -167,9 +167,9 @@ def measure_missing(directory: Path = results.RESULTS_DIR) -> list[str]:
         if have.get(kind):
             continue
         for arguments, tag in QUICK_BENCHMARKS[kind]:
-            argv = ["bench", *arguments, "--json", str(directory / f"bench.{tag}.json")]
-            cli.main(argv)
-            commands.append("python -m hetero_tutorial " + " ".join(argv))
+            argv = [*arguments, "--json", str(directory / f"bench.{tag}.json")]
+            cli.bench(argv)
+            commands.append("python -m hetero_tutorial bench " + " ".join(argv))
     return commands
 
 

@@ -505,8 +505,12 @@ class PPOTrainer:
         smaller than a minibatch is left out of that epoch).
         """
         c = self.config
-        for _ in range(c.update_epochs):
-            order = torch.randperm(len(batch), generator=self.rng).to(batch.device)
+        # Every epoch's order, drawn on the CPU and copied in one go: a copy from pageable
+        # memory waits for the accelerator, so one copy per epoch would stall it per epoch.
+        orders = torch.stack(
+            [torch.randperm(len(batch), generator=self.rng) for _ in range(c.update_epochs)]
+        ).to(batch.device)
+        for order in orders:
             shuffled = self.storage.views(batch[order])  # one gather; minibatches are slices
             for start in range(0, len(batch) - c.minibatch_size + 1, c.minibatch_size):
                 mb = {

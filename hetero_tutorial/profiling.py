@@ -471,13 +471,21 @@ class TorchProfile:
     iterations: int
 
     def top(self, n: int = 12) -> list[dict[str, Any]]:
-        """The events with the most self time (device time when a device was profiled)."""
+        """The operations with the most self time (device time when a device was profiled).
+
+        The phase ranges are left out: they are spans of operations, not operations.
+        """
         key = "self_device_s" if len(self.activities) > 1 else "self_cpu_s"
-        return sorted(self.rows, key=lambda row: row[key], reverse=True)[:n]
+        operations = [row for row in self.rows if not row["annotation"]]
+        return sorted(operations, key=lambda row: row[key], reverse=True)[:n]
 
     def phases(self) -> list[dict[str, Any]]:
-        """The rows of the ``record_function`` ranges that name the training phases."""
-        return [row for row in self.rows if row["name"] in PHASES]
+        """The CPU-side rows of the ``record_function`` ranges that name the training phases.
+
+        With a GPU profiled, each range also appears as a GPU-side annotation row;
+        the CPU side is the one whose time the phase took.
+        """
+        return [row for row in self.rows if row["name"] in PHASES and row["device"] == "cpu"]
 
     def transfers(self) -> list[dict[str, Any]]:
         """The rows that match a transfer pattern (``Memcpy HtoD``/``DtoH`` on a GPU)."""
@@ -503,6 +511,8 @@ def _event_row(event: Any) -> dict[str, Any]:
         "self_cpu_s": event.self_cpu_time_total * 1e-6,
         "device_s": event.device_time_total * 1e-6,
         "self_device_s": event.self_device_time_total * 1e-6,
+        "device": event.device_type.name.lower(),  # "cpu", or "cuda" for a GPU-side event
+        "annotation": bool(event.is_user_annotation),  # a record_function range, not an op
     }
 
 

@@ -253,3 +253,10 @@ def test_solution_speedup_and_time_saved():
     assert speedup == pytest.approx(1.3585, abs=1e-4) and saved == pytest.approx(0.2639, abs=1e-4)
     with pytest.raises(ValueError):
         speedup_and_time_saved(0.0, 1.0)
+
+
+def test_a_kind_without_the_record_a_rule_needs_is_not_measured_yet():
+    only_tensor = _verdict("C8", _ddpg("tensor", 60.0))  # no transition or trajectory record
+    assert only_tensor.status == Status.MISSING
+    expected = "needs a bench.ddpg record with buffer transition: run notebook 04"
+    assert expected in only_tensor.measured

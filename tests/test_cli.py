@@ -7,6 +7,7 @@ from tqdm import tqdm
 
 from hetero_tutorial import cli, results
 from hetero_tutorial.doctor import collect, healthy, render
+from hetero_tutorial.errors import UsageError
 from hetero_tutorial.runner import execute_notebook, notebook_paths
 
 
@@ -67,3 +68,17 @@ def test_a_notebook_run_names_the_notebook_in_its_kernel_only(tmp_path):
     executed = nbformat.read(tmp_path / "out" / path.name, as_version=4)
     assert "notebooks/07_example.ipynb" in executed.cells[0].outputs[0]["text"]
     assert results.NOTEBOOK_ENV_VAR not in os.environ  # the runner's own records name the runner
+
+
+def test_bench_keeps_one_reference_record_per_setting(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path)
+    tiny = ["--steps", "300", "--learning-starts", "100", "--batch-size", "32", "--hidden", "8"]
+    for buffer in ("transition", "tensor"):
+        assert cli.main(["bench", "ddpg", "--buffer", buffer, *tiny, "--reference"]) == 0
+    written = sorted(path.name for path in tmp_path.rglob("*.json"))
+    assert written == ["bench.ddpg.tensor.json", "bench.ddpg.transition.json"]
+
+
+def test_bench_from_python_raises_usage_errors_instead_of_exiting():
+    with pytest.raises(UsageError, match="learning_starts"):
+        cli.bench(["ddpg", "--steps", "300", "--learning-starts", "250"])

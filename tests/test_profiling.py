@@ -339,9 +339,12 @@ def test_torch_profile_names_the_phases(tmp_path):
     profile = profiling.torch_profile(
         _tiny_config(), placement("all-cpu"), warmup=0, out_dir=tmp_path
     )
-    assert {row["name"] for row in profile.phases()} >= {"rollout", "update"}
+    phases = profile.phases()
+    assert {row["name"] for row in phases} >= {"rollout", "update"}
+    assert all(row["annotation"] and row["device"] == "cpu" for row in phases)
     assert all(stacks.match(row["name"], "torch_event") for row in profile.transfers())
-    assert profile.top(3)[0]["self_cpu_s"] > 0
+    top = profile.top(3)
+    assert top[0]["self_cpu_s"] > 0 and not any(row["annotation"] for row in top)
     assert "traceEvents" in json.loads(profile.trace_path.read_text())
 
 

@@ -4,6 +4,9 @@ A benchmark module in this package defines:
 
 * ``add_arguments(parser)``: its command-line options;
 * ``run(args) -> dict``: runs the measurement and returns the record's fields;
+* optionally ``RECORD_TAG``: the option whose value names the record file, for a
+  kind saved once per setting (``bench.ddpg.tensor.json``, ``bench.ppo.hybrid.json``),
+  as the notebooks save them, so that one setting's record does not replace another's;
 
 and its docstring's first line is its help text. The command line adds
 ``--json PATH`` and writes the fields as a :class:`~hetero_tutorial.results.Record`

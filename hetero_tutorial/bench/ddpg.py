@@ -18,6 +18,9 @@ from hetero_tutorial.buffers import DESIGNS
 from hetero_tutorial.ddpg import DDPGConfig, DDPGResult, train
 from hetero_tutorial.devices import PLACEMENT_NAMES
 
+RECORD_TAG = "buffer"
+"""One record per buffer (see the package docstring)."""
+
 
 def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
     """Record fields for runs of one configuration over several seeds."""

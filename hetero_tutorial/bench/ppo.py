@@ -14,6 +14,9 @@ from typing import Any
 from hetero_tutorial.devices import PLACEMENT_NAMES, placement
 from hetero_tutorial.ppo import PPOConfig, train
 
+RECORD_TAG = "placement"
+"""One record per placement (see the package docstring)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", default="CartPole-v1", help="Gymnasium id (default CartPole-v1)")

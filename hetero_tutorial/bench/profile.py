@@ -20,6 +20,9 @@ from hetero_tutorial import results
 from hetero_tutorial.devices import PLACEMENT_NAMES, fingerprint, placement
 from hetero_tutorial.profiling import PROFILE_DIR, profile_fields, profile_ppo
 
+RECORD_TAG = "placement"
+"""One record per placement (see the package docstring)."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", default="CartPole-v1", help="Gymnasium id (default CartPole-v1)")
