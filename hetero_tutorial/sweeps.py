@@ -9,9 +9,12 @@ the allocator comparison, notebook 05).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
+
+import torch
 
 from hetero_tutorial.devices import Placement, placement
 from hetero_tutorial.errors import UsageError
@@ -69,41 +72,61 @@ def iteration_costs(
     )
 
 
+def _thread_counts(threads: int | Sequence[int | None] | None) -> list[int]:
+    """The distinct CPU thread counts asked for (None: PyTorch's current setting)."""
+    asked = [threads] if threads is None or isinstance(threads, int) else list(threads)
+    now = torch.get_num_threads()
+    return list(dict.fromkeys(now if count is None else count for count in asked))
+
+
 def width_sweep(
     env_id: str,
     widths: Sequence[int],
     placement_names: Sequence[str] = ("all-accelerator", "hybrid", "all-cpu"),
     iterations: int = 3,
-    threads: int | None = None,
+    threads: int | Sequence[int | None] | None = None,
     **overrides: Any,
 ) -> list[dict[str, Any]]:
-    """One row per (width, placement): median and IQR of seconds per iteration.
+    """One row per (width, placement, CPU thread count): median and IQR of seconds per iteration.
 
-    ``overrides`` change the environment's tuned PPO settings (e.g. ``num_steps``).
+    ``threads``: one CPU thread count, or several (None: PyTorch's setting). With
+    several, every plan runs at each, and :func:`speedups` gives each plan its
+    fastest: one thread suits small networks and all cores wide ones, so any one
+    count would handicap the plans whose CPU work it does not suit (the hybrid's
+    actor at large widths, say). ``overrides`` change the environment's tuned PPO
+    settings (e.g. ``num_steps``).
     """
     plans = [placement(name) for name in placement_names]
     rows = []
     for width in widths:
         config = PPOConfig.tuned(env_id, hidden=width, **overrides)
-        costs = iteration_costs(config, plans, iterations, threads=threads)
-        for name, timing in costs.items():
-            rows.append(
-                {
-                    "width": width,
-                    "placement": name,
-                    "seconds_per_iteration": timing.median,
-                    "iqr_s": timing.iqr,
-                    "env_steps_per_s": config.batch_size / timing.median,
-                }
-            )
+        for count in _thread_counts(threads):
+            costs = iteration_costs(config, plans, iterations, threads=count)
+            for name, timing in costs.items():
+                rows.append(
+                    {
+                        "width": width,
+                        "placement": name,
+                        "threads": count,
+                        "seconds_per_iteration": timing.median,
+                        "iqr_s": timing.iqr,
+                        "env_steps_per_s": config.batch_size / timing.median,
+                    }
+                )
     return rows
 
 
 def speedups(
     rows: list[dict[str, Any]], baseline: str = "all-accelerator"
 ) -> dict[int, dict[str, float]]:
-    """Per width: each placement's speed relative to ``baseline`` (above 1: faster than it)."""
-    cost = {(r["width"], r["placement"]): r["seconds_per_iteration"] for r in rows}
+    """Per width: each placement's speed relative to ``baseline`` (above 1: faster than it).
+
+    Each placement counts at its fastest thread count where several were swept.
+    """
+    cost: dict[tuple[int, str], float] = {}
+    for r in rows:
+        key = (r["width"], r["placement"])
+        cost[key] = min(cost.get(key, math.inf), r["seconds_per_iteration"])
     result: dict[int, dict[str, float]] = {}
     for width, name in cost:
         if (width, baseline) not in cost:

@@ -114,6 +114,10 @@ def test_c6_and_c9_from_the_hybrid_record():
     assert _verdict("C6", _hybrid(1.0, 1.0)).status == Status.NOT_HELD
     assert _verdict("C9", _hybrid(1, 1, _sweep(1.4, 1.0))).status == Status.HELD
     assert _verdict("C9", _hybrid(1, 1, _sweep(1.4, 1.4))).status == Status.NOT_HELD
+    # At 512 the hybrid ran at one thread (slow) and at eight (as fast as at 128): its best counts.
+    slow_one_thread = {"width": 512, "placement": "hybrid", "seconds_per_iteration": 2.0}
+    judged = _verdict("C9", _hybrid(1, 1, [*_sweep(1.4, 1.4), slow_one_thread]))
+    assert judged.status == Status.NOT_HELD and "1.40x at 512" in judged.measured
 
 
 def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2), by_seed=None):

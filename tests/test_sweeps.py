@@ -30,6 +30,20 @@ def test_width_sweep_rows_and_speedups():
     )
 
 
+def test_a_sweep_over_thread_counts_gives_each_plan_its_fastest():
+    rows = width_sweep("CartPole-v1", [8], ("all-accelerator", "hybrid"), 1, (1, 2), **SMALL)
+    assert [(r["placement"], r["threads"]) for r in rows] == [
+        ("all-accelerator", 1), ("hybrid", 1), ("all-accelerator", 2), ("hybrid", 2)
+    ]  # fmt: skip
+    synthetic = [
+        {"width": 8, "placement": "all-accelerator", "threads": 1, "seconds_per_iteration": 2.0},
+        {"width": 8, "placement": "all-accelerator", "threads": 2, "seconds_per_iteration": 1.0},
+        {"width": 8, "placement": "hybrid", "threads": 1, "seconds_per_iteration": 0.5},
+        {"width": 8, "placement": "hybrid", "threads": 2, "seconds_per_iteration": 4.0},
+    ]
+    assert speedups(synthetic)[8]["hybrid"] == 2.0  # 1.0 s (2 threads) / 0.5 s (1 thread)
+
+
 def test_speedups_need_the_baseline():
     rows = [{"width": 8, "placement": "hybrid", "seconds_per_iteration": 1.0}]
     with pytest.raises(UsageError, match="no 'all-accelerator' row"):

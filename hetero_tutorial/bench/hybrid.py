@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import torch
+
 from hetero_tutorial.devices import accelerator, placement
 from hetero_tutorial.ppo import PPOConfig, train_side_by_side
 from hetero_tutorial.sweeps import hybrid_fields, width_sweep
@@ -25,7 +27,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--widths", type=int, nargs="+", default=[64, 128, 256, 512, 1024])
     parser.add_argument("--sweep-iterations", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads (side by side)")
+    parser.add_argument(
+        "--sweep-threads",
+        type=int,
+        nargs="+",
+        default=[1, torch.get_num_threads()],
+        help="CPU thread counts every plan runs at in the sweep (default: 1 and all cores)",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -35,7 +44,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         config, plans, seed=args.seed, threads=args.threads, eval_every=args.steps // 4
     )
     sweep = width_sweep(
-        args.env, args.widths, iterations=args.sweep_iterations, threads=args.threads
+        args.env, args.widths, iterations=args.sweep_iterations, threads=args.sweep_threads
     )
     device = accelerator()
     copies = copy_costs(COPY_SIZES, device) if device is not None else []
