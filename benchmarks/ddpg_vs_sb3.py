@@ -119,20 +119,42 @@ def interleaved(
     return rates
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def race_parser(description: str, rounds: int) -> argparse.ArgumentParser:
+    """The options of a race against SB3: turn length, rounds, core, seed, --reference."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--chunk", type=int, default=200, help="steps per turn")
-    parser.add_argument("--rounds", type=int, default=10, help="turns of each")
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
+    parser.add_argument("--rounds", type=int, default=rounds, help="turns of each")
     parser.add_argument("--core", default="1", help="CPU core to pin the process to, or 'none'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--reference", action="store_true", help="also write it under data/reference/<machine>/"
     )
+    return parser
+
+
+def settle(core: str, threads: int) -> None:
+    """Pin the process to ``core`` (unless 'none') and set PyTorch's CPU threads."""
+    if core != "none":
+        os.sched_setaffinity(0, {int(core)})
+    torch.set_num_threads(threads)
+
+
+def save(kind: str, fields: dict[str, object], reference: bool, tag: str | None = None) -> None:
+    """Write the race's record (SB3's version in its provenance), and a reference copy if asked."""
+    provenance = results.provenance(command=" ".join(["python", *sys.argv]))
+    provenance["peer_versions"] = {"stable-baselines3": metadata.version("stable-baselines3")}
+    record = results.Record(kind, fields, provenance)
+    print(f"record written to {results.save(record, tag=tag)}")
+    if reference:
+        path = results.save(record, directory=results.reference_directory(record), tag=tag)
+        print(f"reference written to {path}")
+
+
+def main() -> None:
+    parser = race_parser(__doc__.splitlines()[0], rounds=10)
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
     args = parser.parse_args()
-    if args.core != "none":
-        os.sched_setaffinity(0, {int(args.core)})
-    torch.set_num_threads(args.threads)
+    settle(args.core, args.threads)
     contestants = {
         "ours": ours(LEARNING_STARTS + args.rounds * args.chunk, args.threads, args.seed),
         "sb3": sb3(args.seed),
@@ -154,16 +176,10 @@ def main() -> None:
         "ratio_of_medians": medians["ours"] / medians["sb3"],
         "target_ratio": 1.5,
     }
-    provenance = results.provenance(command=" ".join(["python", *sys.argv]))
-    provenance["peer_versions"] = {"stable-baselines3": metadata.version("stable-baselines3")}
     summary = {k: v for k, v in fields.items() if k not in ("steps_per_s", "round_ratios")}
     print("\n".join(f"{k}: {v}" for k, v in summary.items()))
-    record = results.Record("bench.ddpg_vs_sb3", fields, provenance)
     tag = None if args.threads == 1 else f"{args.threads}-threads"  # one record per setting
-    print(f"record written to {results.save(record, tag=tag)}")
-    if args.reference:
-        path = results.save(record, directory=results.reference_directory(record), tag=tag)
-        print(f"reference written to {path}")
+    save("bench.ddpg_vs_sb3", fields, args.reference, tag)
 
 
 if __name__ == "__main__":

@@ -21,19 +21,25 @@ here, not in the package: it is an experiment that prices a design choice
 
 from __future__ import annotations
 
-import argparse
 import copy
-import os
 import statistics
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
 
 import torch
-from ddpg_vs_sb3 import BATCH_SIZE, HIDDEN, LEARNING_STARTS, interleaved, ours, sb3
+from ddpg_vs_sb3 import (
+    BATCH_SIZE,
+    HIDDEN,
+    LEARNING_STARTS,
+    interleaved,
+    ours,
+    race_parser,
+    save,
+    sb3,
+    settle,
+)
 from torch import nn
 
-from hetero_tutorial import results
 from hetero_tutorial.buffers import Batch
 from hetero_tutorial.ddpg import DDPG, DDPGConfig, DDPGRun
 
@@ -146,18 +152,8 @@ def largest_difference(run: DDPGRun) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunk", type=int, default=200, help="steps per turn")
-    parser.add_argument("--rounds", type=int, default=12, help="turns of each")
-    parser.add_argument("--core", default="1", help="CPU core to pin the process to, or 'none'")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--reference", action="store_true", help="also write it under data/reference/<machine>/"
-    )
-    args = parser.parse_args()
-    if args.core != "none":
-        os.sched_setaffinity(0, {int(args.core)})
-    torch.set_num_threads(1)
+    args = race_parser(__doc__.splitlines()[0], rounds=12).parse_args()
+    settle(args.core, threads=1)
     check = DDPGRun(DDPGConfig(total_steps=LEARNING_STARTS + 200, hidden=HIDDEN, seed=args.seed))
     check.advance(LEARNING_STARTS + 10)  # a few updates, so Adam's state is not empty
     differences = largest_difference(check)
@@ -176,12 +172,10 @@ def main() -> None:
         sys.exit("the written-out update disagrees with autograd's; not racing it")
     rates = interleaved(contestants, args.chunk, args.rounds)
 
-    def round_ratios(a: str, b: str) -> list[float]:
-        return [x / y for x, y in zip(rates[a], rates[b], strict=True)]
-
-    pairs = {"ours/sb3": ("ours", "sb3"), "written_out/sb3": ("written_out", "sb3")}
-    pairs["written_out/ours"] = ("written_out", "ours")
-    ratios = {name: round_ratios(*pair) for name, pair in pairs.items()}
+    pairs = [("ours", "sb3"), ("written_out", "sb3"), ("written_out", "ours")]
+    ratios = {
+        f"{a}/{b}": [x / y for x, y in zip(rates[a], rates[b], strict=True)] for a, b in pairs
+    }
     fields = {
         "env_id": "Pendulum-v1",
         "hidden": HIDDEN,
@@ -197,15 +191,9 @@ def main() -> None:
         "range_round_ratio": {name: [min(v), max(v)] for name, v in ratios.items()},
         "target_ratio": 1.5,
     }
-    provenance = results.provenance(command=" ".join(["python", *sys.argv]))
-    provenance["peer_versions"] = {"stable-baselines3": metadata.version("stable-baselines3")}
     for key in ("median_steps_per_s", "median_round_ratio", "range_round_ratio"):
         print(f"{key}: {fields[key]}")
-    record = results.Record("bench.ddpg_written_out", fields, provenance)
-    print(f"record written to {results.save(record)}")
-    if args.reference:
-        path = results.save(record, directory=results.reference_directory(record))
-        print(f"reference written to {path}")
+    save("bench.ddpg_written_out", fields, args.reference)
 
 
 if __name__ == "__main__":
