@@ -44,7 +44,7 @@ import torch
 import torch._dynamo  # see the note below the imports
 from torch import nn
 
-from hetero_tutorial.devices import Placement, devices_here, placement, synchronize
+from hetero_tutorial.devices import Placement, devices_here, placement, synchronize, with_index
 from hetero_tutorial.envs import env_spec
 from hetero_tutorial.errors import UsageError, require_minibatch_fits, require_positive
 from hetero_tutorial.flat import FlatParameters
@@ -319,7 +319,7 @@ class LiveMeter:
         self._inner: dict[Cell, int] = {}
 
     def start(self, devices: Sequence[torch.device]) -> None:
-        """One forward and backward pass of a throwaway copy of the network on each device.
+        """One forward and backward pass of the network on each device (its copy there).
 
         The first use of a device, and of a kind of layer on it (cuBLAS for linear
         layers, cuDNN for convolutions), loads a context, libraries and kernels,
@@ -330,11 +330,11 @@ class LiveMeter:
         """
         w, g = self.workload, torch.Generator().manual_seed(0)  # leaves self.generator alone
         for device in devices:
-            network = copy.deepcopy(w.network).to(device)
+            network = self._network(device)  # the copy the cells will time, so built once
             obs, actions = w.observations(2, g).to(device), w.actions(2, g).to(device)
-            ppo_shaped_loss(
-                network, obs, actions, *torch.randn(3, 2, generator=g).to(device)
-            ).backward()
+            scalars = torch.randn(3, 2, generator=g).to(device)
+            ppo_shaped_loss(network, obs, actions, *scalars).backward()
+            network.zero_grad(set_to_none=True)  # the cells' optimisers start from nothing
             synchronize(device)
 
     def prepare(self, cells: Sequence[Cell]) -> None:
@@ -749,15 +749,6 @@ def explain(
 # ---------------------------------------------------------------------------------------------
 
 
-def _indexed(spec: torch.device | str) -> torch.device:
-    """The device, with its index where CUDA's was left out (``"cuda"`` and ``"cuda:0"``
-    must name one configuration when plans are grouped by device)."""
-    device = torch.device(spec)
-    if device.type == "cuda" and device.index is None:
-        return torch.device("cuda", torch.cuda.current_device())
-    return device
-
-
 class Allocator:
     """Chooses a placement for a workload from measurements, and remembers it by signature.
 
@@ -782,7 +773,7 @@ class Allocator:
         meter: Callable[[Workload], Meter] = LiveMeter,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self.devices = [_indexed(d) for d in (devices if devices is not None else devices_here())]
+        self.devices = [with_index(d) for d in (devices if devices is not None else devices_here())]
         self.threads = tuple(threads if threads is not None else thread_choices())
         if not self.devices or len(set(self.devices)) != len(self.devices):
             raise UsageError(

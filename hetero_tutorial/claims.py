@@ -354,15 +354,13 @@ def judge(claim: Claim, records: Records, here: bool = True) -> Verdict:
     ``here``: the records are this machine's, so the remedy is to run a notebook;
     a reference machine's missing record is only reported.
     """
+    remedy = f"run notebook {claim.notebook} (or its bench command)" if here else "no record"
     missing = [kind for kind in claim.needs if not records.get(kind)]
     if missing:
-        needs = ", ".join(missing)
-        remedy = f"run notebook {claim.notebook} (or its bench command)" if here else "no record"
-        return Verdict(Status.MISSING, f"needs {needs}: {remedy}")
+        return Verdict(Status.MISSING, f"needs {', '.join(missing)}: {remedy}")
     try:
         return claim.judge(records)
     except _NoMatchingRecord as missing_record:
-        remedy = f"run notebook {claim.notebook}" if here else "no record"
         return Verdict(Status.MISSING, f"{missing_record}: {remedy}")
 
 

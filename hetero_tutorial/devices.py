@@ -122,8 +122,15 @@ def resolve_device(spec: str | torch.device) -> torch.device:
             f"asked for {str(device)!r}, which is {present} on this machine. "
             f"Available: {_available()}."
         )
+    return with_index(device)
+
+
+def with_index(device: torch.device | str) -> torch.device:
+    """``device`` with CUDA's index filled in: ``"cuda"`` and ``"cuda:0"`` name one device,
+    and must compare equal wherever devices are grouped or looked up."""
+    device = torch.device(device)
     if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
+        return torch.device("cuda", torch.cuda.current_device())
     return device
 
 
