@@ -42,8 +42,8 @@ import torch
 from stable_baselines3 import DDPG
 from stable_baselines3.common.noise import NormalActionNoise
 
-from hetero_tutorial import results
-from hetero_tutorial.ddpg import DDPGConfig, DDPGRun
+from hetero_tutorial.core import results
+from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGRun
 
 LEARNING_STARTS = 1_000
 HIDDEN = 256

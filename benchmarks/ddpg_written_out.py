@@ -40,14 +40,14 @@ from ddpg_vs_sb3 import (
 )
 from torch import nn
 
-from hetero_tutorial.buffers import Batch
-from hetero_tutorial.ddpg import DDPG, DDPGConfig, DDPGRun
+from hetero_tutorial.rl.buffers import Batch
+from hetero_tutorial.rl.ddpg import DDPG, DDPGConfig, DDPGRun
 
 Linears = Sequence[nn.Linear]
 
 
 def linears(net: nn.Sequential) -> list[nn.Linear]:
-    """The Linear layers of an MLP built by ``hetero_tutorial.nets.mlp`` (ReLU between them)."""
+    """The Linear layers of an MLP built by ``hetero_tutorial.rl.nets.mlp`` (ReLU between them)."""
     layers = [m for m in net if isinstance(m, nn.Linear)]
     others = [m for m in net if not isinstance(m, nn.Linear | nn.ReLU)]
     if others:

@@ -127,8 +127,8 @@ TARGETS = {"sb3": ("sb3", 2.0), "cleanrl": ("cleanrl", 1.0)}
 
 def ours(setting: dict, seed: int, threads: int) -> dict:
     """Our PPO (all-CPU placement), training time only."""
-    from hetero_tutorial import ppo
-    from hetero_tutorial.devices import placement
+    from hetero_tutorial.core.placement import placement
+    from hetero_tutorial.rl import ppo
 
     marks = []
     step = ppo.PPOTrainer.step
@@ -526,7 +526,7 @@ def main() -> None:
     if args.core != "none" and shutil.which("taskset") is None:
         parser.error("taskset not found: install util-linux or pass --core none")
 
-    from hetero_tutorial import results
+    from hetero_tutorial.core import results
 
     began = time.perf_counter()
     ensure_peers()

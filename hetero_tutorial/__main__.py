@@ -1,3 +1,3 @@
-from hetero_tutorial.cli import main
+from hetero_tutorial.app.cli import main
 
 raise SystemExit(main())

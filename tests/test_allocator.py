@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from hetero_tutorial import allocator_study, cli, results
-from hetero_tutorial.allocator import (
+from hetero_tutorial.allocator import study as allocator_study
+from hetero_tutorial.allocator.allocator import (
     Allocator,
     Cell,
     LiveMeter,
@@ -18,11 +18,14 @@ from hetero_tutorial.allocator import (
     select_device,
     thread_choices,
 )
-from hetero_tutorial.cnn_workload import CNNConfig, CNNTrainer, iteration_costs, workload
-from hetero_tutorial.devices import accelerator, placement
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.ppo import PPOConfig
-from hetero_tutorial.solutions.allocator import plan_seconds
+from hetero_tutorial.allocator.cnn import CNNConfig, CNNTrainer, iteration_costs, workload
+from hetero_tutorial.app import cli
+from hetero_tutorial.core import results
+from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.notebook.solutions.allocator import plan_seconds
+from hetero_tutorial.rl.ppo import PPOConfig
 
 CPU, GPU = torch.device("cpu"), torch.device("cuda", 0)  # a device name only: nothing runs on it
 TINY_PPO = {"num_envs": 2, "num_steps": 8, "minibatch_size": 8, "update_epochs": 1}

@@ -4,22 +4,22 @@ import numpy as np
 import pytest
 import torch
 
-from hetero_tutorial.bench.buffers import (
+from hetero_tutorial.app.bench.buffers import (
     SyntheticTransitions,
     copies_per_batch,
     fill,
     neighbour_fraction,
 )
-from hetero_tutorial.buffers import (
+from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.notebook.solutions.replay_buffers import ring_slots
+from hetero_tutorial.rl.buffers import (
     DESIGNS,
     TensorReplayBuffer,
     TrajectoryReplayBuffer,
     make_buffer,
     raw_bytes_per_transition,
 )
-from hetero_tutorial.devices import accelerator
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.solutions.replay_buffers import ring_slots
 
 OBS_DIM, ACTION_DIM = 3, 1
 

@@ -2,11 +2,14 @@ import json
 
 import pytest
 
-from hetero_tutorial import claims, ledger, readme, results
-from hetero_tutorial.claims import Status, claim, group_by_kind, judge
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.results import Record, RecordError
-from hetero_tutorial.solutions.claims_ledger import speedup_and_time_saved
+from hetero_tutorial.app import fill_ledger, readme
+from hetero_tutorial.core import results
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.results import Record, RecordError
+from hetero_tutorial.ledger import claims
+from hetero_tutorial.ledger import verdicts as ledger
+from hetero_tutorial.ledger.claims import Status, claim, group_by_kind, judge
+from hetero_tutorial.notebook.solutions.claims_ledger import speedup_and_time_saved
 
 GPU = {"type": "cuda", "device": "cuda:0", "name": "Test GPU"}
 
@@ -243,12 +246,12 @@ def test_takeaways_follow_the_verdicts():
 
 
 def test_every_claim_has_a_quick_benchmark_for_what_it_needs():
-    from hetero_tutorial import cli
+    from hetero_tutorial.app import cli
 
     parser = cli.build_parser()
     for each in claims.CLAIMS:
         for kind in each.needs:
-            for arguments, _ in ledger.QUICK_BENCHMARKS[kind]:
+            for arguments, _ in fill_ledger.QUICK_BENCHMARKS[kind]:
                 parser.parse_args(["bench", *arguments, "--json", "x.json"])
 
 

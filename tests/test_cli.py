@@ -5,10 +5,11 @@ import nbformat
 import pytest
 from tqdm import tqdm
 
-from hetero_tutorial import cli, results
-from hetero_tutorial.doctor import collect, healthy, render
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.runner import execute_notebook, notebook_paths
+from hetero_tutorial.app import cli
+from hetero_tutorial.app.doctor import collect, healthy, render
+from hetero_tutorial.app.runner import execute_notebook, notebook_paths
+from hetero_tutorial.core import results
+from hetero_tutorial.core.errors import UsageError
 
 
 def test_doctor_reports_and_writes_json(tmp_path, capsys):
@@ -57,7 +58,7 @@ def test_a_notebook_run_names_the_notebook_in_its_kernel_only(tmp_path):
     notebook = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_code_cell(
-                "from hetero_tutorial import results\nprint(results.provenance()['command'])"
+                "from hetero_tutorial.core import results\nprint(results.provenance()['command'])"
             )
         ]
     )

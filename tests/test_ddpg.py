@@ -10,9 +10,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hetero_tutorial import ddpg as ddpg_module
-from hetero_tutorial.buffers import DESIGNS, Batch
-from hetero_tutorial.ddpg import (
+from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.notebook.reports import ddpg_placements_table
+from hetero_tutorial.notebook.solutions.replay_buffers import td_target
+from hetero_tutorial.rl import ddpg as ddpg_module
+from hetero_tutorial.rl.buffers import DESIGNS, Batch
+from hetero_tutorial.rl.ddpg import (
     DDPG,
     DDPGConfig,
     DDPGRun,
@@ -20,10 +25,6 @@ from hetero_tutorial.ddpg import (
     train,
     train_side_by_side,
 )
-from hetero_tutorial.devices import accelerator, placement
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.reports import ddpg_placements_table
-from hetero_tutorial.solutions.replay_buffers import td_target
 
 SMALL = {"hidden": 32, "batch_size": 32, "eval_episodes": 1, "count_copies_steps": 20}
 """Settings for short runs that test mechanics, not learning."""

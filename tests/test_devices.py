@@ -1,8 +1,10 @@
 import pytest
 import torch
 
-from hetero_tutorial import devices
-from hetero_tutorial.devices import DeviceError, placement, resolve_device
+from hetero_tutorial.core import devices
+from hetero_tutorial.core.devices import DeviceError, resolve_device
+from hetero_tutorial.core.machine import fingerprint
+from hetero_tutorial.core.placement import placement
 
 
 def test_cpu_is_always_available():
@@ -60,7 +62,7 @@ def test_unknown_placement_lists_the_presets():
 
 
 def test_fingerprint_has_the_provenance_facts():
-    facts = devices.fingerprint()
+    facts = fingerprint()
     for key in ("cpu_model", "cpu_logical_cores", "memory_bytes", "python", "versions", "os"):
         assert facts[key]
     assert (

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from hetero_tutorial.exercises import check
+from hetero_tutorial.notebook.exercises import check
 
 
 def test_check_accepts_an_equal_answer_and_returns_it(capsys):

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from hetero_tutorial import microbench
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.solutions.devices_and_timing import best_batch_per_width
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.notebook.solutions.devices_and_timing import best_batch_per_width
+from hetero_tutorial.studies import crossover as microbench
 
 
 def _row(device, width, batch, seconds):

@@ -4,9 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.flat import FlatParameters
-from hetero_tutorial.nets import DiscreteActorCritic, GaussianActorCritic, PairedMLP, mlp
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.rl.flat import FlatParameters
+from hetero_tutorial.rl.nets import DiscreteActorCritic, GaussianActorCritic, PairedMLP, mlp
 
 
 def _member_forward(paired: PairedMLP, member: int, x: torch.Tensor) -> torch.Tensor:

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from hetero_tutorial.devices import accelerator, placement
-from hetero_tutorial.envs import env_spec
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.ppo import PPOConfig, RolloutStorage, gae, train
+from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.rl.envs import env_spec
+from hetero_tutorial.rl.ppo import PPOConfig, RolloutStorage, gae, train
 
 TINY = {
     "total_steps": 512,

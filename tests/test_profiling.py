@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from hetero_tutorial import cli, flamegraph, profiling, results, stacks
-from hetero_tutorial.devices import placement
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.ppo import PPOConfig
-from hetero_tutorial.solutions.profiling import inclusive_share
+from hetero_tutorial.app import cli
+from hetero_tutorial.core import results
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.notebook.solutions.profiling import inclusive_share
+from hetero_tutorial.profiling import cprofiler, flamegraph, stacks, torch_profiler
+from hetero_tutorial.profiling import pyspy as profiling
+from hetero_tutorial.rl.ppo import PPOConfig
 
 # A training loop in miniature; the constructed stacks below point at its lines.
 LOOP = textwrap.dedent(
@@ -302,7 +305,7 @@ def test_missing_py_spy_explains_and_cprofile_still_works(monkeypatch, tmp_path)
     assert not status.available and "pip install py-spy" in status.message
     with pytest.raises(UsageError, match="pip install py-spy"):
         profiling.profile_command([sys.executable, "-c", "pass"], "none", out_dir=tmp_path)
-    _, result = profiling.cprofile_call(lambda: sum(range(1000)), "tiny", tmp_path)
+    _, result = cprofiler.cprofile_call(lambda: sum(range(1000)), "tiny", tmp_path)
     assert result.path.exists()
 
 
@@ -324,19 +327,19 @@ def _tiny_config():
 
 
 def test_cprofile_of_ppo_training(tmp_path):
-    result = profiling.cprofile_ppo(_tiny_config(), placement("all-cpu"), out_dir=tmp_path)
+    result = cprofiler.cprofile_ppo(_tiny_config(), placement("all-cpu"), out_dir=tmp_path)
     assert result.path.suffix == ".prof" and result.path.exists()
     top = result.top(5)
     assert len(top) == 5 and top[0]["tottime"] >= top[-1]["tottime"]
     assert "`.to(device)`, `.cpu()`, `.cuda()`" in result.transfer_seconds()
     assert 0 < result.transfer_share < 1
-    assert profiling.snakeviz_command(result.path).startswith("snakeviz ")
+    assert cprofiler.snakeviz_command(result.path).startswith("snakeviz ")
     with pytest.raises(UsageError, match="tottime"):
         result.top(sort="ncalls")
 
 
 def test_torch_profile_names_the_phases(tmp_path):
-    profile = profiling.torch_profile(
+    profile = torch_profiler.torch_profile(
         _tiny_config(), placement("all-cpu"), warmup=0, out_dir=tmp_path
     )
     phases = profile.phases()
@@ -369,7 +372,7 @@ def _fake_profile_ppo(monkeypatch, known, tmp_path):
         raw = tmp_path / "samples" / "raw.txt"
         return {placements[0]: profiling.make_profile("fake", known, command, raw, out_dir)}
 
-    monkeypatch.setattr("hetero_tutorial.bench.profile.profile_ppo", fake_profile_ppo)
+    monkeypatch.setattr("hetero_tutorial.app.bench.profile.profile_ppo", fake_profile_ppo)
     return asked
 
 

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from hetero_tutorial import results
-from hetero_tutorial.results import Record, RecordError
+from hetero_tutorial.core import results
+from hetero_tutorial.core.results import Record, RecordError
 
 
 def test_round_trip_keeps_fields_and_provenance(tmp_path):

@@ -4,8 +4,8 @@ import time
 import pytest
 import torch
 
-from hetero_tutorial.errors import UsageError
-from hetero_tutorial.timing import (
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.timing import (
     PhaseTimer,
     Timing,
     compare,

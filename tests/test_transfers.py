@@ -1,6 +1,6 @@
 import torch
 
-from hetero_tutorial.transfers import (
+from hetero_tutorial.core.transfers import (
     DEVICE_TO_DEVICE,
     DEVICE_TO_HOST,
     HOST_TO_DEVICE,

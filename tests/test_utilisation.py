@@ -2,7 +2,7 @@ import time
 
 import torch
 
-from hetero_tutorial.utilisation import UtilisationSampler
+from hetero_tutorial.core.utilisation import UtilisationSampler
 
 
 def test_cpu_use_is_attributed_to_each_section_and_gpu_is_none_without_one():

@@ -1,0 +1,71 @@
+"""DDPG on Pendulum-v1 with one buffer design: env steps per second, copies, greedy return (C7, C8).
+
+One training run per seed (``--seed 0 1 2`` for three). The record's top-level
+fields summarise the runs (median speed, mean and spread of the greedy
+evaluation returns); ``runs`` holds every run's full result, training curve
+included, so the stability of the curves can be judged, not asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from hetero_tutorial.core.placement import PLACEMENT_NAMES
+from hetero_tutorial.rl.buffers import DESIGNS
+from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGResult, train
+
+RECORD_TAG = "buffer"
+"""One record per buffer (see the package docstring)."""
+
+
+def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
+    """Record fields for runs of one configuration over several seeds."""
+    eval_means = [r.eval_return_mean for r in results]
+    return {
+        "buffer": results[0].config.buffer,
+        "placement": results[0].placement,
+        "seeds": [r.config.seed for r in results],
+        "env_steps_per_s": statistics.median(r.env_steps_per_s for r in results),
+        "seconds_per_episode": statistics.median(r.seconds_per_episode for r in results),
+        "copies_per_1000_samples": statistics.median(r.copies_per_1000_samples for r in results),
+        "eval_return_mean": statistics.mean(eval_means),
+        "eval_return_by_seed": eval_means,
+        "eval_return_spread": max(eval_means) - min(eval_means),
+        "runs": [r.fields() for r in results],
+    }
+
+
+def run_seeds(config: DDPGConfig, seeds: Sequence[int]) -> list[DDPGResult]:
+    """Train ``config`` once per seed."""
+    return [train(replace(config, seed=seed)) for seed in seeds]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = DDPGConfig()
+    parser.add_argument("--buffer", choices=DESIGNS, default=defaults.buffer)
+    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="units per layer")
+    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    parser.add_argument("--steps", type=int, default=defaults.total_steps, help="env steps")
+    parser.add_argument("--learning-starts", type=int, default=defaults.learning_starts)
+    parser.add_argument(
+        "--seed", type=int, nargs="+", default=[0], help="one run per seed (e.g. 0 1 2)"
+    )
+    parser.add_argument("--placement", choices=PLACEMENT_NAMES, default=defaults.placement)
+    parser.add_argument("--threads", type=int, default=defaults.threads, help="PyTorch CPU threads")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    config = DDPGConfig(
+        buffer=args.buffer,
+        hidden=args.hidden,
+        batch_size=args.batch_size,
+        total_steps=args.steps,
+        learning_starts=args.learning_starts,
+        placement=args.placement,
+        threads=args.threads,
+    )
+    return summarise(run_seeds(config, args.seed))

@@ -1,0 +1,52 @@
+"""All-accelerator baseline vs hybrid PPO side by side, a width sweep, copy costs (C6, C9).
+
+The same measurements as notebook 03: both plans trained from one seed with
+their iterations interleaved (time per iteration, copies, CPU/GPU utilisation),
+seconds per iteration of every plan over hidden widths, and what pageable,
+pinned and non_blocking host-to-device copies cost (with an accelerator).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import torch
+
+from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.core.transfers import copy_costs
+from hetero_tutorial.rl.ppo import PPOConfig, train_side_by_side
+from hetero_tutorial.studies.sweeps import hybrid_fields, width_sweep
+
+COPY_SIZES = [4_096, 262_144, 16_777_216]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--env", default="Pendulum-v1", help="Gymnasium id (the article's C6 task)")
+    parser.add_argument("--steps", type=int, default=61_440, help="env steps per plan")
+    parser.add_argument("--widths", type=int, nargs="+", default=[64, 128, 256, 512, 1024])
+    parser.add_argument("--sweep-iterations", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads (side by side)")
+    parser.add_argument(
+        "--sweep-threads",
+        type=int,
+        nargs="+",
+        default=[1, torch.get_num_threads()],
+        help="CPU thread counts every plan runs at in the sweep (default: 1 and all cores)",
+    )
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    plans = [placement("all-accelerator"), placement("hybrid")]
+    config = PPOConfig.tuned(args.env, total_steps=args.steps)
+    runs = train_side_by_side(
+        config, plans, seed=args.seed, threads=args.threads, eval_every=args.steps // 4
+    )
+    sweep = width_sweep(
+        args.env, args.widths, iterations=args.sweep_iterations, threads=args.sweep_threads
+    )
+    device = accelerator()
+    copies = copy_costs(COPY_SIZES, device) if device is not None else []
+    return hybrid_fields(args.env, runs, sweep, copies)

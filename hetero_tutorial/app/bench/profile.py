@@ -1,0 +1,74 @@
+"""PPO under py-spy: flame graph, and the share of samples in host<->device transfers (C5).
+
+Example: ``python -m hetero_tutorial bench profile --placement all-accelerator
+--hidden 128 --json profile.json``. The record holds ``transfer_share`` (0..1, of
+the samples inside the training phases), ``transfer_share_by_phase``,
+``top_frames`` and the path of the flame graph (``flamegraph_svg``). The flame
+graph goes to ``build/profiles/``, or beside the record under
+``data/reference/<machine>/profiles/`` with ``--reference`` (to commit); the raw
+stacks and the speedscope file stay in ``build/profiles/``. On a GPU add
+``--native`` to see CUDA's copy and wait frames.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from hetero_tutorial.core import results
+from hetero_tutorial.core.machine import fingerprint
+from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
+from hetero_tutorial.profiling.pyspy import PROFILE_DIR, profile_fields, profile_ppo
+
+RECORD_TAG = "placement"
+"""One record per placement (see the package docstring)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--env", default="CartPole-v1", help="Gymnasium id (default CartPole-v1)")
+    parser.add_argument("--placement", choices=PLACEMENT_NAMES, default="all-accelerator")
+    parser.add_argument(
+        "--accelerator", default=None, help="accelerator device, e.g. cuda:1 (default: found)"
+    )
+    parser.add_argument("--hidden", type=int, default=128, help="hidden width (default 128)")
+    parser.add_argument("--steps", type=int, default=20_480, help="environment steps to train")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads (default 1)")
+    parser.add_argument("--rate", type=int, default=100, help="samples per second (default 100)")
+    parser.add_argument(
+        "--native", action="store_true", help="also sample C/C++/CUDA frames (py-spy --native)"
+    )
+    parser.add_argument(
+        "--no-idle",
+        action="store_true",
+        help="drop samples of sleeping threads (default: keep them, so blocking waits count)",
+    )
+
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    """Reference runs keep their pictures beside the record, so that both can be committed."""
+    if getattr(args, "reference", False):
+        return results.REFERENCE_DIR / results.machine_slug(fingerprint()) / "profiles"
+    return PROFILE_DIR
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    plan = placement(args.placement, args.accelerator)
+    print(plan.describe())
+    profiles = profile_ppo(
+        [args.placement],
+        env_id=args.env,
+        hidden=args.hidden,
+        steps=args.steps,
+        seed=args.seed,
+        threads=args.threads,
+        accelerator=args.accelerator,
+        out_dir=_out_dir(args),
+        rate=args.rate,
+        native=args.native,
+        idle=not args.no_idle,
+    )
+    workload = {"env_id": args.env, "hidden": args.hidden, "steps": args.steps}
+    workload |= {"seed": args.seed, "threads": args.threads}
+    return profile_fields(profiles[args.placement], plan, **workload)

@@ -1,0 +1,155 @@
+"""The command line: ``python -m hetero_tutorial {doctor, run, bench NAME}``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from hetero_tutorial.app.bench import benchmarks
+from hetero_tutorial.core import results
+from hetero_tutorial.core.errors import UsageError
+
+
+def _command_line(argv: list[str]) -> str:
+    return shlex.join(["python", "-m", "hetero_tutorial", *argv])
+
+
+def _add_doctor(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "doctor", help="pre-flight check: versions, CPU, accelerator, py-spy, expected run times"
+    )
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the report as JSON")
+
+
+def _add_run(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "run", help="execute every notebook headless (full mode unless --quick), with progress"
+    )
+    parser.add_argument("--quick", action="store_true", help="quick mode: small budgets")
+    parser.add_argument(
+        "--only", nargs="+", metavar="NN", help="run only these notebooks, by number (e.g. 00 03)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for executed copies (default build/notebooks)",
+    )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also save the run times as a reference record under data/reference/<machine>/",
+    )
+
+
+def _add_ledger(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "ledger",
+        help="judge every claim on this machine's results and the reference records",
+        description="Writes data/results/ledger.json and ledger.md and prints the table.",
+    )
+    parser.add_argument(
+        "--readme", action="store_true", help="regenerate README's tables from data/reference/"
+    )
+
+
+def _add_bench(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("bench", help="run one benchmark and write a JSON record")
+    names = parser.add_subparsers(dest="benchmark", required=True, metavar="NAME")
+    for name, module in benchmarks().items():
+        help_text = (module.__doc__ or name).strip().splitlines()[0]
+        sub = names.add_parser(name, help=help_text, description=module.__doc__)
+        module.add_arguments(sub)
+        where = sub.add_mutually_exclusive_group()
+        where.add_argument("--json", type=Path, metavar="PATH", help="where to write the record")
+        where.add_argument(
+            "--reference",
+            action="store_true",
+            help="write it as a reference record under data/reference/<machine>/ (to commit)",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m hetero_tutorial",
+        description="Where should deep RL run, CPU or GPU? Measure it on this machine.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_doctor(commands)
+    _add_run(commands)
+    _add_ledger(commands)
+    _add_bench(commands)
+    return parser
+
+
+def _run_bench(args: argparse.Namespace, argv: list[str]) -> int:
+    module = benchmarks()[args.benchmark]
+    fields = module.run(args)
+    record = results.Record(
+        f"bench.{args.benchmark}", fields, results.provenance(command=_command_line(argv))
+    )
+    tag = getattr(args, module.RECORD_TAG) if hasattr(module, "RECORD_TAG") else None
+    if args.json:
+        path = results.save(record, args.json)
+    elif args.reference:
+        path = results.save(record, directory=results.reference_directory(record), tag=tag)
+    else:
+        path = results.save(record, tag=tag)
+    summary = {k: v for k, v in fields.items() if not isinstance(v, (list, dict))}
+    print(json.dumps(summary, indent=2, default=str))
+    print(f"record written to {path}")
+    return 0
+
+
+def bench(argv: list[str]) -> int:
+    """``python -m hetero_tutorial bench ARGV...`` from Python (a notebook, say).
+
+    A usage error raises :class:`UsageError` with its explanation, where :func:`main`
+    would exit the process (or a notebook's kernel) with status 2.
+    """
+    argv = ["bench", *argv]
+    return _run_bench(build_parser().parse_args(argv), argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(args, argv)
+    except UsageError as error:
+        parser.exit(2, f"error: {error}\n")
+
+
+def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.command == "doctor":
+        from hetero_tutorial.app.doctor import doctor
+
+        return doctor(args.json)
+    if args.command == "run":
+        from hetero_tutorial.app.runner import run_notebooks
+
+        return run_notebooks(
+            quick=args.quick, only=args.only, out=args.out, reference=args.reference
+        )
+    if args.command == "ledger":
+        return _run_ledger(args.readme)
+    return _run_bench(args, argv)
+
+
+def _run_ledger(readme: bool) -> int:
+    from hetero_tutorial.ledger import verdicts as ledger
+
+    if readme:
+        from hetero_tutorial.app import readme as readme_tables
+
+        readme_tables.update()
+        print(f"README tables regenerated from {results.REFERENCE_DIR}")
+        return 0
+    json_path, md_path = ledger.write()
+    print(md_path.read_text())
+    print(f"ledger written to {json_path} and {md_path}")
+    return 0

@@ -1,0 +1,132 @@
+"""``python -m hetero_tutorial doctor``: a pre-flight check a workshop can ask every learner to run.
+
+It reports versions, the CPU, the accelerator (with a real kernel run on it),
+whether py-spy can profile here, and how long the notebooks should take on this
+machine, estimated from a two-second calibration against recorded run times.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+from hetero_tutorial.app.calibration import calibrate
+from hetero_tutorial.core import results
+from hetero_tutorial.core.devices import accelerator, synchronize
+from hetero_tutorial.core.machine import fingerprint
+from hetero_tutorial.profiling.pyspy import py_spy_status
+
+MIN_PYTHON = (3, 10)
+
+
+def _accelerator_works(device: torch.device) -> str:
+    """Run a small matmul on the accelerator and check it against the CPU."""
+    try:
+        a = torch.randn(64, 64)
+        on_device = (a.to(device) @ a.to(device)).cpu()
+        synchronize(device)
+    except RuntimeError as error:
+        return f"FAILED: {error}"
+    return "ok" if torch.allclose(on_device, a @ a, atol=1e-3) else "WRONG RESULT"
+
+
+def _expected_run_times(rate: float) -> list[dict[str, Any]]:
+    """Scale every reference run-time record by (reference rate / this machine's rate)."""
+    estimates = []
+    for record in results.load_references("run.times"):
+        scale = record.data["calibration_units_per_s"] / rate
+        total = sum(record.data["notebook_seconds"].values())
+        estimates.append(
+            {
+                "mode": record.data["mode"],
+                "reference_machine": record.hardware,
+                "reference_seconds": round(total, 1),
+                "expected_seconds_here": round(total * scale, 1),
+            }
+        )
+    return estimates
+
+
+def collect() -> dict[str, Any]:
+    """Everything the doctor reports, as plain data."""
+    machine = fingerprint()
+    device = accelerator()
+    try:
+        gym.make("CartPole-v1").reset(seed=0)
+        gymnasium_check = "ok"
+    except Exception as error:  # any failure here means the notebooks cannot run
+        gymnasium_check = f"FAILED: {error}"
+    rate = calibrate()
+    spy = py_spy_status()
+    return {
+        "python_ok": sys.version_info[:2] >= MIN_PYTHON,
+        "machine": machine,
+        "accelerator_check": _accelerator_works(device) if device is not None else None,
+        "gymnasium_check": gymnasium_check,
+        "py_spy": {"available": spy.available, "message": spy.message},
+        "calibration_units_per_s": round(rate, 1),
+        "expected_run_times": _expected_run_times(rate),
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as text a learner can read and paste into a workshop chat."""
+    machine = report["machine"]
+    versions = machine["versions"]
+    accel = machine["accelerator"]
+    lines = [
+        "hetero-tutorial doctor",
+        f"  Python       {machine['python']}"
+        + ("" if report["python_ok"] else f"  (too old: need {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+)"),
+        f"  PyTorch      {versions['torch']}   Gymnasium {versions['gymnasium']} "
+        f"({report['gymnasium_check']})   NumPy {versions['numpy']}",
+        f"  CPU          {machine['cpu_model']}, {machine['usable_cores']} usable cores "
+        f"({machine['cpu_physical_cores']} physical), "
+        f"{machine['memory_bytes'] / 2**30:.0f} GiB RAM",
+    ]
+    if accel is None:
+        lines.append(
+            "  Accelerator  none found (no CUDA, MPS or XPU). Every notebook still runs on the "
+            "CPU, and shows recorded GPU reference results where data/reference/ has them."
+        )
+    else:
+        memory = accel.get("memory_bytes")
+        size = f", {memory / 2**30:.0f} GiB" if memory else ""
+        lines.append(
+            f"  Accelerator  {accel.get('name', accel['type'])} ({accel['device']}{size}); "
+            f"test kernel: {report['accelerator_check']}"
+        )
+    lines.append(f"  py-spy       {report['py_spy']['message']}")
+    lines.append(f"  Calibration  {report['calibration_units_per_s']:.0f} work units/s (2 s run)")
+    if report["expected_run_times"]:
+        for estimate in report["expected_run_times"]:
+            lines.append(
+                f"  Run time     {estimate['mode']} mode: about "
+                f"{estimate['expected_seconds_here'] / 60:.1f} min here "
+                f"({estimate['reference_seconds'] / 60:.1f} min on {estimate['reference_machine']})"
+            )
+    else:
+        lines.append("  Run time     no reference run times recorded yet in data/reference/")
+    return "\n".join(lines)
+
+
+def healthy(report: dict[str, Any]) -> bool:
+    """Whether the notebooks can run: Python new enough, Gymnasium works, accelerator not broken."""
+    accel_ok = report["accelerator_check"] in (None, "ok")
+    return report["python_ok"] and report["gymnasium_check"] == "ok" and accel_ok
+
+
+def doctor(json_path: Path | None = None) -> int:
+    """Print the report (and write it as JSON if asked); exit status 0 when healthy."""
+    report = collect()
+    print(render(report))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"  JSON report written to {json_path}")
+    return 0 if healthy(report) else 1

@@ -1,0 +1,111 @@
+"""Execute the notebooks headless, in order, with a progress bar: ``python -m hetero_tutorial run``.
+
+Executed copies go to ``build/notebooks/`` (ignored by git); the run times of
+each notebook, with this machine's calibration rate, go to
+``data/results/<mode>/run.times.json`` so that ``doctor`` can predict run times
+on other machines; and the claims ledger for this machine to
+``data/results/ledger.md`` (and ``.json``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from tqdm.auto import tqdm
+
+from hetero_tutorial.app.calibration import calibrate
+from hetero_tutorial.core import results
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.modes import QUICK_ENV_VAR, quick_mode
+from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR
+from hetero_tutorial.ledger import verdicts as ledger
+
+NOTEBOOKS_DIR = REPO_DIR / "notebooks"
+NOTEBOOK_BUILD_DIR = BUILD_DIR / "notebooks"
+CELL_TIMEOUT_S = 1800
+
+
+def notebook_paths(only: list[str] | None = None) -> list[Path]:
+    """The series' notebooks in order (``NN_name.ipynb``), or only the numbers asked for."""
+    paths = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    if not only:
+        return paths
+    wanted = {number.zfill(2) for number in only}
+    chosen = [path for path in paths if path.name[:2] in wanted]
+    unknown = wanted - {path.name[:2] for path in chosen}
+    if unknown:
+        numbers = ", ".join(path.name[:2] for path in paths)
+        raise UsageError(f"no notebook numbered {', '.join(sorted(unknown))}; there are {numbers}")
+    return chosen
+
+
+def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> float:
+    """Run one notebook top to bottom in a fresh kernel; write the executed copy; return seconds."""
+    notebook = nbformat.read(path, as_version=4)
+    mode = "quick" if quick_mode() else "full"
+    command = f"notebooks/{path.name} ({mode} mode, python -m hetero_tutorial run)"
+    code_cells = sum(1 for cell in notebook.cells if cell.cell_type == "code")
+    progress.reset(total=code_cells)
+    progress.set_description(path.stem)
+    client = NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT_S,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        on_cell_executed=lambda **_: progress.update(1),
+    )
+    start = time.perf_counter()
+    try:
+        client.execute(env={**os.environ, results.NOTEBOOK_ENV_VAR: command})  # the kernel's only
+    finally:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, out_dir / path.name)
+    return time.perf_counter() - start
+
+
+def run_notebooks(
+    quick: bool = False,
+    only: list[str] | None = None,
+    out: Path | None = None,
+    reference: bool = False,
+) -> int:
+    """Execute the notebooks (full mode unless ``quick``); 0 if all ran, 1 if any failed.
+
+    ``reference``: also save the run times as a reference record of this machine.
+    """
+    out_dir = out or NOTEBOOK_BUILD_DIR
+    paths = notebook_paths(only)
+    os.environ[QUICK_ENV_VAR] = "1" if quick else "0"
+    mode = "quick" if quick else "full"
+    print(f"Executing {len(paths)} notebook(s) in {mode} mode; executed copies go to {out_dir}")
+    rate = calibrate()
+    seconds: dict[str, float] = {}
+    failures: list[str] = []
+    with tqdm(unit="cell") as cells, tqdm(paths, unit="notebook", position=1) as notebooks:
+        for path in notebooks:
+            try:
+                seconds[path.name] = execute_notebook(path, out_dir, cells)
+            except CellExecutionError as error:
+                failures.append(f"{path.name}: {str(error).strip().splitlines()[-1]}")
+    for name, value in seconds.items():
+        print(f"  {name}: {value:.0f} s")
+    record = results.Record(
+        "run.times",
+        {"mode": mode, "notebook_seconds": seconds, "calibration_units_per_s": rate},
+        results.provenance(quick=quick),
+    )
+    print(f"run times written to {results.save(record, directory=results.RESULTS_DIR / mode)}")
+    if reference and not failures:
+        path = results.save(record, directory=results.reference_directory(record), tag=mode)
+        print(f"reference run times written to {path}")
+    json_path, md_path = ledger.write()
+    print(f"claims ledger for this machine written to {md_path} (and {json_path.name})")
+    if failures:
+        print("Failed:\n  " + "\n  ".join(failures))
+        return 1
+    return 0

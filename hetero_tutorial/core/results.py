@@ -1,0 +1,187 @@
+"""Result records: every number the series shows, with where and how it was measured.
+
+A record is one flat JSON object: ``schema`` (so a foreign file is recognised),
+``kind`` (what was measured, e.g. ``"bench.ppo"``), ``provenance`` (hardware
+fingerprint, library versions, date, command, quick or full mode), and the
+measured fields themselves (``env_steps_per_s``, ``rows``, ...) beside them.
+Records of a learner's own runs go to ``data/results/`` (ignored by git);
+reference records from known machines are committed under ``data/reference/``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine import fingerprint
+from hetero_tutorial.core.modes import quick_mode
+from hetero_tutorial.core.paths import REPO_DIR
+
+SCHEMA = "hetero-tutorial/record/v1"
+RESERVED_FIELDS = ("schema", "kind", "provenance")
+PROVENANCE_FIELDS = ("fingerprint", "date", "command", "quick")
+"""Fields every record's provenance must carry."""
+
+DATA_DIR = Path(os.environ.get("HETERO_TUTORIAL_DATA", REPO_DIR / "data"))
+RESULTS_DIR = DATA_DIR / "results"
+REFERENCE_DIR = DATA_DIR / "reference"
+
+
+class RecordError(UsageError):
+    """A file that is not a valid hetero-tutorial record."""
+
+
+NOTEBOOK_ENV_VAR = "HETERO_TUTORIAL_NOTEBOOK"
+"""Set by ``python -m hetero_tutorial run`` to the notebook it executes, for provenance."""
+
+
+def _current_command() -> str:
+    """The command line of this process, or the notebook it runs (a kernel's argv says nothing)."""
+    if "ipykernel" in sys.modules:
+        return os.environ.get(NOTEBOOK_ENV_VAR, "a Jupyter notebook")
+    return " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
+
+
+def provenance(command: str | None = None, quick: bool | None = None) -> dict[str, Any]:
+    """Where and how a measurement is being made: machine, versions, date, command, mode."""
+    return {
+        "fingerprint": fingerprint(),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": command if command is not None else _current_command(),
+        "quick": quick_mode() if quick is None else quick,
+    }
+
+
+@dataclass
+class Record:
+    """One measurement: what (``kind``), the numbers (``data``) and their ``provenance``."""
+
+    kind: str
+    data: dict[str, Any]
+    provenance: dict[str, Any] = field(default_factory=provenance)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z0-9_.-]+", self.kind):
+            raise RecordError(
+                f"record kind {self.kind!r} must be lower-case words joined by . _ or -"
+            )
+        clashes = [name for name in RESERVED_FIELDS if name in self.data]
+        if clashes:
+            raise RecordError(f"record data may not use the reserved field(s) {', '.join(clashes)}")
+        missing = [name for name in PROVENANCE_FIELDS if name not in (self.provenance or {})]
+        if missing:
+            raise RecordError(
+                f"record {self.kind!r} has no provenance field(s) {', '.join(missing)}; "
+                "build it with hetero_tutorial.core.results.provenance()"
+            )
+
+    @property
+    def hardware(self) -> str:
+        """A short label of the machine: the accelerator's name, else the CPU model."""
+        machine = self.provenance["fingerprint"]
+        accel = machine.get("accelerator")
+        if accel:
+            return f"{accel.get('name', accel['type'])}"
+        cores = machine.get("cpu_logical_cores")
+        return f"{machine.get('cpu_model', 'unknown CPU')} ({cores} cores, no GPU)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "kind": self.kind, "provenance": self.provenance, **self.data}
+
+    @classmethod
+    def from_json(cls, payload: Any, source: str = "record") -> Record:
+        if not isinstance(payload, dict) or payload.get("schema") != SCHEMA:
+            raise RecordError(
+                f"{source} is not a hetero-tutorial record (expected a JSON object with "
+                f"schema {SCHEMA!r}); records are written by hetero_tutorial.core.results.save()"
+            )
+        for name, kind in (("kind", str), ("provenance", dict)):
+            if not isinstance(payload.get(name), kind):
+                raise RecordError(f"{source}: field {name!r} is missing or not a {kind.__name__}")
+        data = {k: v for k, v in payload.items() if k not in RESERVED_FIELDS}
+        try:
+            return cls(payload["kind"], data, payload["provenance"])
+        except RecordError as error:
+            raise RecordError(f"{source}: {error}") from None
+
+
+def machine_slug(facts: dict[str, Any]) -> str:
+    """Folder name for a machine's reference records, e.g. ``nvidia-h200``, ``amd-epyc-2-cores``."""
+    accel = facts.get("accelerator")
+    if accel:
+        name = accel.get("name") or accel["type"]
+    else:
+        name = f"{facts.get('cpu_model', 'cpu')} {facts.get('cpu_logical_cores')} cores"
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def reference_directory(record: Record) -> Path:
+    """Where a reference record from the record's machine belongs: ``data/reference/<machine>/``."""
+    return REFERENCE_DIR / machine_slug(record.provenance["fingerprint"])
+
+
+def save(
+    record: Record,
+    path: str | Path | None = None,
+    directory: Path = RESULTS_DIR,
+    tag: str | None = None,
+) -> Path:
+    """Write ``record`` as JSON and return where.
+
+    Default path: ``<directory>/<kind>.json``, or ``<directory>/<kind>.<tag>.json``
+    when one kind has several records (e.g. one per placement).
+    """
+    name = f"{record.kind}.{tag}.json" if tag else f"{record.kind}.json"
+    target = Path(path) if path is not None else Path(directory) / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(record.to_json(), indent=2, sort_keys=False, default=str) + "\n")
+    return target
+
+
+def load(path: str | Path) -> Record:
+    """Read a record, with a clear error for a missing, malformed or foreign file."""
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RecordError(f"no record at {path}") from None
+    except json.JSONDecodeError as error:
+        raise RecordError(
+            f"{path} is not valid JSON ({error.msg} at line {error.lineno})"
+        ) from None
+    return Record.from_json(payload, source=str(path))
+
+
+def load_all(directory: str | Path, kind: str | None = None) -> list[Record]:
+    """Every record in ``directory`` (recursively), optionally only those of one ``kind``."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    records = [load(path) for path in sorted(directory.rglob("*.json"))]
+    return [r for r in records if kind is None or r.kind == kind]
+
+
+NO_ACCELERATOR_REFERENCES = (
+    "No reference records from a machine with an accelerator in data/reference/ yet."
+)
+"""What a notebook prints where it would show GPU reference records and there are none."""
+
+
+def load_references(kind: str | None = None, with_accelerator: bool = False) -> list[Record]:
+    """The committed reference records (``data/reference/``), optionally of one kind.
+
+    ``with_accelerator``: only those measured on a machine with an accelerator, for
+    the notebooks' sections that show what a GPU does (a CPU-only record has nothing
+    to say there).
+    """
+    records = load_all(REFERENCE_DIR, kind)
+    if with_accelerator:
+        records = [r for r in records if r.provenance["fingerprint"].get("accelerator")]
+    return records

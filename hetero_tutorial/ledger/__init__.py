@@ -1,0 +1,1 @@
+"""The article's claims as data, the rules that judge them, and the ledger across machines."""

@@ -1,0 +1,136 @@
+"""The ledger: every claim judged on every machine we have measurements from.
+
+"This machine" is ``data/results/`` (the learner's own runs); every folder of
+``data/reference/`` is one reference machine. :func:`write` saves the ledger
+for this machine as JSON and Markdown; :func:`readme_table` is the README's
+table, from the reference records alone (see :mod:`hetero_tutorial.app.readme`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hetero_tutorial.core import results
+from hetero_tutorial.ledger.claims import CLAIMS, Records, Status, group_by_kind, judge
+
+THIS_MACHINE = "this machine"
+
+
+def machines(include_this: bool = True) -> dict[str, Records]:
+    """Records by machine: this machine's results first, then each reference machine's folder."""
+    found: dict[str, Records] = {}
+    if include_this:
+        found[THIS_MACHINE] = group_by_kind(results.load_all(results.RESULTS_DIR))
+    if results.REFERENCE_DIR.is_dir():
+        for folder in sorted(p for p in results.REFERENCE_DIR.iterdir() if p.is_dir()):
+            found[folder.name] = group_by_kind(results.load_all(folder))
+    return found
+
+
+def _hardware(records: Records) -> str:
+    for kind_records in records.values():
+        return kind_records[0].hardware
+    return "no records"
+
+
+def rows(by_machine: dict[str, Records]) -> list[dict[str, Any]]:
+    """One row per claim and machine: the verdict, the measured figure and the article's."""
+    table = []
+    for claim in CLAIMS:
+        for machine, records in by_machine.items():
+            verdict = judge(claim, records, here=machine == THIS_MACHINE)
+            table.append(
+                {
+                    "claim": claim.id,
+                    "statement": claim.statement,
+                    "article": claim.article,
+                    "article_ratio": claim.article_ratio,
+                    "ratio_meaning": claim.ratio_meaning,
+                    "rule": claim.rule,
+                    "machine": machine,
+                    "hardware": _hardware(records),
+                    "status": verdict.status.value,
+                    "measured": verdict.measured,
+                    "ratio": verdict.ratio,
+                }
+            )
+    return table
+
+
+def markdown(table: list[dict[str, Any]]) -> str:
+    """A Markdown table: one line per claim, one column per machine (verdict and figure)."""
+    machine_names = list(dict.fromkeys(row["machine"] for row in table))
+    hardware = {row["machine"]: row["hardware"] for row in table}
+    header = ["claim", "the article says"] + [f"{m} ({hardware[m]})" for m in machine_names]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for claim in CLAIMS:
+        cells = {row["machine"]: row for row in table if row["claim"] == claim.id}
+        verdicts = [
+            f"**{cells[m]['status']}**: {cells[m]['measured']}".replace("|", "/")
+            for m in machine_names
+        ]
+        lines.append(f"| {claim.id} | {claim.article} | " + " | ".join(verdicts) + " |")
+    return "\n".join(lines)
+
+
+def summary(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> dict[str, list[str]]:
+    """Claim IDs by verdict on one machine."""
+    found: dict[str, list[str]] = {status.value: [] for status in Status}
+    for row in table:
+        if row["machine"] == machine:
+            found[row["status"]].append(row["claim"])
+    return found
+
+
+def write(directory: Path = results.RESULTS_DIR) -> tuple[Path, Path]:
+    """Judge every claim on this machine and the references; save ledger.json and ledger.md.
+
+    The JSON is itself a results record (kind ``ledger``), with the provenance of this run.
+    """
+    table = rows(machines())
+    json_path = results.save(results.Record("ledger", {"rows": table}), directory / "ledger.json")
+    md_path = directory / "ledger.md"
+    md_path.write_text("# Claims ledger\n\n" + markdown(table) + "\n")
+    return json_path, md_path
+
+
+def readme_table() -> str:
+    """The README's ledger: every claim on every reference machine (none of this machine's runs)."""
+    by_machine = machines(include_this=False)
+    if not by_machine:
+        return "No reference records yet."
+    return markdown(rows(by_machine))
+
+
+def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[str]:
+    """Sentences a learner should take away from one machine's verdicts (derived, not canned)."""
+    verdicts = summary(table, machine)
+    held, not_held = verdicts[Status.HELD.value], verdicts[Status.NOT_HELD.value]
+    unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
+    missing = verdicts[Status.MISSING.value]
+    lines = [
+        f"Of {len(CLAIMS)} claims, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
+        f"{len(unmeasurable)} could not be measured here, {len(missing)} are not measured yet."
+    ]
+    if held:
+        lines.append(f"Held: {', '.join(held)}. The measured figures above show by how much.")
+    if not_held:
+        lines.append(
+            f"Did not hold: {', '.join(not_held)}. Read each rule and figure: the direction of the "
+            "effect, or its size, differed on this hardware."
+        )
+    needs_gpu = [
+        row["claim"]
+        for row in table
+        if row["machine"] == machine and row["measured"].startswith("no accelerator")
+    ]
+    if needs_gpu:
+        lines.append(
+            f"{', '.join(needs_gpu)} compare a CPU with an accelerator, so this machine cannot "
+            "answer them: reference columns from machines with a GPU do, where "
+            "data/reference/ has them."
+        )
+    if missing:
+        lines.append(f"Not measured yet: {', '.join(missing)}; run the notebooks named above.")
+    return lines

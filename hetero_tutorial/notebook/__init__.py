@@ -1,0 +1,1 @@
+"""What the notebooks show: plots, tables and reports, exercises and their solutions."""

@@ -1,0 +1,291 @@
+"""The matplotlib figures the notebooks show. Each takes measured rows and returns the figure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import ticker
+from matplotlib.figure import Figure
+
+
+def forward_cost_heatmap(rows: Sequence[dict[str, Any]], devices: Sequence[str]) -> Figure:
+    """One heat map per device of microseconds per sample over width x batch size (log colour)."""
+    widths = sorted({r["width"] for r in rows})
+    batches = sorted({r["batch_size"] for r in rows})
+    cost = {(r["device"], r["width"], r["batch_size"]): r["seconds_per_sample"] * 1e6 for r in rows}
+    fig, axes = plt.subplots(1, len(devices), figsize=(5.2 * len(devices), 4), squeeze=False)
+    values = np.array(list(cost.values()))
+    norm = plt.matplotlib.colors.LogNorm(vmin=values.min(), vmax=values.max())
+    for ax, device in zip(axes[0], devices, strict=True):
+        grid = np.array([[cost[(device, w, b)] for b in batches] for w in widths])
+        image = ax.imshow(grid, origin="lower", cmap="viridis", norm=norm, aspect="auto")
+        for i in range(len(widths)):
+            for j in range(len(batches)):
+                shade = "k" if norm(grid[i, j]) > 0.6 else "w"  # dark text on the bright cells
+                ax.text(
+                    j, i, f"{grid[i, j]:.3g}", ha="center", va="center", color=shade, fontsize=7
+                )
+        ax.set_xticks(range(len(batches)), [str(b) for b in batches])
+        ax.set_yticks(range(len(widths)), [str(w) for w in widths])
+        ax.set_xlabel("batch size")
+        ax.set_ylabel("hidden width")
+        ax.set_title(f"{device}: us per sample")
+    fig.colorbar(image, ax=axes[0].tolist(), label="microseconds per sample (log)")
+    return fig
+
+
+def learning_curves(
+    curves: dict[str, Sequence[tuple[int, float]]], title: str = "", window: int = 20
+) -> Figure:
+    """Return against environment steps, one line per curve.
+
+    Each curve is smoothed by a moving average over ``window`` points, or over a
+    tenth of its points when it is short (a handful of evaluations stays raw).
+    """
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for (label, points), style in zip(curves.items(), ("-", "--", ":", "-."), strict=False):
+        if not points:
+            continue
+        steps, returns = np.array(points, dtype=float).T
+        width = max(1, min(window, len(returns) // 10))
+        kernel = np.ones(width) / width
+        ax.plot(steps[len(kernel) - 1 :], np.convolve(returns, kernel, "valid"), style, label=label)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("episode return (moving average)")
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def phase_bars(phase_seconds: dict[str, dict[str, float]], per: str = "s") -> Figure:
+    """Stacked bars of seconds per phase, one bar per run (``per`` labels the unit)."""
+    labels = list(phase_seconds)
+    phases = list(dict.fromkeys(p for run in phase_seconds.values() for p in run))
+    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(labels), 3.6))
+    bottom = np.zeros(len(labels))
+    for phase in phases:
+        values = np.array([phase_seconds[label].get(phase, 0.0) for label in labels])
+        ax.bar(labels, values, bottom=bottom, label=phase)
+        bottom += values
+    ax.set_ylabel(f"seconds {per}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05) -> Figure:
+    """Seconds per iteration of each plan relative to the best fixed plan, one group per network.
+
+    ``rows``: the rows of :func:`hetero_tutorial.allocator.study.compare`. Bars
+    below 1 beat every fixed plan; the dotted line marks the allowed ``tolerance``.
+    """
+    networks = list(dict.fromkeys(r["network"] for r in rows))
+    plans = list(dict.fromkeys(r["plan"] for r in rows))
+    cost = {(r["network"], r["plan"]): r["seconds_per_iteration"] for r in rows}
+    fig, ax = plt.subplots(figsize=(1.6 + 1.5 * len(networks), 3.8))
+    width = 0.8 / len(plans)
+    for i, plan in enumerate(plans):
+        relative = [
+            cost[(n, plan)] / min(cost[(n, p)] for p in plans if p != "allocator") for n in networks
+        ]
+        hatch = "//" if plan == "allocator" else None
+        ax.bar(np.arange(len(networks)) + i * width, relative, width, label=plan, hatch=hatch)
+    ax.axhline(1.0, color="k", linewidth=0.8)
+    ax.axhline(1 + tolerance, color="k", linestyle=":", label=f"best fixed + {tolerance:.0%}")
+    ax.set_xticks(np.arange(len(networks)) + width * (len(plans) - 1) / 2, networks)
+    ax.set_ylabel("seconds per iteration / best fixed plan")
+    ax.set_title("Each plan against the best fixed plan, per network")
+    ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def curriculum_timeline(summary: dict[str, Any]) -> Figure:
+    """One bar per plan through the curriculum's stages; the allocator's measuring is hatched.
+
+    ``summary``: :func:`hetero_tutorial.allocator.study.curriculum`'s result.
+    """
+    timeline = summary["timeline"]
+    plans = list(summary["totals"])
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.5 * len(plans)))
+    for row, plan in enumerate(plans):
+        start = 0.0
+        for index, stage in enumerate(timeline):
+            if plan == "allocator" and stage["decision_seconds"]:
+                ax.barh(row, stage["decision_seconds"], left=start, color="lightgrey", hatch="xx")
+                start += stage["decision_seconds"]
+            seconds = stage["seconds"][plan]
+            ax.barh(row, seconds, left=start, color=colours[index % len(colours)])
+            start += seconds
+    handles = [
+        plt.matplotlib.patches.Patch(color=colours[i % len(colours)], label=stage["stage"])
+        for i, stage in enumerate(timeline)
+    ]
+    handles.append(
+        plt.matplotlib.patches.Patch(facecolor="lightgrey", hatch="xx", label="measuring")
+    )
+    ax.set_yticks(range(len(plans)), plans)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds (timed iterations of every stage, in order)")
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1, 1))
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None = None) -> Figure:
+    """Left: each run's share of training samples in transfers; right: that share per phase.
+
+    ``runs`` maps a label to a ``bench.profile`` record's fields (``transfer_share``,
+    ``transfer_share_stderr``, ``transfer_share_by_phase``, ``samples_by_phase``).
+    Error bars: binomial standard errors, wide for a phase with few samples.
+    ``article``: the article's claimed share, drawn as a dashed line and labelled as
+    the article's.
+    """
+    labels = list(runs)
+    fig, (overall, by_phase) = plt.subplots(1, 2, figsize=(10, 3.6), width_ratios=(1, 2))
+    shares = [runs[label]["transfer_share"] for label in labels]
+    errors = [runs[label].get("transfer_share_stderr", 0.0) for label in labels]
+    overall.bar(labels, shares, yerr=errors, capsize=4, color="tab:red")
+    if article is not None:
+        overall.axhline(
+            article, color="k", linestyle="--", label=f"article's claim ({article:.0%})"
+        )
+        overall.legend()
+    overall.set_ylabel("share of training samples")
+    overall.set_title("in transfers and waits")
+    phases = list(dict.fromkeys(p for r in runs.values() for p in r["transfer_share_by_phase"]))
+    width = 0.8 / len(labels)
+    for i, label in enumerate(labels):
+        values = np.array([runs[label]["transfer_share_by_phase"].get(p, 0.0) for p in phases])
+        counts = np.array([runs[label]["samples_by_phase"].get(p, 0) for p in phases])
+        spread = np.sqrt(values * (1 - values) / np.maximum(counts, 1))
+        x = np.arange(len(phases)) + i * width
+        by_phase.bar(x, values, width, yerr=spread, capsize=3, label=label)
+    by_phase.set_xticks(np.arange(len(phases)) + width * (len(labels) - 1) / 2, phases)
+    by_phase.set_ylabel("share of the phase's samples")
+    by_phase.set_title("in transfers and waits, per phase")
+    by_phase.legend()
+    for ax in (overall, by_phase):
+        ax.yaxis.set_major_formatter(ticker.PercentFormatter(1.0))
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def buffer_sampling_rates(rows: Sequence[dict[str, Any]]) -> Figure:
+    """Sampled transitions per second against buffer capacity: a line per design and device."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    devices = list(dict.fromkeys(r["device"] for r in rows))
+    for design in dict.fromkeys(r["design"] for r in rows):
+        for device, style in zip(devices, ("-o", "--s", ":^"), strict=False):
+            points = sorted(
+                (r["capacity"], r["sample_transitions_per_s"])
+                for r in rows
+                if r["design"] == design and r["device"] == device
+            )
+            capacities, rates = zip(*points, strict=True)
+            ax.plot(capacities, rates, style, label=f"{design} -> {device}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("buffer capacity (transitions)")
+    ax.set_ylabel("sampled transitions per second")
+    ax.set_title(f"sampling batches of {rows[0]['batch_size']}")
+    ax.legend()
+    ax.grid(alpha=0.3, which="both")
+    return fig
+
+
+def seconds_per_round_bars(
+    measured: dict[str, float], article: dict[str, float], measured_label: str
+) -> Figure:
+    """Measured seconds per episode per design beside the article's seconds per round.
+
+    The two panels have separate axes: the article's figures come from its own
+    (unstated) hardware and round length, so only ratios within a panel compare.
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    left.bar(list(measured), list(measured.values()), color="tab:blue")
+    left.set_title(f"measured here: {measured_label}", fontsize=10)
+    left.set_ylabel("seconds per episode")
+    right.bar(list(article), list(article.values()), color="tab:gray", hatch="//")
+    right.set_title("the article's figures (not measured here)", fontsize=10)
+    right.set_ylabel("seconds per round")
+    for ax in (left, right):
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def curves_by_design(
+    curves: dict[str, dict[int, Sequence[tuple[int, float]]]], title: str = ""
+) -> Figure:
+    """One panel per design, one line per seed: training episode return against env steps.
+
+    The returns are raw (not smoothed), so the wobble within a curve and the spread
+    between seeds, the two senses of "stable", can both be seen.
+    """
+    fig, axes = plt.subplots(
+        1, len(curves), figsize=(3.6 * len(curves), 3.4), sharey=True, squeeze=False
+    )
+    for ax, (design, by_seed) in zip(axes[0], curves.items(), strict=True):
+        for seed, points in by_seed.items():
+            steps, returns = np.array(points, dtype=float).T
+            ax.plot(steps, returns, alpha=0.8, label=f"seed {seed}")
+        ax.set_title(design)
+        ax.set_xlabel("environment steps")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("training episode return")
+    axes[0][0].legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+_RATIO_TICKS = (0.1, 0.2, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+"""Ratios labelled on a log axis of ratios (a log axis alone labels only powers of ten)."""
+
+
+def claim_ratios(table: Sequence[dict[str, Any]]) -> Figure:
+    """The article's ratio beside each machine's measured one, for claims that state a ratio.
+
+    A machine without a measured ratio for a claim (not measurable there) shows no bar.
+    """
+    claims = list(dict.fromkeys(r["claim"] for r in table if r["article_ratio"]))
+    machines = list(dict.fromkeys(r["machine"] for r in table if r["ratio"] is not None))
+    ratio = {(r["claim"], r["machine"]): r["ratio"] for r in table}
+    series = {
+        "article": [next(r["article_ratio"] for r in table if r["claim"] == c) for c in claims]
+    }
+    for machine in machines:
+        series[machine] = [ratio[(c, machine)] or np.nan for c in claims]
+    height = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(claims) * len(series) + 1.2))
+    for index, (label, values) in enumerate(series.items()):
+        color = "0.6" if label == "article" else f"C{index - 1}"
+        positions = [p + index * height for p in range(len(claims))]
+        # Bars grow from 1 (no difference): rightwards for a ratio above 1, leftwards below.
+        ax.barh(
+            positions, np.asarray(values, float) - 1.0, height, left=1.0, label=label, color=color
+        )
+    ax.axvline(1.0, color="k", lw=0.8)
+    ax.set_yticks([p + 0.4 - height / 2 for p in range(len(claims))], claims)
+    ax.set_xscale("log")
+    finite = [v for values in series.values() for v in values if np.isfinite(v)] + [1.0]
+    low, high = min(finite) / 1.15, max(finite) * 1.15
+    ax.set_xlim(low, high)
+    ax.xaxis.set_major_locator(ticker.FixedLocator([t for t in _RATIO_TICKS if low <= t <= high]))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}x"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel("ratio, as each claim defines it (1 = no difference)")
+    ax.legend(loc="best")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig

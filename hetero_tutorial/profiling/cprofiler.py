@@ -1,0 +1,124 @@
+"""cProfile: every Python call of a training run in this process, for tables and snakeviz.
+
+cProfile counts every Python call: :func:`cprofile_ppo` saves a ``.prof`` file
+for snakeviz and gives a table of the costliest functions, and the time spent in
+the built-in functions that move data between devices.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.paths import display_path
+from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.timing import torch_threads
+from hetero_tutorial.profiling import stacks
+from hetero_tutorial.profiling.pyspy import PROFILE_DIR
+from hetero_tutorial.rl.ppo import PPOConfig, PPOTrainer
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CProfileResult:
+    """One cProfile run: the saved ``.prof`` (for snakeviz) and its statistics."""
+
+    path: Path
+    stats: pstats.Stats
+
+    @property
+    def total_seconds(self) -> float:
+        """Seconds spent in all profiled functions (cProfile's own overhead included)."""
+        return self.stats.total_tt
+
+    def top(self, n: int = 12, sort: str = "tottime") -> list[dict[str, Any]]:
+        """The ``n`` functions with most ``tottime`` (own time) or ``cumtime`` (with callees)."""
+        if sort not in ("tottime", "cumtime"):
+            raise UsageError(f"sort by 'tottime' or 'cumtime', not {sort!r}")
+        rows = [
+            {
+                "function": _function_label(*key),
+                "calls": calls,
+                "tottime": own,
+                "cumtime": cumulative,
+                "share": own / self.total_seconds,
+            }
+            for key, (_, calls, own, cumulative, _) in self.stats.stats.items()
+        ]
+        return sorted(rows, key=lambda row: row[sort], reverse=True)[:n]
+
+    def transfer_seconds(self) -> dict[str, float]:
+        """Own seconds of the built-in functions that match a transfer pattern, per operation."""
+        found: dict[str, float] = {}
+        for (_, _, function), (_, _, own, _, _) in self.stats.stats.items():
+            pattern = stacks.match(function, "cprofile")
+            if pattern is not None:
+                found[pattern.operation] = found.get(pattern.operation, 0.0) + own
+        return found
+
+    @property
+    def transfer_share(self) -> float:
+        """Fraction of the profiled time spent inside transfer functions (0..1)."""
+        return sum(self.transfer_seconds().values()) / self.total_seconds
+
+
+def _function_label(file: str, line: int, function: str) -> str:
+    """cProfile's name for a function, with the path cut to its last two parts like py-spy's."""
+    if file == "~":  # a built-in (C) function: its name says it all
+        return function
+    return stacks.Frame(function, file, line).label
+
+
+def cprofile_call(
+    fn: Callable[[], T], name: str, out_dir: Path = PROFILE_DIR
+) -> tuple[T, CProfileResult]:
+    """Call ``fn()`` under cProfile; return its result and the profile, saved as ``<name>.prof``.
+
+    cProfile adds a fixed cost to every Python call, so code made of many small
+    calls looks slower than it is: compare shares between runs, not seconds with
+    unprofiled timings.
+    """
+    profiler = cProfile.Profile()
+    result = profiler.runcall(fn)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.prof"
+    profiler.dump_stats(path)
+    return result, CProfileResult(path, pstats.Stats(str(path)))
+
+
+def cprofile_ppo(
+    config: PPOConfig,
+    plan: Placement,
+    *,
+    seed: int = 0,
+    threads: int | None = 1,
+    name: str = "ppo",
+    out_dir: Path = PROFILE_DIR,
+) -> CProfileResult:
+    """Train PPO to ``config.total_steps`` under cProfile, saved as ``<name>.prof``.
+
+    The trainer is built before profiling starts, so the profile holds the
+    training iterations only (building the first optimizer imports seconds of code).
+    """
+    with torch_threads(threads):
+        trainer = PPOTrainer(config, plan, seed, count_copies=False, eval_episodes=0)
+        _, result = cprofile_call(lambda: _train(trainer), name, out_dir)
+    trainer.envs.close()
+    return result
+
+
+def _train(trainer: PPOTrainer) -> None:
+    while not trainer.done:
+        trainer.step()
+
+
+def snakeviz_command(path: Path) -> str:
+    """The shell command that opens a ``.prof`` in snakeviz (a browser page served locally)."""
+    return f"snakeviz {display_path(path)}"

@@ -1,0 +1,74 @@
+"""All of a network's parameters, and their gradients, as views into one contiguous tensor.
+
+For the small networks of classic-control RL, PyTorch's fixed cost per call,
+not the arithmetic, sets the price of a step (notebook 00). A network with
+twelve parameter tensors pays it twelve times to zero its gradients, clip
+them and step the optimizer. With every parameter a view into one flat tensor
+(and every gradient a view into a second one), each of those is one or two
+calls, and copying the weights to another device is a single copy.
+
+Build it after the module has moved to its device (``module.to(...)`` would
+replace the views with new tensors).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from hetero_tutorial.core.errors import UsageError
+
+
+class FlatParameters:
+    """``module``'s parameters re-seated as views into ``self.data`` (and grads into ``self.grad``).
+
+    ``self.parameter`` is the one tensor to give the optimizer; it shares
+    ``self.data``'s memory, so stepping it updates the module in place.
+    Backward passes accumulate into the gradient views in place, so the module's
+    gradients land in ``self.grad`` (zero it with :meth:`zero_grad`, never set
+    the gradients to None).
+    """
+
+    def __init__(self, module: nn.Module, with_grad: bool = True) -> None:
+        params = list(module.parameters())
+        if not params:
+            raise UsageError(f"{type(module).__name__} has no parameters to flatten")
+        if len({(p.device, p.dtype) for p in params}) != 1:
+            raise UsageError("flatten a module once all its parameters share one device and dtype")
+        self.data = torch.cat([p.detach().reshape(-1) for p in params])
+        self.grad = torch.zeros_like(self.data) if with_grad else None
+        offset = 0
+        for p in params:
+            size = p.numel()
+            p.data = self.data[offset : offset + size].view_as(p)
+            if self.grad is not None:
+                p.grad = self.grad[offset : offset + size].view_as(p)
+            offset += size
+        self.parameter = nn.Parameter(self.data, requires_grad=with_grad)
+        self.parameter.grad = self.grad
+
+    def adam(self, lr: float, eps: float = 1e-8) -> torch.optim.Adam:
+        """An Adam optimiser over the flat parameter: one fused kernel where PyTorch has one.
+
+        Fused Adam exists for the CPU and CUDA in every PyTorch this package supports;
+        elsewhere (MPS, XPU on older releases) the default implementation runs.
+        """
+        fused = self.data.device.type in ("cpu", "cuda")
+        return torch.optim.Adam([self.parameter], lr=lr, eps=eps, fused=fused)
+
+    def zero_grad(self) -> None:
+        """Zero every gradient with one call."""
+        self.grad.zero_()
+
+    def clip_grad_norm_(self, max_norm: float) -> torch.Tensor:
+        """Scale the gradients so their global L2 norm is at most ``max_norm``; return the norm.
+
+        The same rule as ``torch.nn.utils.clip_grad_norm_``, in three calls.
+        """
+        norm = torch.linalg.vector_norm(self.grad)
+        self.grad.mul_((max_norm / (norm + 1e-6)).clamp(max=1.0))
+        return norm
+
+    def copy_from(self, source: FlatParameters) -> None:
+        """Overwrite these weights with ``source``'s: one copy, whichever devices they are on."""
+        self.data.copy_(source.data)
