@@ -21,7 +21,7 @@ medians (and the median of the per-round ratios), never single times.
 What is timed (each contestant's own training loop, without interpreter
 start-up, imports or model construction):
 
-* ours: ``PPORun.env_steps_per_s`` (the iterations: rollout + update; no evaluation);
+* ours: ``PPOResult.env_steps_per_s`` (the iterations: rollout + update; no evaluation);
 * SB3: env steps / wall time of ``model.learn(total_timesteps=N)``;
 * CleanRL: the last ``SPS:`` line it prints (global_step / time since just before
   its first ``envs.reset()``, so it includes its TensorBoard logging). Its ppo.py runs
@@ -128,7 +128,7 @@ TARGETS = {"sb3": ("sb3", 2.0), "cleanrl": ("cleanrl", 1.0)}
 def ours(setting: dict, seed: int, threads: int) -> dict:
     """Our PPO (all-CPU placement), training time only."""
     from hetero_tutorial.core.placement import placement
-    from hetero_tutorial.rl import ppo
+    from hetero_tutorial.rl import ppo, ppo_runs
 
     marks = []
     step = ppo.PPOTrainer.step
@@ -139,8 +139,8 @@ def ours(setting: dict, seed: int, threads: int) -> dict:
 
     ppo.PPOTrainer.step = marked_step
     knobs = {k: v for k, v in setting.items() if k != "label"}
-    config = ppo.PPOConfig.tuned("CartPole-v1", **knobs)
-    run = ppo.train(
+    config = ppo_runs.PPOConfig.tuned("CartPole-v1", **knobs)
+    run = ppo_runs.train(
         config,
         placement("all-cpu"),
         seed=seed,
@@ -549,7 +549,7 @@ def main() -> None:
             "threads": args.threads,
             "core": args.core,
             "timed": {
-                "ours": "PPORun.env_steps_per_s: training iterations only (no eval, no copy "
+                "ours": "PPOResult.env_steps_per_s: training iterations only (no eval, no copy "
                 "counting)",
                 "sb3": "env steps / wall time of model.learn(total_timesteps=N)",
                 "cleanrl": "last SPS line of ppo.py (its own loop clock, TensorBoard included)",

@@ -1,31 +1,27 @@
 """The dynamic allocator: decisions follow measurements; cache, hysteresis, budget; CNN path."""
 
+from dataclasses import replace
+
 import gymnasium as gym
 import pytest
 import torch
 from torch import nn
 
+from hetero_tutorial.allocator import cnn
 from hetero_tutorial.allocator import study as allocator_study
-from hetero_tutorial.allocator.allocator import (
-    Allocator,
-    Cell,
-    LiveMeter,
-    Workload,
-    candidate_plans,
-    fixed_rule_placement,
-    network_kind,
-    ppo_workload,
-    select_device,
-    thread_choices,
-)
-from hetero_tutorial.allocator.cnn import CNNConfig, CNNTrainer, iteration_costs, workload
+from hetero_tutorial.allocator.allocator import Allocator
+from hetero_tutorial.allocator.cnn import CNNConfig, iteration_costs, workload
+from hetero_tutorial.allocator.fixed_rule import fixed_rule_placement, select_device
+from hetero_tutorial.allocator.meter import Cell, LiveMeter
+from hetero_tutorial.allocator.pricing import candidate_plans, thread_choices
+from hetero_tutorial.allocator.workload import Workload, network_kind, ppo_workload
 from hetero_tutorial.app import cli
 from hetero_tutorial.core import results
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.notebook.solutions.allocator import plan_seconds
-from hetero_tutorial.rl.ppo import PPOConfig
+from hetero_tutorial.rl.ppo_config import PPOConfig
 
 CPU, GPU = torch.device("cpu"), torch.device("cuda", 0)  # a device name only: nothing runs on it
 TINY_PPO = {"num_envs": 2, "num_steps": 8, "minibatch_size": 8, "update_epochs": 1}
@@ -208,13 +204,10 @@ def test_the_live_meter_times_every_phase():
     meter.prepare(cells)
     assert all(meter.sample(cell) > 0 and meter.sample(cell) > 0 for cell in cells)
     # the update's optimiser still steps the weights the network uses, after the weight sync
-    weights = torch.cat(
-        [p.detach().flatten() for p in meter._network(torch.device("cpu")).parameters()]
-    )
+    policy = meter.parts(torch.device("cpu")).learner.policy
+    weights = torch.cat([p.detach().flatten() for p in policy.parameters()])
     meter.sample(cells[2])
-    after = torch.cat(
-        [p.detach().flatten() for p in meter._network(torch.device("cpu")).parameters()]
-    )
+    after = torch.cat([p.detach().flatten() for p in policy.parameters()])
     assert not torch.equal(weights, after)
 
 
@@ -227,28 +220,29 @@ def test_a_live_decision_on_this_machine_is_quick_and_explained():
 
 
 def test_the_cnn_path_decides_and_runs_a_ppo_shaped_iteration():
-    cnn = workload(TINY_CNN)
-    assert cnn.kind == "cnn" and cnn.observation_space.dtype == "uint8"
-    decision = Allocator(devices=[CPU], threads=(1,), budget_s=0.3).decide(cnn)
+    frames_workload = workload(TINY_CNN)
+    assert frames_workload.kind == "cnn" and frames_workload.observation_space.dtype == "uint8"
+    decision = Allocator(devices=[CPU], threads=(1,), budget_s=0.3).decide(frames_workload)
     assert decision.workload == "cnn-16" and decision.chosen.label == "all-cpu, 1 thread"
     costs = iteration_costs(TINY_CNN, [placement("all-cpu"), decision.placement], iterations=1)
     assert set(costs) == {"all-cpu", "allocator"}
-    trainer = CNNTrainer(TINY_CNN, placement("hybrid"))
-    before = [p.clone() for p in trainer.learner.parameters()]
+    trainer = cnn.trainer(TINY_CNN, placement("hybrid"))
+    before = [p.clone() for p in trainer.learner.policy.parameters()]
     trainer.step()
-    assert trainer.frames.dtype == torch.uint8 and trainer.frames_label == "synthetic"
-    assert any(
-        not torch.equal(a, b) for a, b in zip(before, trainer.learner.parameters(), strict=True)
-    )
+    frames = trainer.storage.tensors[1]
+    assert frames.dtype == torch.uint8 and trainer.envs.label == "synthetic"
+    after = trainer.learner.policy.parameters()
+    assert any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
     trainer.close()
 
 
 def test_real_atari_frames_when_ale_py_is_installed():
     pytest.importorskip("ale_py")
     config = CNNConfig(frames="atari", num_envs=1, num_steps=2, minibatch_size=2, hidden=16)
-    trainer = CNNTrainer(config, placement("all-cpu"))
+    trainer = cnn.trainer(config, placement("all-cpu"))
     trainer.step()
-    assert trainer.frames_label == "atari:breakout" and trainer.frames.float().std() > 0
+    frames = trainer.storage.tensors[1]
+    assert trainer.envs.label == "atari:breakout" and frames.float().std() > 0
     trainer.close()
 
 
@@ -268,18 +262,13 @@ def test_bad_input_gets_clear_errors():
         network_kind(Recurrent())
     with pytest.raises(UsageError, match="has no sample_noise, act, evaluate"):
         network_kind(nn.Linear(4, 2))
+    config = mlp().config
     with pytest.raises(UsageError, match="num_envs must be at least 1"):
-        Workload(
-            mlp().network, *spaces, num_envs=0, num_steps=8, minibatch_size=8, gradient_steps=1
-        )
+        Workload(mlp().network, *spaces, replace(config, num_envs=0))
     with pytest.raises(UsageError, match="minibatch_size must be at least 1"):
-        Workload(
-            mlp().network, *spaces, num_envs=2, num_steps=8, minibatch_size=0, gradient_steps=1
-        )
+        Workload(mlp().network, *spaces, replace(config, minibatch_size=0))
     with pytest.raises(UsageError, match="larger than a rollout"):
-        Workload(
-            mlp().network, *spaces, num_envs=1, num_steps=2, minibatch_size=8, gradient_steps=1
-        )
+        Workload(mlp().network, *spaces, replace(config, num_envs=1, num_steps=2))
     with pytest.raises(UsageError, match="distinct devices"):
         Allocator(devices=[])
     with pytest.raises(UsageError, match="budget_s > 0"):

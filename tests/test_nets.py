@@ -5,8 +5,10 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.rl.flat import FlatParameters
+from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, GaussianActorCritic, PairedMLP, mlp
+from hetero_tutorial.rl.ppo import ppo_loss
+from hetero_tutorial.rl.ppo_config import PPOConfig
 
 
 def _member_forward(paired: PairedMLP, member: int, x: torch.Tensor) -> torch.Tensor:
@@ -112,3 +114,67 @@ def test_copy_from_moves_all_weights_in_one_copy():
 def test_flattening_nothing_is_an_error():
     with pytest.raises(UsageError, match="no parameters"):
         FlatParameters(nn.Tanh())
+
+
+def _plain_twin(paired_policy: nn.Module) -> nn.Module:
+    """The same policy with two separate MLPs (CleanRL's shape), from the same weights."""
+    kind = type(paired_policy)
+    obs_dim = paired_policy.actor_critic.weights[0].shape[1]
+    hidden = paired_policy.actor_critic.weights[0].shape[2]
+    plain = kind(obs_dim, paired_policy.noise_dim, hidden, paired=False)
+    plain.actor_critic.load_paired(paired_policy.actor_critic)
+    if hasattr(plain, "log_std"):
+        plain.log_std.data.copy_(paired_policy.log_std.data)
+    return plain
+
+
+@pytest.mark.parametrize("net_type", [DiscreteActorCritic, GaussianActorCritic])
+def test_plain_and_paired_actor_critics_agree_on_outputs_losses_and_gradients(net_type):
+    torch.manual_seed(0)
+    paired = net_type(4, 3, hidden=16)
+    plain = _plain_twin(paired)
+    config = PPOConfig(minibatch_size=32)
+    obs = torch.randn(32, 4)
+    actions = torch.randint(0, 3, (32, 1)).float() if net_type is DiscreteActorCritic else None
+    if actions is None:
+        actions = torch.randn(32, 3)
+    scalars = {name: torch.randn(32) for name in ("values", "advantages", "returns")}
+    mb = {"obs": obs, "actions": actions, "logprobs": torch.randn(32) * 0.1 - 1.0, **scalars}
+    for got, want in zip(plain(obs), paired(obs), strict=True):
+        torch.testing.assert_close(got, want)
+    plain_loss, paired_loss = ppo_loss(plain, mb, config)[0], ppo_loss(paired, mb, config)[0]
+    torch.testing.assert_close(plain_loss, paired_loss)
+    plain_loss.backward()
+    paired_loss.backward()
+    body = paired.actor_critic
+    linears = [
+        [layer for layer in net if isinstance(layer, nn.Linear)]
+        for net in (plain.actor_critic.actor, plain.actor_critic.critic)
+    ]
+    for member, layers in enumerate(linears):
+        for layer, weight, bias in zip(layers, body.weights, body.biases, strict=True):
+            out = layer.out_features
+            torch.testing.assert_close(layer.weight.grad, weight.grad[member, :, :out].T)
+            torch.testing.assert_close(layer.bias.grad, bias.grad[member, 0, :out])
+    # the paired critic's unused output columns get no gradient: the two are the same network
+    assert body.weights[-1].grad[1, :, 1:].abs().max() == 0
+
+
+def test_per_tensor_parameters_do_what_flat_parameters_do():
+    torch.manual_seed(0)
+    reference = DiscreteActorCritic(4, 2, hidden=8)
+    nets = [copy.deepcopy(reference) for _ in range(2)]
+    params = [FlatParameters(nets[0]), PerTensorParameters(nets[1])]
+    optimizers = [p.adam(lr=1e-2, eps=1e-5) for p in params]
+    obs = torch.randn(16, 4)
+    for net, p, optimizer in zip(nets, params, optimizers, strict=True):
+        for _ in range(3):
+            p.zero_grad()
+            (net(obs)[0].pow(2).sum() * 100).backward()
+            p.clip_grad_norm_(0.5)
+            optimizer.step()
+    for flat, per_tensor in zip(nets[0].parameters(), nets[1].parameters(), strict=True):
+        torch.testing.assert_close(flat, per_tensor, rtol=1e-5, atol=1e-6)
+    twin = PerTensorParameters(copy.deepcopy(reference))
+    twin.copy_from(params[1])
+    assert all(torch.equal(a, b) for a, b in zip(twin.tensors, params[1].tensors, strict=True))

@@ -10,7 +10,9 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo import PPOConfig, RolloutStorage, gae, train
+from hetero_tutorial.rl.ppo import RolloutStorage, gae
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import train
 
 TINY = {
     "total_steps": 512,
@@ -46,7 +48,7 @@ def test_storage_views_share_one_tensor():
     storage.rewards[2, 1] = 5.0
     assert storage.data[1, 0, :3].tolist() == [1.0, 2.0, 3.0]
     assert storage.data[2, 1, storage.columns["rewards"].start] == 5.0
-    flat = storage.views(storage.data.reshape(-1, storage.width))
+    flat = storage.views([storage.data.reshape(-1, storage.data.shape[-1])])
     assert flat["obs"].shape == (6, 3) and flat["actions"].shape == (6, 1)
     assert flat["rewards"].shape == (6,)
 

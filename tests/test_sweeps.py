@@ -5,8 +5,10 @@ from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import copy_costs
 from hetero_tutorial.notebook.solutions.ppo_placements import rollout_bytes, steady_steps_per_second
 from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo import PPOConfig, RolloutStorage, train
-from hetero_tutorial.studies.sweeps import iteration_costs, speedups, width_sweep
+from hetero_tutorial.rl.ppo import RolloutStorage
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import iteration_costs, train
+from hetero_tutorial.studies.sweeps import speedups, width_sweep
 
 SMALL = {"num_envs": 2, "num_steps": 64, "minibatch_size": 64, "update_epochs": 1}
 

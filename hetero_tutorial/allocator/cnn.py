@@ -1,34 +1,19 @@
-"""A PPO-shaped iteration with Nature-CNN networks on Atari frames: the allocator's CNN workload.
+"""PPO with Nature-CNN networks on Atari frames: the allocator's CNN workload.
 
-This is a **workload model, not a full Atari PPO**. It does the work of a PPO
-iteration, in the same order, on the devices a placement names, with the real
-data sizes (uint8 frame stacks of 4 x 84 x 84), so that its seconds per
-iteration judge placements fairly:
-
-* **rollout**: ``num_steps`` times, the frames go to the rollout device, the
-  actor samples actions, the results are stored, the actions come back and the
-  environments step;
-* **advantages**: GAE over the rollout, on the storage device;
-* **transfer**: the frames and scalars copied to the update device (from pinned
-  memory, ``non_blocking``, when that is a CUDA device);
-* **update**: ``update_epochs`` passes of minibatch gradient steps of
-  :func:`~hetero_tutorial.allocator.allocator.ppo_shaped_loss`;
-* **weight sync**: the learner's weights copied to the rollout's copy.
-
-It leaves out what does not depend on the placement (advantage normalisation,
-value clipping, a learning-rate schedule, episode statistics) and makes no claim
-about how well it learns.
-
-Frames come from a real Atari game through ale-py's vector environment (the
-DQN preprocessing: grey, 84 x 84, 4 stacked, frame skip 4) when ale-py is
-installed (``pip install -e ".[atari]"``); otherwise from random uint8 frames,
-which are labelled synthetic wherever they are reported.
+This is PPO's own iteration (:class:`~hetero_tutorial.rl.ppo.PPOTrainer`) with
+other environments and another policy: frames of a real Atari game through
+ale-py's vector environment (the DQN preprocessing: grey, 84 x 84, 4 stacked,
+frame skip 4) when ale-py is installed (``pip install -e ".[atari]"``), otherwise
+random uint8 frames, labelled synthetic wherever they are reported; and a Nature
+CNN for the actor and another for the critic. The frames stay uint8 in storage
+and in the transfer (a quarter of their float32 size). Its seconds per iteration
+judge placements; with the notebook's small budgets it makes no claim about how
+well it learns.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,20 +21,19 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
+from gymnasium.vector import AutoresetMode
 from torch import nn
 
-from hetero_tutorial.allocator.allocator import Workload, ppo_shaped_loss
-from hetero_tutorial.core.devices import synchronize
+from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.errors import UsageError, require_minibatch_fits, require_positive
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import Timing
 from hetero_tutorial.rl.nets import DiscreteActorCritic, NatureCNN
-from hetero_tutorial.rl.ppo import gae, place_policy
-from hetero_tutorial.studies.sweeps import interleaved_costs
+from hetero_tutorial.rl.ppo import PPOTrainer
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import iteration_costs as ppo_iteration_costs
 
 FRAME_SOURCES = ("auto", "atari", "synthetic")
-COLUMNS = ("action", "logprob", "value", "reward", "done", "advantage", "return")
-"""The float32 scalars stored per transition, in this order, beside the uint8 frames."""
 
 
 @dataclass
@@ -88,10 +72,24 @@ class CNNConfig:
         """Transitions per rollout."""
         return self.num_envs * self.num_steps
 
-    @property
-    def gradient_steps(self) -> int:
-        """Gradient steps per iteration."""
-        return self.update_epochs * (self.batch_size // self.minibatch_size)
+    def ppo_config(self, iterations: int = 1) -> PPOConfig:
+        """The PPO settings of this workload, for ``iterations`` iterations."""
+        return PPOConfig(
+            env_id="cnn-frames",  # a label: the frames come from make_frames
+            total_steps=iterations * self.batch_size,
+            num_envs=self.num_envs,
+            num_steps=self.num_steps,
+            hidden=self.hidden,
+            learning_rate=self.learning_rate,
+            gamma=self.gamma,
+            gae_lambda=self.gae_lambda,
+            minibatch_size=self.minibatch_size,
+            update_epochs=self.update_epochs,
+        )
+
+    def policy(self, num_actions: int) -> CNNActorCritic:
+        """A fresh actor-critic of this workload's size, on the CPU."""
+        return CNNActorCritic(num_actions, self.hidden, self.channels)
 
     def validate(self) -> None:
         """Raise a clear error for settings that cannot work."""
@@ -170,7 +168,10 @@ def make_frames(config: CNNConfig, num_envs: int | None = None) -> Any:
     from ale_py.vector_env import AtariVectorEnv
 
     try:
-        envs = AtariVectorEnv(config.game, num_envs, num_threads=1)  # stepped in one thread
+        # one thread; SAME_STEP autoreset as PPO expects (info["final_obs"] on episode ends)
+        envs = AtariVectorEnv(
+            config.game, num_envs, num_threads=1, autoreset_mode=AutoresetMode.SAME_STEP
+        )
     except Exception as error:  # ale-py reports an unknown ROM in several ways
         raise UsageError(f"ale-py could not start {config.game!r}: {error}") from None
     envs.label = f"atari:{config.game}"
@@ -184,126 +185,21 @@ def workload(config: CNNConfig, name: str | None = None) -> Workload:
     observation_space, action_space = probe.single_observation_space, probe.single_action_space
     probe.close()
     return Workload(
-        CNNActorCritic(int(action_space.n), config.hidden, config.channels),
+        config.policy(int(action_space.n)),
         observation_space,
         action_space,
-        num_envs=config.num_envs,
-        num_steps=config.num_steps,
-        minibatch_size=config.minibatch_size,
-        gradient_steps=config.gradient_steps,
+        config.ppo_config(),
         name=name or f"cnn-{config.hidden}",
     )
 
 
-class CNNTrainer:
-    """One CNN workload's state under a placement, advanced one timed iteration at a time."""
-
-    def __init__(self, config: CNNConfig, placement: Placement, seed: int = 0) -> None:
-        config.validate()
-        self.config, self.placement = config, placement
-        self.envs = make_frames(config)
-        self.obs, _ = self.envs.reset(seed=seed)
-        torch.manual_seed(seed)
-        self.rng = torch.Generator().manual_seed(seed)  # every random draw, on the CPU
-        num_actions = int(self.envs.single_action_space.n)
-        self.learner, self.rollout_policy, self.learner_flat, self.rollout_flat = place_policy(
-            CNNActorCritic(num_actions, config.hidden, config.channels), placement
-        )
-        self.optimizer = self.learner_flat.adam(lr=config.learning_rate, eps=1e-5)
-        shape = (config.num_steps, config.num_envs)
-        frames = torch.zeros((*shape, *NatureCNN.FRAME_SHAPE), dtype=torch.uint8)
-        scalars = torch.zeros((*shape, len(COLUMNS)))
-        if placement.pin_storage:
-            self.frames, self.scalars = frames.pin_memory(), scalars.pin_memory()
-        else:
-            self.frames, self.scalars = frames.to(placement.storage), scalars.to(placement.storage)
-        self.rewards_dones_cpu = np.zeros((*shape, 2), dtype=np.float32)
-        self.iteration_seconds: list[float] = []
-
-    @property
-    def frames_label(self) -> str:
-        return self.envs.label
-
-    def column(self, name: str) -> torch.Tensor:
-        """The (T, N) view of one stored scalar."""
-        return self.scalars[..., COLUMNS.index(name)]
-
-    def step(self) -> None:
-        """Run one iteration and record its wall time (all devices synchronised at the end)."""
-        began = time.perf_counter()
-        self.iteration()
-        for device in self.placement.devices:
-            synchronize(device)
-        self.iteration_seconds.append(time.perf_counter() - began)
-
-    def iteration(self) -> None:
-        """Rollout, transfer, update, weight sync.
-
-        The ``non_blocking`` copy from pinned storage may still be running when this
-        returns; the next rollout cannot overwrite the storage under it: the weight
-        sync's copy back to the CPU (rollout on the CPU) or the rollout's first copy
-        into CPU storage (rollout on the accelerator) waits for it on the same stream.
-        """
-        self.rollout()
-        pinned = self.placement.pin_storage
-        frames_update = self.frames.flatten(0, 1).to(self.placement.update, non_blocking=pinned)
-        scalars_update = self.scalars.flatten(0, 1).to(self.placement.update, non_blocking=pinned)
-        self.update(frames_update, scalars_update)
-        if self.rollout_policy is not self.learner:
-            self.rollout_flat.copy_from(self.learner_flat)
-
-    def rollout(self) -> None:
-        """Step the environments ``num_steps`` times, filling storage, then compute advantages."""
-        device, storage, c = self.placement.rollout, self.placement.storage, self.config
-        noise = self.rollout_policy.sample_noise((c.num_steps, c.num_envs), self.rng).to(device)
-        for t in range(c.num_steps):
-            with torch.inference_mode():
-                obs = torch.from_numpy(self.obs).to(device)  # copy 1 of 2 on an accelerator
-                action, logprob, value = self.rollout_policy.act(obs, noise[t])
-                self.frames[t] = obs
-                self.scalars[t, :, :3] = torch.stack([action[:, 0], logprob, value], dim=-1)
-                action_cpu = action[:, 0].long().cpu().numpy()  # copy 2 of 2 on an accelerator
-            self.obs, reward, terminated, truncated, _ = self.envs.step(action_cpu)
-            self.rewards_dones_cpu[t, :, 0] = reward
-            self.rewards_dones_cpu[t, :, 1] = terminated | truncated
-        with torch.inference_mode():
-            rewards_dones = torch.from_numpy(self.rewards_dones_cpu).to(storage)
-            self.scalars[..., COLUMNS.index("reward") : COLUMNS.index("done") + 1] = rewards_dones
-            last_value = self.rollout_policy.value(torch.from_numpy(self.obs).to(device))
-            self._advantages(last_value.to(storage))
-
-    def _advantages(self, last_value: torch.Tensor) -> None:
-        c = self.config
-        names = ("reward", "value", "done")
-        arrays = (*(self.column(name) for name in names), last_value, self.column("advantage"))
-        if self.scalars.device.type == "cpu":
-            arrays = tuple(array.numpy() for array in arrays)  # NumPy runs this loop faster
-        gae(*arrays[:4], c.gamma, c.gae_lambda, out=arrays[4])
-        self.column("return").copy_(self.column("advantage") + self.column("value"))
-
-    def update(self, frames: torch.Tensor, scalars: torch.Tensor) -> None:
-        """``update_epochs`` passes of minibatch steps; ``frames``: (B, 4, 84, 84) uint8."""
-        c, device = self.config, frames.device
-        columns = {name: scalars[:, i] for i, name in enumerate(COLUMNS)}
-        for _ in range(c.update_epochs):
-            order = torch.randperm(len(frames), generator=self.rng).to(device)
-            for start in range(0, len(frames) - c.minibatch_size + 1, c.minibatch_size):
-                index = order[start : start + c.minibatch_size]
-                loss = ppo_shaped_loss(
-                    self.learner,
-                    frames[index],
-                    columns["action"][index, None],
-                    columns["logprob"][index],
-                    columns["advantage"][index],
-                    columns["return"][index],
-                )
-                self.learner_flat.zero_grad()
-                loss.backward()
-                self.learner_flat.clip_grad_norm_(0.5)
-                self.optimizer.step()
-
-    def close(self) -> None:
-        self.envs.close()
+def trainer(config: CNNConfig, placement: Placement, seed: int = 0) -> PPOTrainer:
+    """A PPO trainer of the CNN workload under ``placement``: frames in, Nature CNNs."""
+    config.validate()
+    envs = make_frames(config)
+    return PPOTrainer(
+        config.ppo_config(), placement, seed, envs=envs, policy=config.policy(_actions(envs))
+    )
 
 
 def iteration_costs(
@@ -314,13 +210,25 @@ def iteration_costs(
     seed: int = 0,
     threads: int | None = None,
 ) -> dict[str, Timing]:
-    """Seconds of each of ``iterations`` CNN iterations per placement, interleaved after ``warmup``.
-
-    The CNN counterpart of :func:`hetero_tutorial.studies.sweeps.iteration_costs`.
-    """
-    return interleaved_costs(
-        lambda plan: CNNTrainer(config, plan, seed), placements, iterations, warmup, threads
+    """Seconds of each of ``iterations`` CNN iterations per placement, after ``warmup``."""
+    config.validate()
+    probe = make_frames(config, num_envs=1)
+    num_actions = _actions(probe)
+    probe.close()
+    return ppo_iteration_costs(
+        config.ppo_config(),
+        placements,
+        iterations,
+        warmup,
+        seed,
+        threads,
+        make_envs=lambda: make_frames(config),
+        make_policy=lambda: config.policy(num_actions),
     )
+
+
+def _actions(envs: Any) -> int:
+    return int(envs.single_action_space.n)
 
 
 def frames_label(config: CNNConfig) -> str:

@@ -25,21 +25,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hetero_tutorial.allocator.allocator import (
-    Allocator,
-    Decision,
-    Workload,
-    fixed_rule_placement,
-    ppo_workload,
-)
+from hetero_tutorial.allocator.allocator import Allocator
 from hetero_tutorial.allocator.cnn import CNNConfig
 from hetero_tutorial.allocator.cnn import iteration_costs as cnn_iteration_costs
 from hetero_tutorial.allocator.cnn import workload as cnn_workload
+from hetero_tutorial.allocator.decision import Decision
+from hetero_tutorial.allocator.fixed_rule import fixed_rule_placement
+from hetero_tutorial.allocator.workload import Workload, ppo_workload
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import Timing
-from hetero_tutorial.rl.ppo import PPOConfig
-from hetero_tutorial.studies.sweeps import iteration_costs
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import iteration_costs
 
 PLANS = ("fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator")
 FIXED_PLANS = PLANS[:-1]

@@ -8,14 +8,14 @@ from IPython.display import Markdown
 
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.rl.ppo import PPORun
+from hetero_tutorial.rl.ppo_runs import PPOResult
 
 
 def _percent(value: float) -> str:
     return f"{value:.0f}"
 
 
-def ppo_runs_table(runs: dict[str, PPORun]) -> Markdown:
+def ppo_runs_table(runs: dict[str, PPOResult]) -> Markdown:
     """One row per run: median seconds per iteration, steps/s, copies per step, CPU and GPU use."""
     rows = [
         {

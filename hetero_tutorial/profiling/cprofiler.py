@@ -20,7 +20,8 @@ from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.profiling import stacks
 from hetero_tutorial.profiling.pyspy import PROFILE_DIR
-from hetero_tutorial.rl.ppo import PPOConfig, PPOTrainer
+from hetero_tutorial.rl.ppo import PPOTrainer
+from hetero_tutorial.rl.ppo_config import PPOConfig
 
 T = TypeVar("T")
 
@@ -108,7 +109,7 @@ def cprofile_ppo(
     training iterations only (building the first optimizer imports seconds of code).
     """
     with torch_threads(threads):
-        trainer = PPOTrainer(config, plan, seed, count_copies=False, eval_episodes=0)
+        trainer = PPOTrainer(config, plan, seed)
         _, result = cprofile_call(lambda: _train(trainer), name, out_dir)
     trainer.envs.close()
     return result

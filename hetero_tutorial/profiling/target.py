@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
-from hetero_tutorial.rl.ppo import PPOConfig, PPORun, train
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import PPOResult, train
 
 
 def ppo(
@@ -29,26 +30,26 @@ def ppo(
     seed: int = 0,
     threads: int | None = 1,
     accelerator: str | None = None,
-) -> PPORun:
+) -> PPOResult:
     """Train PPO (``steps`` environment steps) under a placement preset, as profilers see it."""
     plan = placement(placement_name, accelerator)
     config = PPOConfig.tuned(env_id, total_steps=steps, hidden=hidden)
     return train(config, plan, seed, threads=threads, count_copies=False, eval_episodes=0)
 
 
-def run_all_accelerator(**options: Any) -> PPORun:
+def run_all_accelerator(**options: Any) -> PPOResult:
     return ppo("all-accelerator", **options)
 
 
-def run_hybrid(**options: Any) -> PPORun:
+def run_hybrid(**options: Any) -> PPOResult:
     return ppo("hybrid", **options)
 
 
-def run_all_cpu(**options: Any) -> PPORun:
+def run_all_cpu(**options: Any) -> PPOResult:
     return ppo("all-cpu", **options)
 
 
-RUNNERS: dict[str, Callable[..., PPORun]] = {
+RUNNERS: dict[str, Callable[..., PPOResult]] = {
     "all-accelerator": run_all_accelerator,
     "hybrid": run_hybrid,
     "all-cpu": run_all_cpu,

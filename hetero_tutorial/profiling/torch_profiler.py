@@ -17,7 +17,8 @@ from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.profiling import stacks
 from hetero_tutorial.profiling.pyspy import PROFILE_DIR
-from hetero_tutorial.rl.ppo import PHASES, PPOConfig, PPOTrainer
+from hetero_tutorial.rl.ppo import PHASES, PPOTrainer
+from hetero_tutorial.rl.ppo_config import PPOConfig
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def torch_profile(
         raise UsageError(f"profile at least one iteration, got {iterations}")
     activities = _activities(plan)
     with torch_threads(threads):
-        trainer = PPOTrainer(config, plan, seed, count_copies=False, eval_episodes=0)
+        trainer = PPOTrainer(config, plan, seed)
         for _ in range(warmup):
             trainer.step()
         with profile(activities=activities) as profiler:

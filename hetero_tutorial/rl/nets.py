@@ -93,6 +93,50 @@ class PairedMLP(nn.Module):
         return h[0], h[1]
 
 
+class SeparateMLPs(nn.Module):
+    """The two networks of a :class:`PairedMLP` as two ordinary MLPs, CleanRL's shape.
+
+    One ``nn.Linear`` call per layer and network, where the paired version makes one
+    batched call per layer for both: the same arithmetic in twice the calls. The
+    critic's output is one unit wide (the paired critic's column 0).
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        hidden: int,
+        out_features: int,
+        out_gains: tuple[float, float],
+        layers: int = 2,
+    ) -> None:
+        super().__init__()
+        self.actor = mlp(in_features, hidden, out_features, layers, nn.Tanh, out_gains[0])
+        self.critic = mlp(in_features, hidden, 1, layers, nn.Tanh, out_gains[1])
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The actor's (B, out) and the critic's (B, 1) outputs for the same input ``x``."""
+        return self.actor(x), self.critic(x)
+
+    @torch.no_grad()
+    def load_paired(self, paired: PairedMLP) -> SeparateMLPs:
+        """Take ``paired``'s weights (member 0: actor, member 1: critic's column 0); return self."""
+        for member, net in enumerate((self.actor, self.critic)):
+            linears = [layer for layer in net if isinstance(layer, nn.Linear)]
+            for layer, weight, bias in zip(linears, paired.weights, paired.biases, strict=True):
+                out = layer.out_features
+                layer.weight.copy_(weight[member, :, :out].T)
+                layer.bias.copy_(bias[member, 0, :out])
+        return self
+
+
+def actor_critic_body(
+    obs_dim: int, hidden: int, out_features: int, paired: bool
+) -> PairedMLP | SeparateMLPs:
+    """The actor and critic MLPs of PPO's policies: paired (fast) or separate (plain)."""
+    body = PairedMLP if paired else SeparateMLPs
+    return body(obs_dim, hidden, out_features, out_gains=(0.01, 1.0))
+
+
 class DiscreteActorCritic(nn.Module):
     """Actor (logits) and critic (value) MLPs for a discrete action space, paired (see PairedMLP).
 
@@ -103,10 +147,12 @@ class DiscreteActorCritic(nn.Module):
     sample the same actions from the same seed.
     """
 
-    def __init__(self, obs_dim: int, num_actions: int, hidden: int = 64) -> None:
+    def __init__(
+        self, obs_dim: int, num_actions: int, hidden: int = 64, paired: bool = True
+    ) -> None:
         super().__init__()
         self.noise_dim = num_actions
-        self.actor_critic = PairedMLP(obs_dim, hidden, num_actions, out_gains=(0.01, 1.0))
+        self.actor_critic = actor_critic_body(obs_dim, hidden, num_actions, paired)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(log-probabilities (B, num_actions), value (B,))``."""
@@ -155,10 +201,12 @@ class GaussianActorCritic(nn.Module):
     argument, for the same reason as :class:`DiscreteActorCritic`.
     """
 
-    def __init__(self, obs_dim: int, action_dim: int, hidden: int = 64) -> None:
+    def __init__(
+        self, obs_dim: int, action_dim: int, hidden: int = 64, paired: bool = True
+    ) -> None:
         super().__init__()
         self.noise_dim = action_dim
-        self.actor_critic = PairedMLP(obs_dim, hidden, action_dim, out_gains=(0.01, 1.0))
+        self.actor_critic = actor_critic_body(obs_dim, hidden, action_dim, paired)
         self.log_std = nn.Parameter(torch.zeros(action_dim))
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

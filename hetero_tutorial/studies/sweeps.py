@@ -1,75 +1,23 @@
-"""Seconds per PPO iteration under several placements, interleaved; and over network widths.
+"""Seconds per PPO iteration of every placement over network widths and CPU thread counts.
 
-Training to convergence is not needed to compare placements: every iteration
-runs the same code, so a few timed iterations per placement (after a warm-up
-iteration) give the cost. The placements' iterations are interleaved, so drift
-in the machine's speed hits them alike (claim C9's width sweep, notebook 03;
-the allocator comparison, notebook 05).
+A few timed iterations per placement (after a warm-up iteration), interleaved so
+that drift in the machine's speed hits them alike, give each cost
+(:func:`~hetero_tutorial.rl.ppo_runs.iteration_costs`): claim C9's width sweep,
+notebook 03.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.placement import Placement, placement
-from hetero_tutorial.core.timing import Timing, torch_threads
-from hetero_tutorial.rl.ppo import PPOConfig, PPOTrainer
-
-
-class IterationTrainer(Protocol):
-    """What :func:`interleaved_costs` needs of a trainer (PPOTrainer and CNNTrainer have it)."""
-
-    placement: Placement
-    iteration_seconds: list[float]
-
-    def step(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-def interleaved_costs(
-    make_trainer: Callable[[Placement], IterationTrainer],
-    placements: Sequence[Placement],
-    iterations: int = 3,
-    warmup: int = 1,
-    threads: int | None = None,
-) -> dict[str, Timing]:
-    """Seconds of each of ``iterations`` iterations per placement, interleaved after ``warmup``."""
-    if iterations < 1:
-        raise UsageError(f"time at least one iteration, got {iterations}")
-    with torch_threads(threads):
-        trainers = [make_trainer(plan) for plan in placements]
-        for _ in range(iterations + warmup):
-            for trainer in trainers:
-                trainer.step()
-        for trainer in trainers:
-            trainer.close()
-    return {t.placement.name: Timing(tuple(t.iteration_seconds[warmup:])) for t in trainers}
-
-
-def iteration_costs(
-    config: PPOConfig,
-    placements: Sequence[Placement],
-    iterations: int = 3,
-    warmup: int = 1,
-    seed: int = 0,
-    threads: int | None = None,
-) -> dict[str, Timing]:
-    """Seconds of each of ``iterations`` PPO iterations per placement, after ``warmup`` untimed."""
-    config = replace(config, total_steps=(iterations + warmup) * config.batch_size)
-    return interleaved_costs(
-        lambda plan: PPOTrainer(config, plan, seed, count_copies=False),
-        placements,
-        iterations,
-        warmup,
-        threads,
-    )
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import iteration_costs
 
 
 def _thread_counts(threads: int | Sequence[int | None] | None) -> list[int]:
@@ -142,7 +90,8 @@ def hybrid_fields(
     copy_rows: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """The fields of a ``bench.hybrid`` record (claims C6, C9): the side-by-side runs
-    (:class:`~hetero_tutorial.rl.ppo.PPORun` by placement), the width sweep and the copy costs."""
+    (:class:`~hetero_tutorial.rl.ppo_runs.PPOResult` by placement), the width sweep and
+    the copy costs."""
     return {
         "env_id": env_id,
         "runs": {name: run.fields() for name, run in runs.items()},

@@ -16,7 +16,8 @@ import torch
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import copy_costs
-from hetero_tutorial.rl.ppo import PPOConfig, train_side_by_side
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import train_side_by_side
 from hetero_tutorial.studies.sweeps import hybrid_fields, width_sweep
 
 COPY_SIZES = [4_096, 262_144, 16_777_216]

@@ -12,7 +12,8 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
-from hetero_tutorial.rl.ppo import PPOConfig, train
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import train
 
 RECORD_TAG = "placement"
 """One record per placement (see the package docstring)."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo import PPOConfig, PPORun
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import PPOResult
 
 
-def steady_steps_per_second(run: PPORun) -> float:
+def steady_steps_per_second(run: PPOResult) -> float:
     """Environment steps per second over every iteration but the first (warm-up, copy counting)."""
     if len(run.iteration_seconds) < 2:
         raise ValueError("need at least two iterations to leave the first one out")

@@ -1,0 +1,293 @@
+"""PPO runs measured: speed, where the time went, copies per step, and how well they learned.
+
+:func:`train` runs one :class:`~hetero_tutorial.rl.ppo.PPOTrainer` to the end;
+:func:`train_side_by_side` runs several, interleaving their iterations, so that drift
+in the machine's speed hits every placement alike; :func:`iteration_costs` times a
+few iterations of any trainer, for sweeps and the allocator's comparisons.
+
+Speeds leave out the first iteration: it runs under the copy counter (a Python call
+per tensor operation) and pays each device's one-off start (CUDA's context, cuBLAS
+handles, lazy kernel loading: 0.1-0.5 s). ``wall_seconds`` and ``env_steps_per_s``
+count the later iterations only; ``first_iteration_seconds`` says what was left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch import nn
+
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.timing import Timing, torch_threads
+from hetero_tutorial.core.utilisation import UtilisationSampler
+from hetero_tutorial.rl.envs import evaluate
+from hetero_tutorial.rl.ppo import PPOTrainer
+from hetero_tutorial.rl.ppo_config import PPOConfig
+
+
+@dataclass
+class PPOResult:
+    """What a run measured: speed, where the time went, copies, and how well it learned."""
+
+    config: PPOConfig
+    placement: str
+    seed: int
+    env_steps: int
+    """environment steps trained, the first iteration's included"""
+    iteration_seconds: list[float]
+    """wall seconds of every iteration, the first (copy counting, start-up) included"""
+    phase_seconds: dict[str, float]
+    """seconds per phase over every iteration"""
+    copies: dict[str, dict[str, float]]
+    """per phase: host<->device copies and bytes per iteration and per environment step"""
+    episodes: list[tuple[int, float]]
+    """(environment step, return) of every training episode that finished"""
+    evaluations: list[tuple[int, float]]
+    """(environment step, mean greedy return) of the evaluations made during training"""
+    eval_returns: list[float]
+    """greedy returns of the evaluation episodes after training"""
+    utilisation: dict[str, Any]
+    update_stats: dict[str, float]
+    """diagnostics of the last minibatch: approximate KL divergence, clip fraction, loss"""
+    threads: int
+    policy: nn.Module = field(repr=False)
+    """the trained learner (on the update device)"""
+
+    @property
+    def steady_iterations(self) -> list[float]:
+        """Every iteration's seconds but the first (all of them if there is only one)."""
+        return self.iteration_seconds[1:] or self.iteration_seconds
+
+    @property
+    def wall_seconds(self) -> float:
+        """Seconds of the steady iterations (see the module docstring)."""
+        return sum(self.steady_iterations)
+
+    @property
+    def env_steps_per_s(self) -> float:
+        """Environment steps per second over the steady iterations."""
+        return self.config.batch_size * len(self.steady_iterations) / self.wall_seconds
+
+    @property
+    def median_iteration_seconds(self) -> float:
+        """Median wall time of a steady iteration."""
+        return float(np.median(self.steady_iterations))
+
+    @property
+    def eval_return_mean(self) -> float:
+        return float(np.mean(self.eval_returns)) if self.eval_returns else float("nan")
+
+    @property
+    def copies_per_env_step(self) -> float:
+        return sum(phase["count_per_env_step"] for phase in self.copies.values())
+
+    def fields(self) -> dict[str, Any]:
+        """The run as the fields of a ``bench.ppo`` results record."""
+        return {
+            "env_id": self.config.env_id,
+            "placement": self.placement,
+            "seed": self.seed,
+            "config": asdict(self.config),
+            "threads": self.threads,
+            "env_steps": self.env_steps,
+            "wall_seconds": self.wall_seconds,
+            "first_iteration_seconds": self.iteration_seconds[0],
+            "env_steps_per_s": self.env_steps_per_s,
+            "eval_return_mean": self.eval_return_mean,
+            "eval_returns": self.eval_returns,
+            "phase_seconds": self.phase_seconds,
+            "iteration_seconds": self.iteration_seconds,
+            "median_iteration_seconds": self.median_iteration_seconds,
+            "copies": self.copies,
+            "copies_per_env_step": self.copies_per_env_step,
+            "episodes": self.episodes,
+            "evaluations": self.evaluations,
+            "utilisation": self.utilisation,
+            "update_stats": self.update_stats,
+        }
+
+
+def greedy_returns(trainer: PPOTrainer, episodes: int) -> list[float]:
+    """Returns of ``episodes`` greedy episodes of the trainer's policy, on fresh environments.
+
+    The evaluation seeds (``10_000 + seed``) are apart from training's.
+    """
+    policy, device, spec = trainer.collector.policy, trainer.placement.rollout, trainer.spec
+
+    def greedy_actions(obs: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            actions = policy.greedy(torch.from_numpy(obs).to(device)).cpu().numpy()
+        return actions if spec.discrete else np.clip(actions, spec.action_low, spec.action_high)
+
+    return evaluate(greedy_actions, trainer.config.env_id, episodes, 10_000 + trainer.seed)
+
+
+def copies_per_step(trainer: PPOTrainer) -> dict[str, dict[str, float]]:
+    """Copies per phase, per iteration and per environment step, from the counted iteration."""
+    if trainer.counter is None:
+        return {}
+    steps = trainer.config.batch_size
+    return {
+        phase: {
+            "count_per_iteration": stats["count"],
+            "bytes_per_iteration": stats["bytes"],
+            "count_per_env_step": stats["count"] / steps,
+            "bytes_per_env_step": stats["bytes"] / steps,
+        }
+        for phase, stats in trainer.counter.by_phase().items()
+    }
+
+
+class _Run:
+    """A trainer and the evaluations made of it while it trains."""
+
+    def __init__(self, trainer: PPOTrainer, eval_every: int, eval_episodes: int) -> None:
+        self.trainer, self.eval_every, self.eval_episodes = trainer, eval_every, eval_episodes
+        self.evaluations: list[tuple[int, float]] = []
+        if eval_every:
+            self.evaluate()
+
+    def evaluate(self) -> None:
+        mean = float(np.mean(greedy_returns(self.trainer, self.eval_episodes or 10)))
+        self.evaluations.append((self.trainer.global_step, mean))
+
+    def step(self) -> None:
+        """One timed iteration, then an evaluation if one falls due (not timed)."""
+        self.trainer.step()
+        due = self.eval_every and (
+            self.trainer.global_step // self.eval_every > self.evaluations[-1][0] // self.eval_every
+        )
+        if due:
+            self.evaluate()
+
+    def result(self, utilisation: dict[str, Any], threads: int) -> PPOResult:
+        t = self.trainer
+        eval_returns = greedy_returns(t, self.eval_episodes) if self.eval_episodes else []
+        t.close()
+        return PPOResult(
+            config=t.config,
+            placement=t.placement.name,
+            seed=t.seed,
+            env_steps=t.global_step,
+            iteration_seconds=t.iteration_seconds,
+            phase_seconds=dict(t.timer.seconds),
+            copies=copies_per_step(t),
+            episodes=t.collector.episodes,
+            evaluations=self.evaluations,
+            eval_returns=eval_returns,
+            utilisation=utilisation,
+            update_stats=t.last_stats,
+            threads=threads,
+            policy=t.learner.policy,
+        )
+
+
+def train_side_by_side(
+    config: PPOConfig,
+    placements: list[Placement],
+    seed: int = 0,
+    *,
+    count_copies: bool = True,
+    threads: int | None = None,
+    eval_episodes: int = 10,
+    eval_every: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, PPOResult]:
+    """Train one PPO per placement, interleaving their iterations; results keyed by placement.
+
+    ``count_copies``: count each trainer's copies in its first iteration. ``threads``:
+    PyTorch CPU threads (None: unchanged). ``eval_episodes``: greedy episodes after
+    training (0: none). ``eval_every``: also evaluate greedily before training and
+    every this many environment steps (0: never), for a learning curve; evaluation
+    time is not training time. ``progress(iteration, iterations)`` follows the run.
+    """
+    names = [plan.name for plan in placements]
+    if len(set(names)) != len(names):
+        raise UsageError(f"placements must have distinct names, got {names}")
+    gpus = [plan.update for plan in placements if plan.update.type == "cuda"]
+    with torch_threads(threads), UtilisationSampler(gpus[0] if gpus else None) as sampler:
+        trainers = [
+            PPOTrainer(config, plan, seed, count_copies=count_copies) for plan in placements
+        ]
+        runs = [_Run(trainer, eval_every, eval_episodes) for trainer in trainers]
+        for index in range(config.num_iterations):
+            for run in runs:
+                with sampler.section(run.trainer.placement.name):
+                    run.step()
+            if progress is not None:
+                progress(index + 1, config.num_iterations)
+        used = torch.get_num_threads()
+        return {
+            name: run.result(sampler.summary(name), used)
+            for name, run in zip(names, runs, strict=True)
+        }
+
+
+def train(config: PPOConfig, placement: Placement, seed: int = 0, **options: Any) -> PPOResult:
+    """Train PPO under one ``placement`` and measure it (options as in ``train_side_by_side``)."""
+    return train_side_by_side(config, [placement], seed, **options)[placement.name]
+
+
+class Steppable(Protocol):
+    """What :func:`interleaved_costs` needs of a trainer."""
+
+    placement: Placement
+    iteration_seconds: list[float]
+
+    def step(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def interleaved_costs(
+    make_trainer: Callable[[Placement], Steppable],
+    placements: Sequence[Placement],
+    iterations: int = 3,
+    warmup: int = 1,
+    threads: int | None = None,
+) -> dict[str, Timing]:
+    """Seconds of each of ``iterations`` iterations per placement, interleaved after ``warmup``.
+
+    Training to convergence is not needed to compare placements: every iteration runs
+    the same code, so a few timed iterations give the cost.
+    """
+    if iterations < 1:
+        raise UsageError(f"time at least one iteration, got {iterations}")
+    with torch_threads(threads):
+        trainers = [make_trainer(plan) for plan in placements]
+        for _ in range(iterations + warmup):
+            for trainer in trainers:
+                trainer.step()
+        for trainer in trainers:
+            trainer.close()
+    return {t.placement.name: Timing(tuple(t.iteration_seconds[warmup:])) for t in trainers}
+
+
+def iteration_costs(
+    config: PPOConfig,
+    placements: Sequence[Placement],
+    iterations: int = 3,
+    warmup: int = 1,
+    seed: int = 0,
+    threads: int | None = None,
+    make_envs: Callable[[], Any] | None = None,
+    make_policy: Callable[[], nn.Module] | None = None,
+) -> dict[str, Timing]:
+    """Seconds of each of ``iterations`` PPO iterations per placement, after ``warmup`` untimed.
+
+    ``make_envs`` and ``make_policy`` build each trainer's own environments and
+    policy (default: the config's); the CNN workload passes Atari frames and CNNs.
+    """
+    config = replace(config, total_steps=(iterations + warmup) * config.batch_size)
+
+    def make(plan: Placement) -> PPOTrainer:
+        envs = make_envs() if make_envs is not None else None
+        policy = make_policy() if make_policy is not None else None
+        return PPOTrainer(config, plan, seed, envs=envs, policy=policy)
+
+    return interleaved_costs(make, placements, iterations, warmup, threads)
