@@ -31,17 +31,24 @@ def _provenance(record: results.Record) -> str:
 
 
 def run_times_table() -> str:
-    """Seconds per notebook in quick and full mode on each reference machine."""
+    """Seconds per notebook in quick and full mode on each reference machine.
+
+    One column per notebook of the series (a notebook a record did not run shows a dash).
+    """
     records = results.load_references("run.times")
     if not records:
         return "No run times recorded yet (`make run` writes them; see Contributing)."
-    lines = ["| machine | mode | " + " | ".join(f"{n:02d}" for n in range(7)) + " | total |"]
-    lines.append("|" + "---|" * 10)
+    numbers = sorted(
+        {path.name[:2] for path in (REPO_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+        | {name[:2] for record in records for name in record.data["notebook_seconds"]}
+    )
+    lines = ["| machine | mode | " + " | ".join(numbers) + " | total |"]
+    lines.append("|" + "---|" * (len(numbers) + 3))
     for record in sorted(records, key=lambda r: (r.hardware, r.data["mode"])):
         seconds = record.data["notebook_seconds"]
         cells = [
-            next((f"{s:.0f} s" for name, s in seconds.items() if name.startswith(f"{n:02d}_")), "—")
-            for n in range(7)
+            next((f"{s:.0f} s" for name, s in seconds.items() if name.startswith(f"{n}_")), "—")
+            for n in numbers
         ]
         total = sum(seconds.values()) / 60
         lines.append(
