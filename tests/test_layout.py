@@ -112,3 +112,17 @@ def test_modules_stay_short():
         if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
+
+
+def test_the_top_level_names_resolve_lazily():
+    import subprocess
+    import sys
+
+    import hetero_tutorial
+
+    for name in hetero_tutorial.__all__:
+        assert getattr(hetero_tutorial, name) is not None, name
+    # importing the algorithms alone (a worker process does) loads no plotting library
+    probe = "import sys, hetero_tutorial.rl.ppo_runs; print('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

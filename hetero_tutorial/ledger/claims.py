@@ -1,8 +1,10 @@
 """The claims ledger: each claim of the article against what was measured, with a verdict.
 
-Every claim of ``seed/CLAIMS.md`` is data here: what the article says, its figure,
-the measurement that answers it (a results record kind), and an explicit rule
-that turns that measurement into a verdict:
+The article (:data:`ARTICLE`) is an untitled Chinese blog post on splitting deep-RL
+training between CPU and GPU; :data:`CLAIMS` restates each of its checkable claims, in
+its order, as data: what the article says, its figure, the measurement that answers
+it (a results record kind), and an explicit rule that turns that measurement into a
+verdict:
 
 * ``held`` / ``did not hold``: the rule's test on the measured numbers;
 * ``not measurable here``: the measurement exists but cannot answer the claim on
@@ -25,6 +27,19 @@ from typing import Any
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.studies.sweeps import speedups
+
+ARTICLE = {
+    "title": "深度强化学习中的异构计算挑战 (untitled post; its first section's heading)",
+    "title_english": "Heterogeneous computing challenges in deep reinforcement learning",
+    "language": "Chinese",
+    "sections": (
+        "1. 深度强化学习中的异构计算挑战 (heterogeneous computing in deep RL)",
+        "2. PPO算法的设备协同实战 (CPU and GPU working together in PPO, in practice)",
+        "3. 经验池设计的设备优化策略 (device strategies for replay-buffer design)",
+        "4. 动态设备分配的高级技巧 (advanced techniques for dynamic device allocation)",
+    ),
+}
+"""The source article: it has no title of its own, so it is named by its first heading."""
 
 
 class Status(str, enum.Enum):
@@ -345,7 +360,7 @@ CLAIMS: tuple[Claim, ...] = (
           "qualitative", None, "", ("bench.allocator",), "05",
           "held if the update leaves the CPU for the accelerator as the network grows", _c13),
 )  # fmt: skip
-"""Every claim of the article, in the order of ``seed/CLAIMS.md``."""
+"""Every checkable claim of the article (:data:`ARTICLE`), in the article's order."""
 
 
 def judge(claim: Claim, records: Records, here: bool = True) -> Verdict:

@@ -61,3 +61,22 @@ def ddpg_placements_table(rows: list[dict[str, Any]]) -> Markdown:
         ),
     }
     return markdown_table(rows, columns, formats=formats)
+
+
+def tricks_table(rows: list[dict[str, Any]]) -> Markdown:
+    """One row per PPO speed trick of :func:`hetero_tutorial.studies.ppo_tricks.trick_speeds`."""
+    columns = {
+        "trick": "trick",
+        "what": "what it saves",
+        "with_steps_per_s": "steps/s with it",
+        "without_steps_per_s": "steps/s without it",
+        "ratio": "ratio (median of rounds)",
+        "spread": "range over rounds",
+    }
+    shown = [{**row, "spread": f"{row['ratio_low']:.2f}-{row['ratio_high']:.2f}x"} for row in rows]
+    formats = {
+        "with_steps_per_s": "{:,.0f}".format,
+        "without_steps_per_s": "{:,.0f}".format,
+        "ratio": "{:.2f}x".format,
+    }
+    return markdown_table(shown, columns, formats)
