@@ -21,7 +21,8 @@ medians (and the median of the per-round ratios), never single times.
 What is timed (each contestant's own training loop, without interpreter
 start-up, imports or model construction):
 
-* ours: ``PPOResult.env_steps_per_s`` (the iterations: rollout + update; no evaluation);
+* ours: env steps / the seconds of every iteration (``PPOResult.iteration_seconds``:
+  rollout + update, the first iteration included; no evaluation);
 * SB3: env steps / wall time of ``model.learn(total_timesteps=N)``;
 * CleanRL: the last ``SPS:`` line it prints (global_step / time since just before
   its first ``envs.reset()``, so it includes its TensorBoard logging). Its ppo.py runs
@@ -128,18 +129,18 @@ TARGETS = {"sb3": ("sb3", 2.0), "cleanrl": ("cleanrl", 1.0)}
 def ours(setting: dict, seed: int, threads: int) -> dict:
     """Our PPO (all-CPU placement), training time only."""
     from hetero_tutorial.core.placement import placement
-    from hetero_tutorial.rl import ppo, ppo_runs
+    from hetero_tutorial.rl import ppo, ppo_config, ppo_runs
 
     marks = []
-    step = ppo.PPOTrainer.step
+    run_iteration = ppo.PPOTrainer.run_iteration
 
-    def marked_step(trainer: ppo.PPOTrainer) -> None:  # observe iteration ends; code unchanged
-        step(trainer)
+    def marked_iteration(trainer: ppo.PPOTrainer) -> None:  # observe iteration ends; code unchanged
+        run_iteration(trainer)
         marks.append(mark(trainer.global_step))
 
-    ppo.PPOTrainer.step = marked_step
+    ppo.PPOTrainer.run_iteration = marked_iteration
     knobs = {k: v for k, v in setting.items() if k != "label"}
-    config = ppo_runs.PPOConfig.tuned("CartPole-v1", **knobs)
+    config = ppo_config.PPOConfig.tuned("CartPole-v1", **knobs)
     run = ppo_runs.train(
         config,
         placement("all-cpu"),
@@ -150,7 +151,7 @@ def ours(setting: dict, seed: int, threads: int) -> dict:
     )
     return {
         "env_steps": run.env_steps,
-        "seconds": run.wall_seconds,
+        "seconds": sum(run.iteration_seconds),  # every iteration, as the peers time theirs
         "marks": marks,
         "torch_threads": run.threads,
     }
@@ -549,11 +550,11 @@ def main() -> None:
             "threads": args.threads,
             "core": args.core,
             "timed": {
-                "ours": "PPOResult.env_steps_per_s: training iterations only (no eval, no copy "
-                "counting)",
+                "ours": "env steps / sum of PPOResult.iteration_seconds: every training "
+                "iteration, the first included (no eval, no copy counting)",
                 "sb3": "env steps / wall time of model.learn(total_timesteps=N)",
                 "cleanrl": "last SPS line of ppo.py (its own loop clock, TensorBoard included)",
-                "steady": "iteration boundaries: ours after PPOTrainer.step, SB3 at each "
+                "steady": "iteration boundaries: ours after PPOTrainer.run_iteration, SB3 at each "
                 "rollout start and after learn, CleanRL at each SPS line",
             },
             "metrics": METRICS,

@@ -228,7 +228,7 @@ def test_the_cnn_path_decides_and_runs_a_ppo_shaped_iteration():
     assert set(costs) == {"all-cpu", "allocator"}
     trainer = cnn.trainer(TINY_CNN, placement("hybrid"))
     before = [p.clone() for p in trainer.learner.policy.parameters()]
-    trainer.step()
+    trainer.run_iteration()
     frames = trainer.storage.tensors[1]
     assert frames.dtype == torch.uint8 and trainer.envs.label == "synthetic"
     after = trainer.learner.policy.parameters()
@@ -240,7 +240,7 @@ def test_real_atari_frames_when_ale_py_is_installed():
     pytest.importorskip("ale_py")
     config = CNNConfig(frames="atari", num_envs=1, num_steps=2, minibatch_size=2, hidden=16)
     trainer = cnn.trainer(config, placement("all-cpu"))
-    trainer.step()
+    trainer.run_iteration()
     frames = trainer.storage.tensors[1]
     assert trainer.envs.label == "atari:breakout" and frames.float().std() > 0
     trainer.close()

@@ -117,7 +117,7 @@ def cprofile_ppo(
 
 def _train(trainer: PPOTrainer) -> None:
     while not trainer.done:
-        trainer.step()
+        trainer.run_iteration()
 
 
 def snakeviz_command(path: Path) -> str:

@@ -101,10 +101,10 @@ def torch_profile(
     with torch_threads(threads):
         trainer = PPOTrainer(config, plan, seed)
         for _ in range(warmup):
-            trainer.step()
+            trainer.run_iteration()
         with profile(activities=activities) as profiler:
             for _ in range(iterations):
-                trainer.step()
+                trainer.run_iteration()
         trainer.envs.close()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

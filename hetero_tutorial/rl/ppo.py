@@ -434,8 +434,9 @@ class PPOTrainer:
             with self.phase("weight_sync"):
                 self.rollout_params.copy_from(self.learner.params)  # one copy when flat
 
-    def step(self) -> None:
-        """Run the next iteration, timed (the first one under the copy counter, if asked)."""
+    def run_iteration(self) -> None:
+        """Run the next iteration (a rollout and an update), timed; the first one under the
+        copy counter, if asked. (A *step* is one environment step, as in DDPG.)"""
         index = len(self.iteration_seconds)
         counting = self.counter is not None and index == 0
         began = time.perf_counter()

@@ -156,9 +156,9 @@ class _Run:
         mean = float(np.mean(greedy_returns(self.trainer, self.eval_episodes or 10)))
         self.evaluations.append((self.trainer.global_step, mean))
 
-    def step(self) -> None:
+    def run_iteration(self) -> None:
         """One timed iteration, then an evaluation if one falls due (not timed)."""
-        self.trainer.step()
+        self.trainer.run_iteration()
         due = self.eval_every and (
             self.trainer.global_step // self.eval_every > self.evaluations[-1][0] // self.eval_every
         )
@@ -218,7 +218,7 @@ def train_side_by_side(
         for index in range(config.num_iterations):
             for run in runs:
                 with sampler.section(run.trainer.placement.name):
-                    run.step()
+                    run.run_iteration()
             if progress is not None:
                 progress(index + 1, config.num_iterations)
         used = torch.get_num_threads()
@@ -239,7 +239,7 @@ class Steppable(Protocol):
     placement: Placement
     iteration_seconds: list[float]
 
-    def step(self) -> None: ...
+    def run_iteration(self) -> None: ...
 
     def close(self) -> None: ...
 
@@ -262,7 +262,7 @@ def interleaved_costs(
         trainers = [make_trainer(plan) for plan in placements]
         for _ in range(iterations + warmup):
             for trainer in trainers:
-                trainer.step()
+                trainer.run_iteration()
         for trainer in trainers:
             trainer.close()
     return {t.placement.name: Timing(tuple(t.iteration_seconds[warmup:])) for t in trainers}

@@ -76,12 +76,12 @@ def trick_speeds(
         cpu = placement("all-cpu")
         trainers = {name: PPOTrainer(variant, cpu, seed) for name, variant in racers.items()}
         for trainer in trainers.values():
-            trainer.step()  # warm-up: first calls, allocator growth
+            trainer.run_iteration()  # warm-up: first calls, allocator growth
         for index in range(rounds):
             for name, trainer in trainers.items():
                 start = time.perf_counter()
                 for _ in range(iterations):
-                    trainer.step()
+                    trainer.run_iteration()
                 seconds = time.perf_counter() - start
                 speeds[name].append(iterations * config.batch_size / seconds)
             if progress is not None:
