@@ -17,6 +17,8 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from hetero_tutorial.app import cli
+from hetero_tutorial.core import results
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.rl.device_envs import (
@@ -26,6 +28,7 @@ from hetero_tutorial.rl.device_envs import (
     make_batched_env,
 )
 from hetero_tutorial.rl.envs import make_vector_env
+from hetero_tutorial.studies import env_throughput
 
 ACCELERATOR = accelerator()
 DEVICES = [
@@ -354,3 +357,54 @@ def test_step_does_not_synchronize_cuda(env_id):
             env.step(actions)
     finally:
         torch.cuda.set_sync_debug_mode("default")
+
+
+def test_throughput_rows_and_ratios():
+    rows = env_throughput.measure_throughput(
+        ["CartPole-v1"], [2, 3], repeats=1, seconds_per_repeat=0.002, sync_max_envs=2
+    )
+    measured = [r for r in rows if r["env_steps_per_s"] is not None]
+    assert {r["implementation"] for r in measured} >= {
+        "gymnasium-sync",
+        "gymnasium-vector",
+        "batched-cpu",
+    }
+    assert all(r["env_steps_per_s"] > 0 and r["threads"] == 1 for r in measured)
+    (skipped,) = [r for r in rows if r["env_steps_per_s"] is None]
+    assert skipped["implementation"] == "gymnasium-sync" and skipped["num_envs"] == 3
+    assert "sync_max_envs=2" in skipped["skipped"]
+    ratios = env_throughput.throughput_ratios(rows, "CartPole-v1", 2, "gymnasium-sync")
+    sync, batched = (
+        next(
+            r["env_steps_per_s"]
+            for r in measured
+            if r["implementation"] == name and r["num_envs"] == 2
+        )
+        for name in ("gymnasium-sync", "batched-cpu")
+    )
+    assert ratios["batched-cpu"] == pytest.approx(batched / sync)
+    with pytest.raises(UsageError, match="no gymnasium-sync measurement"):
+        env_throughput.throughput_ratios(rows, "CartPole-v1", 3, "gymnasium-sync")
+
+
+def test_throughput_knows_which_implementations_exist():
+    assert "gymnasium-vector" not in env_throughput.implementations("Pendulum-v1")
+    with pytest.raises(UsageError, match="choose from"):
+        env_throughput.make_stepper("batched-tpu", "CartPole-v1", 2)
+    with pytest.raises(UsageError, match="no batched version"):
+        env_throughput.measure_throughput(["Acrobot-v1"], [2])
+
+
+def test_bench_device_envs_writes_a_record(tmp_path):
+    path = tmp_path / "device_envs.json"
+    argv = ["bench", "device_envs", "--envs", "Pendulum-v1", "--num-envs", "2"]
+    argv += ["--repeats", "1", "--seconds-per-repeat", "0.002", "--json", str(path)]
+    assert cli.main(argv) == 0
+    record = results.load(path)
+    assert record.kind == "bench.device_envs"
+    assert {row["implementation"] for row in record.data["rows"]} >= {
+        "gymnasium-sync",
+        "batched-cpu",
+    }
+    (ratio,) = record.data["ratios"]
+    assert ratio["baseline"] == "gymnasium-sync" and ratio["ratios"]["batched-cpu"] > 0
