@@ -228,6 +228,15 @@ def test_discrete_actions_are_refused():
         DDPG(gym.make("CartPole-v1"), DDPGConfig(), placement("all-cpu"))
 
 
+def test_all_device_is_refused_with_the_placements_ddpg_takes():
+    """DDPG steps one Gymnasium environment: batched environments on a device are PPO's."""
+    takes = "Choose one of all-accelerator, hybrid, all-cpu"
+    with pytest.raises(UsageError, match=f"cannot take 'all-device'.*{takes}"):
+        DDPGConfig(placement="all-device")
+    with pytest.raises(UsageError, match="batched tensors"):
+        DDPG(gym.make("Pendulum-v1"), DDPGConfig(), placement("all-device"))
+
+
 @pytest.mark.slow
 def test_ddpg_learns_pendulum():
     """Learning run (~30 s on an idle 2-core CPU): greedy return >= -250 within 15k steps, < 120 s.

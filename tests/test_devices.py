@@ -4,7 +4,7 @@ import torch
 from hetero_tutorial.core import devices
 from hetero_tutorial.core.devices import DeviceError, resolve_device
 from hetero_tutorial.core.machine import fingerprint
-from hetero_tutorial.core.placement import placement
+from hetero_tutorial.core.placement import Placement, placement
 
 
 def test_cpu_is_always_available():
@@ -33,13 +33,16 @@ def test_missing_accelerator_is_a_clear_error(monkeypatch):
 def test_presets_fall_back_to_cpu_and_say_so(monkeypatch):
     monkeypatch.setattr(devices, "_type_is_available", lambda kind: kind == "cpu")
     cpu = torch.device("cpu")
-    for name in ("all-accelerator", "hybrid"):
+    for name in ("all-accelerator", "hybrid", "all-device"):
         plan = placement(name)
-        assert (plan.rollout, plan.storage, plan.update) == (cpu, cpu, cpu)
+        assert (plan.env, plan.rollout, plan.storage, plan.update) == (cpu, cpu, cpu, cpu)
         assert plan.accelerator_missing
         assert "no accelerator" in plan.describe()
     assert not placement("all-cpu").accelerator_missing
     assert not placement("hybrid").pin_storage
+    all_device = placement("all-device")  # on the CPU, its environments are still batched
+    assert all_device.batched_envs and all_device.devices == (cpu,)
+    assert "batched environments on cpu" in all_device.describe()
 
 
 def test_presets_put_phases_where_the_design_says(monkeypatch):
@@ -54,10 +57,30 @@ def test_presets_put_phases_where_the_design_says(monkeypatch):
     assert (hybrid.rollout, hybrid.storage, hybrid.update) == (cpu, cpu, cuda)
     assert hybrid.pin_storage and not base.pin_storage
     assert hybrid.devices == (cpu, cuda)
+    for plan in (base, hybrid, placement("all-cpu")):  # Gymnasium's environments, on the CPU
+        assert plan.env == cpu and not plan.batched_envs
+        assert plan.describe().startswith(f"{plan.name}: environments on cpu, rollout on")
+    everything = placement("all-device")
+    assert (everything.env, everything.rollout, everything.storage, everything.update) == (
+        cuda,
+        cuda,
+        cuda,
+        cuda,
+    )
+    assert everything.batched_envs and everything.devices == (cuda,)
+    assert not everything.pin_storage and not everything.accelerator_missing
+    assert "batched environments on cuda:0" in everything.describe()
+
+
+def test_only_batched_environments_leave_the_cpu():
+    meta, cpu = torch.device("meta"), torch.device("cpu")
+    with pytest.raises(DeviceError, match="batched_envs=True"):
+        Placement("gym-on-gpu", meta, meta, meta, env=meta)
+    assert Placement("mine", cpu, cpu, meta, env=meta, batched_envs=True).devices == (meta, cpu)
 
 
 def test_unknown_placement_lists_the_presets():
-    with pytest.raises(DeviceError, match="all-accelerator, hybrid, all-cpu"):
+    with pytest.raises(DeviceError, match="all-accelerator, hybrid, all-cpu, all-device"):
         placement("gpu-only")
 
 

@@ -1,8 +1,8 @@
 """Placements: the device of each phase of the training pipeline.
 
-A :class:`Placement` names where the rollout, the storage and the update run. The
-presets are the designs the series compares; algorithms take a placement and
-never pick devices themselves.
+A :class:`Placement` names where the environments, the rollout, the storage and the
+update run. The presets are the designs the series compares; algorithms take a
+placement and never pick devices themselves.
 """
 
 from __future__ import annotations
@@ -13,31 +13,47 @@ import torch
 
 from hetero_tutorial.core.devices import DeviceError, accelerator, resolve_device
 
-PLACEMENT_NAMES = ("all-accelerator", "hybrid", "all-cpu")
+PLACEMENT_NAMES = ("all-accelerator", "hybrid", "all-cpu", "all-device")
 """The placement presets the series compares (see :func:`placement`)."""
+ENV_ON_CPU_NAMES = PLACEMENT_NAMES[:3]
+"""The presets whose environments run on the CPU: those an algorithm that steps Gymnasium's
+environments (DDPG) can take. ``all-device`` needs environments written as tensors."""
+CPU = torch.device("cpu")
 
 
 @dataclass(frozen=True)
 class Placement:
     """The device of each phase of the training pipeline.
 
-    ``rollout``: where the actor's forward pass runs while stepping the environments
-    (the environments themselves always run on the CPU).
+    ``rollout``: where the actor's forward pass runs while stepping the environments.
     ``storage``: where the rollout or replay data lives.
     ``update``: where the learner computes losses and gradients.
+    ``env``: where the environments are stepped. ``batched_envs``: they are batched
+    tensors (:mod:`hetero_tutorial.rl.device_envs`), as ``all-device`` has them, even
+    where ``env`` is the CPU; False: Gymnasium's, one Python object each, on the CPU.
     """
 
     name: str
     rollout: torch.device
     storage: torch.device
     update: torch.device
+    env: torch.device = CPU
+    batched_envs: bool = False
     accelerator_missing: bool = False
     """True when a preset wanted an accelerator and fell back to the CPU."""
+
+    def __post_init__(self) -> None:
+        if self.env.type != "cpu" and not self.batched_envs:
+            raise DeviceError(
+                f"placement {self.name!r} puts the environments on {self.env}: only batched "
+                "tensor environments run there. Pass batched_envs=True (PPO on CartPole-v1 or "
+                "Pendulum-v1), or keep env on the CPU for Gymnasium's environments."
+            )
 
     @property
     def devices(self) -> tuple[torch.device, ...]:
         """The distinct devices this placement uses."""
-        return tuple(dict.fromkeys((self.rollout, self.storage, self.update)))
+        return tuple(dict.fromkeys((self.env, self.rollout, self.storage, self.update)))
 
     @property
     def pin_storage(self) -> bool:
@@ -47,7 +63,9 @@ class Placement:
     def describe(self) -> str:
         """One line a learner can read, saying where each phase runs."""
         text = (
-            f"{self.name}: rollout on {self.rollout}, storage on {self.storage}"
+            f"{self.name}: {'batched ' if self.batched_envs else ''}environments on {self.env}, "
+            f"rollout on {self.rollout}, "
+            f"storage on {self.storage}"
             f"{' (pinned)' if self.pin_storage else ''}, update on {self.update}"
         )
         if self.accelerator_missing:
@@ -61,6 +79,9 @@ def placement(name: str, accelerator_device: str | torch.device | None = None) -
     ``"all-accelerator"``: everything on the accelerator (the article's baseline).
     ``"hybrid"``: rollout and storage on the CPU, update on the accelerator.
     ``"all-cpu"``: everything on the CPU.
+    ``"all-device"``: the environments too on the accelerator (batched tensor
+    environments, :mod:`hetero_tutorial.rl.device_envs`): nothing crosses to the host
+    while stepping. Only for algorithms that take such environments (PPO).
 
     ``accelerator_device`` names the accelerator to use; by default the one
     :func:`accelerator` finds. On a machine without one the presets still run,
@@ -71,7 +92,7 @@ def placement(name: str, accelerator_device: str | torch.device | None = None) -
         raise DeviceError(
             f"unknown placement {name!r}; choose one of {', '.join(PLACEMENT_NAMES)}."
         )
-    cpu = torch.device("cpu")
+    cpu = CPU
     if accelerator_device is not None:
         fast, missing = resolve_device(accelerator_device), False
     else:
@@ -79,7 +100,9 @@ def placement(name: str, accelerator_device: str | torch.device | None = None) -
         fast, missing = (found, False) if found is not None else (cpu, True)
     missing = missing and name != "all-cpu"
     if name == "all-accelerator":
-        return Placement(name, fast, fast, fast, missing)
+        return Placement(name, fast, fast, fast, accelerator_missing=missing)
     if name == "hybrid":
-        return Placement(name, cpu, cpu, fast, missing)
+        return Placement(name, cpu, cpu, fast, accelerator_missing=missing)
+    if name == "all-device":
+        return Placement(name, fast, fast, fast, fast, True, accelerator_missing=missing)
     return Placement(name, cpu, cpu, cpu)

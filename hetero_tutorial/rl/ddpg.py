@@ -36,7 +36,7 @@ import torch.nn.functional as F
 
 from hetero_tutorial.core.devices import synchronize
 from hetero_tutorial.core.errors import UsageError, require_positive
-from hetero_tutorial.core.placement import PLACEMENT_NAMES, Placement, placement
+from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES, Placement, placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import DESIGNS, Batch, make_buffer
@@ -77,7 +77,7 @@ class DDPGConfig:
     exploration_noise: float = 0.1
     """std of the Gaussian action noise, as a fraction of half the action range"""
     placement: str = "all-cpu"
-    """where each phase runs: all-cpu, hybrid or all-accelerator"""
+    """where each phase runs: all-cpu, hybrid or all-accelerator (not all-device)"""
     threads: int | None = 1
     """PyTorch CPU threads (None: leave PyTorch's default)"""
     seed: int = 0
@@ -91,6 +91,8 @@ class DDPGConfig:
         if self.buffer not in DESIGNS:
             raise UsageError(f"buffer must be one of {', '.join(DESIGNS)}; got {self.buffer!r}")
         require_positive(count_copies_steps=self.count_copies_steps)
+        if self.placement == "all-device":
+            _refuse_batched_envs(self.placement)
         if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps:
             raise UsageError(
                 f"need 0 < learning_starts ({self.learning_starts}) < total_steps "
@@ -114,6 +116,14 @@ class DDPGConfig:
             )
 
 
+def _refuse_batched_envs(name: str) -> None:
+    raise UsageError(
+        f"DDPG steps one Gymnasium environment on the CPU, so it cannot take {name!r}, whose "
+        "environments are batched tensors (PPO on batched environments takes it). Choose one "
+        f"of {', '.join(ENV_ON_CPU_NAMES)}."
+    )
+
+
 class DDPG:
     """The learner: actor and critic, their target copies and optimisers, on the update device."""
 
@@ -126,6 +136,8 @@ class DDPG:
                 f"DDPG needs continuous (Box) actions and vector observations; {config.env_id} "
                 f"has {space} and observations {env.observation_space}."
             )
+        if place.batched_envs:
+            _refuse_batched_envs(place.name)
         obs_dim, action_dim = env.observation_space.shape[0], space.shape[0]
         low = torch.as_tensor(space.low, dtype=torch.float32)  # float64 bounds would make the
         high = torch.as_tensor(space.high, dtype=torch.float32)  # actor's output float64
@@ -409,7 +421,7 @@ def train_side_by_side(
 
 
 def placement_comparison(
-    config: DDPGConfig, placements: Sequence[str] = PLACEMENT_NAMES
+    config: DDPGConfig, placements: Sequence[str] = ENV_ON_CPU_NAMES
 ) -> list[dict[str, Any]]:
     """DDPG with ``config`` under each placement, interleaved: speed and copies (claims C4, C7).
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from hetero_tutorial.core.placement import PLACEMENT_NAMES
+from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES
 from hetero_tutorial.rl.buffers import DESIGNS
 from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGResult, train
 
@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int, nargs="+", default=[0], help="one run per seed (e.g. 0 1 2)"
     )
-    parser.add_argument("--placement", choices=PLACEMENT_NAMES, default=defaults.placement)
+    parser.add_argument("--placement", choices=ENV_ON_CPU_NAMES, default=defaults.placement)
     parser.add_argument("--threads", type=int, default=defaults.threads, help="PyTorch CPU threads")
 
 
