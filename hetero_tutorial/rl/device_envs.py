@@ -44,7 +44,7 @@ BATCHED_ENV_IDS = ("CartPole-v1", "Pendulum-v1")
 StepResult = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]
 
 
-def _same_device(a: torch.device, b: torch.device) -> bool:
+def same_device(a: torch.device, b: torch.device) -> bool:
     """``mps`` and ``mps:0`` (or ``cuda:0`` and a resolved ``cuda``) name one device."""
     return a.type == b.type and (a.index or 0) == (b.index or 0)
 
@@ -171,7 +171,7 @@ class _BatchedEnv:
                 f"actions must be a torch.Tensor on {self.device}, got {type(actions).__name__}; "
                 f"use torch.as_tensor(actions, device={str(self.device)!r})"
             )
-        if not _same_device(actions.device, self.device):
+        if not same_device(actions.device, self.device):
             raise UsageError(
                 f"actions are on {actions.device} but the envs are on {self.device}: make the "
                 f"actions there (.to({str(self.device)!r})). A batched env keeps the whole "

@@ -144,7 +144,8 @@ class DiscreteActorCritic(nn.Module):
     Sampling takes its randomness as an argument (Gumbel noise, one number per
     action, from :meth:`sample_noise`) so that the caller decides where random
     numbers come from: PPO draws them on the CPU, which makes every placement
-    sample the same actions from the same seed.
+    sample the same actions from the same seed (on batched environments, on their
+    device: see ppo_device.py).
     """
 
     def __init__(
@@ -164,8 +165,8 @@ class DiscreteActorCritic(nn.Module):
         return self(obs)[1]
 
     def sample_noise(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
-        """Standard Gumbel noise of ``shape + (num_actions,)``, drawn on the CPU."""
-        uniform = torch.rand((*shape, self.noise_dim), generator=generator)
+        """Standard Gumbel noise of ``shape + (num_actions,)``, drawn where ``generator`` lives."""
+        uniform = torch.rand((*shape, self.noise_dim), generator=generator, device=generator.device)
         return -torch.log(-torch.log(uniform.clamp_min(1e-20)))
 
     def act(
@@ -219,8 +220,8 @@ class GaussianActorCritic(nn.Module):
         return self(obs)[1]
 
     def sample_noise(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
-        """Standard normal noise of ``shape + (action_dim,)``, drawn on the CPU."""
-        return torch.randn((*shape, self.noise_dim), generator=generator)
+        """Standard normal noise of ``shape + (action_dim,)``, drawn where ``generator`` lives."""
+        return torch.randn((*shape, self.noise_dim), generator=generator, device=generator.device)
 
     def _log_prob(self, mean: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         z = (action - mean) * torch.exp(-self.log_std)

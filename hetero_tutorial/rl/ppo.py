@@ -7,23 +7,21 @@ The file reads top to bottom like one iteration:
 1. **configuration**: :class:`PPOConfig` (in ``ppo_config.py``);
 2. **networks**: the actor-critic, placed as a learner and a rollout copy (:func:`place_policy`);
 3. **storage**: one preallocated tensor per rollout (:class:`RolloutStorage`);
-4. **rollout**: :class:`Collector` steps the environments with the rollout policy.
-   When it runs on an accelerator, observations go there and actions come back at
-   every step: the two copies per step of the all-accelerator baseline;
+4. **rollout**: :class:`Collector` steps the environments with the rollout policy. On an
+   accelerator, observations go there and actions come back every step: the baseline's two
+   copies per step (batched tensor environments take ppo_device.py's TensorCollector);
 5. **advantages**: :func:`gae`, computed where the rollout is stored (NumPy on the CPU);
 6. **update**: :func:`ppo_loss` and :class:`Learner`'s epochs of minibatch steps;
 7. **the iteration**: :class:`PPOTrainer` runs rollout, *transfer* (one batched copy of
    the rollout to the update device, ``non_blocking`` from pinned memory: the hybrid
    plan's only big copy), update and *weight_sync* (the learner's weights into the
-   rollout copy), each timed as a phase.
+   rollout copy), each timed as a phase. :mod:`~hetero_tutorial.rl.ppo_runs` measures runs.
 
-How fast runs go, and what they learn, is measured in :mod:`hetero_tutorial.rl.ppo_runs`.
-
-Random numbers are drawn on the CPU from two seeded generators, one for the rollout
-(sampling noise) and one for the update (minibatch order), so every placement makes
-the same decisions from the same seed: changing the placement changes the speed,
-not the learning. The overlapped pipeline relies on that split too: its workers own
-the rollout's stream and its learner the update's.
+Random numbers come from two seeded generators, one for the rollout (sampling noise: on
+the CPU, or on batched environments' device) and one for the update (minibatch order, on
+the CPU), so placements that draw on the same device make the same decisions from the same
+seed: the placement changes the speed, not the learning. The overlapped pipeline relies on
+that split too: its workers own the rollout's stream and its learner the update's.
 """
 
 from __future__ import annotations
@@ -42,10 +40,11 @@ from torch.profiler import record_function
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import PhaseTimer
 from hetero_tutorial.core.transfers import CopyCounter
-from hetero_tutorial.rl.envs import EnvSpec, make_vector_env, spec_of
+from hetero_tutorial.rl.envs import EnvSpec, spec_of
 from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, GaussianActorCritic
 from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_device import TensorCollector, make_envs
 
 PHASES = ("rollout", "advantages", "transfer", "update", "weight_sync")
 """The timed phases of an iteration, in the order they run (the allocator prices the same)."""
@@ -358,8 +357,9 @@ UPDATE_SEED_OFFSET = 1_000_003
 class PPOTrainer:
     """One PPO run's state, advanced one iteration (rollout + update) at a time.
 
-    ``envs`` and ``policy`` default to the config's Gymnasium environments and
-    actor-critic; the CNN workload passes Atari frames and Nature CNNs instead.
+    ``envs`` and ``policy`` default to the config's environments (batched tensors on
+    ``placement.env`` if the placement or the config says so) and actor-critic; the CNN
+    workload passes Atari frames and Nature CNNs instead.
     ``count_copies``: run the first iteration under a :class:`CopyCounter` (which
     slows it; every iteration runs the same code, so its counts hold for all).
     :func:`~hetero_tutorial.rl.ppo_runs.train` runs trainers to the end and measures them.
@@ -377,7 +377,8 @@ class PPOTrainer:
     ) -> None:
         config.validate()
         self.config, self.placement, self.seed = config, placement, seed
-        self.envs = envs if envs is not None else make_vector_env(config.env_id, config.num_envs)
+        batched = config.batched_envs or placement.batched_envs  # tensor envs and collector
+        self.envs = envs if envs is not None else make_envs(config, placement.env, batched)
         self.spec = spec_of(self.envs, config.env_id)
         torch.manual_seed(seed)
         policy = policy if policy is not None else make_policy(self.spec, config)
@@ -387,7 +388,7 @@ class PPOTrainer:
         self.storage = RolloutStorage(
             config.num_steps, config.num_envs, self.spec, placement.storage, placement.pin_storage
         )
-        self.collector = Collector(
+        self.collector = (TensorCollector if batched else Collector)(
             self.envs, self.spec, rollout_policy, self.storage, config, placement.rollout, seed
         )
         self.learner = Learner(learner_policy, learner_params, config, seed + UPDATE_SEED_OFFSET)

@@ -58,6 +58,8 @@ class PPOConfig:
     """speed: all parameters in one tensor, one call to zero, clip, step and copy them"""
     gather_per_epoch: bool = True
     """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch)"""
+    batched_envs: bool = False
+    """step batched tensor environments (device_envs.py) in any placement (all-device has them)"""
 
     @classmethod
     def tuned(cls, env_id: str, **overrides: Any) -> PPOConfig:
