@@ -398,7 +398,7 @@ def test_throughput_knows_which_implementations_exist():
 def test_bench_device_envs_writes_a_record(tmp_path):
     path = tmp_path / "device_envs.json"
     argv = ["bench", "device_envs", "--envs", "Pendulum-v1", "--num-envs", "2"]
-    argv += ["--repeats", "1", "--seconds-per-repeat", "0.002", "--json", str(path)]
+    argv += ["--repeats", "1", "--seconds-per-repeat", "0.002", "--no-ppo", "--json", str(path)]
     assert cli.main(argv) == 0
     record = results.load(path)
     assert record.kind == "bench.device_envs"
@@ -408,3 +408,4 @@ def test_bench_device_envs_writes_a_record(tmp_path):
     }
     (ratio,) = record.data["ratios"]
     assert ratio["baseline"] == "gymnasium-sync" and ratio["ratios"]["batched-cpu"] > 0
+    assert record.data["ppo"] is None  # --no-ppo

@@ -70,6 +70,31 @@ class PPOConfig:
             raise UsageError(f"unknown PPO setting(s) {sorted(unknown)}; known: {sorted(known)}")
         return replace(cls(env_id=env_id, **TUNED.get(env_id, {})), **overrides)
 
+    @classmethod
+    def tuned_batched(cls, env_id: str, num_envs: int, **overrides: Any) -> PPOConfig:
+        """Settings that learn with ``num_envs`` batched environments (see ``TUNED_BATCHED``).
+
+        ``TUNED``'s learning settings with fewer steps per environment, and minibatches
+        that grow with the rollout: ``minibatches`` of them per epoch (never smaller than
+        ``TUNED``'s), so an iteration takes the same gradient steps at any large
+        ``num_envs``. PPO improves its policy by a bounded step per iteration (the clipped
+        ratio), so a bigger rollout buys a better gradient, not fewer iterations: the budget
+        (``total_steps``) grows with the rollout, to at least ``min_iterations`` of them.
+        """
+        if env_id not in TUNED_BATCHED:
+            raise UsageError(f"no batched settings for {env_id!r}; known: {sorted(TUNED_BATCHED)}")
+        b = TUNED_BATCHED[env_id]
+        batch = num_envs * b["num_steps"]
+        smallest = TUNED[env_id]["minibatch_size"]
+        settings = {
+            "num_envs": num_envs,
+            "num_steps": b["num_steps"],
+            "minibatch_size": min(batch, max(smallest, batch // b["minibatches"])),
+            "total_steps": max(b["total_steps"], b["min_iterations"] * batch),
+            "batched_envs": True,
+        }
+        return cls.tuned(env_id, **(settings | overrides))
+
     @property
     def batch_size(self) -> int:
         """Transitions per rollout."""
@@ -127,3 +152,19 @@ TUNED: dict[str, dict[str, Any]] = {
     },
 }
 """Per-environment overrides of :class:`PPOConfig`'s defaults."""
+
+TUNED_BATCHED: dict[str, dict[str, Any]] = {
+    "CartPole-v1": {
+        "num_steps": 16,
+        "minibatches": 16,
+        "total_steps": 300_000,
+        "min_iterations": 40,
+    },
+    "Pendulum-v1": {
+        "num_steps": 64,
+        "minibatches": 16,
+        "total_steps": 400_000,
+        "min_iterations": 40,
+    },
+}
+"""How :meth:`PPOConfig.tuned_batched` scales PPO to hundreds or thousands of environments."""

@@ -45,6 +45,8 @@ step here: 4,096 envs take ~0.1 s a step, 65,536 would take seconds a step to ru
 ACTION_BANK = 16
 """Batches of random actions drawn before timing and cycled through."""
 MAX_STEPS_PER_REPEAT = 2000
+BASELINES = ("gymnasium-sync", "gymnasium-vector")
+"""The implementations :func:`ratio_rows` divides by."""
 
 
 @dataclass
@@ -236,3 +238,89 @@ def throughput_ratios(
             f"no {baseline} measurement for {env_id} at {num_envs} envs; measured: {sorted(rates)}"
         )
     return {name: rate / rates[baseline] for name, rate in rates.items() if name != baseline}
+
+
+def _rates(rows: Sequence[dict[str, Any]], env_id: str) -> dict[str, dict[int, float]]:
+    """``{implementation: {num_envs: env steps/s}}`` of the measured rows of ``env_id``."""
+    rates: dict[str, dict[int, float]] = {}
+    for row in rows:
+        if row["env_id"] == env_id and row["env_steps_per_s"]:
+            rates.setdefault(row["implementation"], {})[row["num_envs"]] = row["env_steps_per_s"]
+    return rates
+
+
+def crossings(rows: Sequence[dict[str, Any]], env_id: str) -> list[dict[str, Any]]:
+    """Where one implementation's throughput line crosses another's, for ``env_id``.
+
+    For every pair measured at two or more common numbers of environments: each
+    ``num_envs`` (interpolated on the log-log plot, between the two measured points
+    around it) at which the faster of the two changes, with ``faster_below`` and
+    ``faster_above`` naming who wins on each side.
+    """
+    rates = _rates(rows, env_id)
+    found = []
+    names = list(rates)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            common = sorted(set(rates[a]) & set(rates[b]))
+            gap = [np.log(rates[a][n] / rates[b][n]) for n in common]  # > 0: a is faster
+            for k in range(len(common) - 1):
+                if (gap[k] > 0) == (gap[k + 1] > 0):
+                    continue
+                lo, hi = np.log(common[k]), np.log(common[k + 1])
+                at = float(np.exp(lo + (hi - lo) * gap[k] / (gap[k] - gap[k + 1])))
+                below, above = (a, b) if gap[k] > 0 else (b, a)
+                found.append(
+                    {
+                        "num_envs": at,
+                        "faster_below": below,
+                        "faster_above": above,
+                        "between": (common[k], common[k + 1]),
+                    }
+                )
+    return sorted(found, key=lambda c: c["num_envs"])
+
+
+def step_cost_fit(rows: Sequence[dict[str, Any]], env_id: str) -> dict[str, dict[str, float]]:
+    """Fit seconds per vector step = ``fixed_s`` + ``per_env_s`` x num_envs, per implementation.
+
+    ``fixed_s`` is what a step costs whatever its size (Python calls, tensor operations'
+    dispatch, kernel launches); ``per_env_s`` the work each environment adds. Fitted by
+    least squares on relative errors, so small and large batches count alike.
+    ``half_fixed_at`` is the number of environments at which the two are equal:
+    below it, overhead is most of a step's cost. Needs two or more measured sizes.
+    """
+    fits = {}
+    for name, points in _rates(rows, env_id).items():
+        if len(points) < 2:
+            continue
+        n = np.array(sorted(points), dtype=float)
+        seconds = n / np.array([points[int(k)] for k in n])  # seconds per vector step
+        design = np.stack([np.ones_like(n), n], axis=1) / seconds[:, None]
+        (fixed, per_env), *_ = np.linalg.lstsq(design, np.ones_like(n), rcond=None)
+        fixed, per_env = max(float(fixed), 0.0), max(float(per_env), 1e-15)
+        fits[name] = {"fixed_s": fixed, "per_env_s": per_env, "half_fixed_at": fixed / per_env}
+    return fits
+
+
+def ratio_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Speed ratios over each baseline measured, per env id and number of environments."""
+    found = []
+    points = sorted({(row["env_id"], row["num_envs"]) for row in rows})
+    for env_id, num_envs in points:
+        measured = {
+            r["implementation"]
+            for r in rows
+            if (r["env_id"], r["num_envs"]) == (env_id, num_envs) and r["env_steps_per_s"]
+        }
+        for baseline in BASELINES:
+            if baseline in measured:
+                found.append(
+                    {
+                        "env_id": env_id,
+                        "num_envs": num_envs,
+                        "baseline": baseline,
+                        "ratios": throughput_ratios(rows, env_id, num_envs, baseline),
+                    }
+                )
+    return found

@@ -4,6 +4,10 @@ Writes ``rows`` (env steps per second and spread for each implementation, env id
 and number of environments; see :mod:`hetero_tutorial.studies.env_throughput`)
 and ``ratios``: at each number of environments, every implementation's speed
 over ``gymnasium-sync``'s and over ``gymnasium-vector``'s where that was measured.
+Then ``ppo`` (unless ``--no-ppo``): PPO trained on CartPole-v1 to a greedy return of
+475 with each implementation, its env steps/s and wall seconds to 475, one row per
+implementation, number of environments and seed, and their ``summary`` (see
+:mod:`hetero_tutorial.studies.device_ppo`).
 """
 
 from __future__ import annotations
@@ -12,14 +16,12 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.rl.device_envs import BATCHED_ENV_IDS
+from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.env_throughput import (
     DEFAULT_NUM_ENVS,
     SYNC_MAX_ENVS,
     measure_throughput,
-    throughput_ratios,
 )
-
-BASELINES = ("gymnasium-sync", "gymnasium-vector")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,29 +47,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=SYNC_MAX_ENVS,
         help=f"skip SyncVectorEnv above this many envs (default {SYNC_MAX_ENVS})",
     )
-
-
-def ratio_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Speed ratios over each baseline measured, per env id and number of environments."""
-    found = []
-    points = sorted({(row["env_id"], row["num_envs"]) for row in rows})
-    for env_id, num_envs in points:
-        measured = {
-            r["implementation"]
-            for r in rows
-            if (r["env_id"], r["num_envs"]) == (env_id, num_envs) and r["env_steps_per_s"]
-        }
-        for baseline in BASELINES:
-            if baseline in measured:
-                found.append(
-                    {
-                        "env_id": env_id,
-                        "num_envs": num_envs,
-                        "baseline": baseline,
-                        "ratios": throughput_ratios(rows, env_id, num_envs, baseline),
-                    }
-                )
-    return found
+    parser.add_argument(
+        "--ppo-num-envs",
+        type=int,
+        nargs="+",
+        default=list(device_ppo.DEFAULT_NUM_ENVS),
+        help="numbers of batched environments PPO trains with (default "
+        f"{' '.join(map(str, device_ppo.DEFAULT_NUM_ENVS))}; SyncVectorEnv keeps its tuned 8)",
+    )
+    parser.add_argument("--ppo-seeds", type=int, nargs="+", default=list(device_ppo.DEFAULT_SEEDS))
+    parser.add_argument(
+        "--ppo-steps",
+        type=int,
+        default=None,
+        help="every PPO run's budget in env steps (default: each configuration's tuned budget)",
+    )
+    parser.add_argument("--no-ppo", action="store_true", help="leave out the PPO section")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -79,11 +74,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         seconds_per_repeat=args.seconds_per_repeat,
         sync_max_envs=args.sync_max_envs,
     )
-    # The env-throughput fields. A "ppo" section (PPO trained on the batched envs)
-    # is to join them here, next to "rows" and "ratios".
-    return {
-        "rows": rows,
-        "ratios": ratio_rows(rows),
-        "threads": args.threads,
-        "sync_max_envs": args.sync_max_envs,
-    }
+    ppo_rows = None
+    if not args.no_ppo:
+        ppo_rows = device_ppo.measure_ppo(
+            args.ppo_num_envs, args.ppo_seeds, args.ppo_steps, args.threads, progress=_report
+        )
+    return device_ppo.record_fields(rows, args.threads, args.sync_max_envs, ppo_rows)
+
+
+def _report(row: dict[str, Any]) -> None:
+    print("ppo", device_ppo.describe_row(row))
