@@ -60,10 +60,15 @@ _MODULES = {
     "crossover": "studies.crossover",
     "sweeps": "studies.sweeps",
     "ppo_tricks": "studies.ppo_tricks",
+    "env_throughput": "studies.env_throughput",
+    "env_agreement": "studies.env_agreement",
+    "device_ppo": "studies.device_ppo",
     "allocator_study": "allocator.study",
     "claims": "ledger.claims",
     "verdicts": "ledger.verdicts",
     "plots": "notebook.plots",
+    "env_plots": "notebook.env_plots",
+    "env_reports": "notebook.env_reports",
     "reports": "notebook.reports",
 }
 """Modules importable from the package's top by their short names."""

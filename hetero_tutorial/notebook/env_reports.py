@@ -1,0 +1,106 @@
+"""Notebook 07's conclusions, written from the measured rows: who wins where, and why.
+
+Every sentence here is built from numbers passed in, so another machine prints its own
+conclusions (which implementation is fastest at which number of environments, where the
+lines cross, what a step costs whatever its size, which configuration solved CartPole
+first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.studies.env_throughput import crossings, step_cost_fit, throughput_ratios
+
+
+def _n(value: float) -> str:
+    """A number of environments: whole above 10, two significant digits below (0.1, 2.5)."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
+    """The fastest implementation at the smallest and largest N, the ratios there, the crossings."""
+    measured = [r for r in rows if r["env_id"] == env_id and r["env_steps_per_s"]]
+    if not measured:
+        return f"{env_id}: nothing was measured."
+    sizes = sorted({r["num_envs"] for r in measured})
+    lines = []
+    for n in dict.fromkeys((sizes[0], sizes[-1])):
+        here = [r for r in measured if r["num_envs"] == n]
+        best = max(here, key=lambda r: r["env_steps_per_s"])
+        line = f"- {env_id}, N = {_n(n)}: fastest is {best['implementation']}"
+        others = throughput_ratios(rows, env_id, n, best["implementation"])
+        if others:
+            slower = ", ".join(f"{1 / ratio:.3g}x {name}" for name, ratio in others.items())
+            line += f" ({slower})"
+        lines.append(line + f", at {_n(best['env_steps_per_s'])} env steps/s.")
+    for cross in crossings(rows, env_id):
+        lo, hi = cross["between"]
+        lines.append(
+            f"- {env_id}: {cross['faster_above']} overtakes {cross['faster_below']} at about "
+            f"N = {_n(cross['num_envs'])} (between the measured {_n(lo)} and {_n(hi)})."
+        )
+    return "\n".join(lines)
+
+
+def overhead_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
+    """Each implementation's fixed cost per step and cost per environment, from the fit."""
+    lines = []
+    for name, fit in step_cost_fit(rows, env_id).items():
+        lines.append(
+            f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is, plus "
+            f"{format_seconds(fit['per_env_s'])} per environment; the fixed part is half of a "
+            f"step's cost at N = {_n(fit['half_fixed_at'])}."
+        )
+    return "\n".join(lines)
+
+
+def _label(entry: dict[str, Any]) -> str:
+    return f"{entry['implementation']} with {entry['num_envs']} envs ({entry['placement']})"
+
+
+def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> str:
+    """Which configuration solved CartPole first, beside the hybrid plan; what the update cost."""
+    solved = [s for s in summary if s["median_seconds_to_475"] is not None]
+    lines = []
+    if not solved:
+        return "- No configuration reached a greedy return of 475 within its budget."
+    best = min(solved, key=lambda s: s["median_seconds_to_475"])
+    lines.append(
+        f"- Fastest to 475: {_label(best)}, median {best['median_seconds_to_475']:.3g} s "
+        f"({best['solved']} of {best['seeds']} seeds solved)."
+    )
+    hybrid = [s for s in summary if s["implementation"] == "gymnasium-sync"]
+    for entry in hybrid:
+        if entry is best:
+            continue
+        if entry["median_seconds_to_475"] is None:
+            lines.append(f"- {_label(entry)} did not solve it within its budget.")
+            continue
+        ratio = entry["median_seconds_to_475"] / best["median_seconds_to_475"]
+        lines.append(
+            f"- {_label(entry)}: median {entry['median_seconds_to_475']:.3g} s "
+            f"({entry['solved']} of {entry['seeds']} seeds), {ratio:.2g}x the fastest's time."
+        )
+    for entry in summary:
+        missed = entry["seeds"] - entry["solved"]
+        if missed and entry not in hybrid:
+            lines.append(f"- {_label(entry)}: {missed} of {entry['seeds']} seeds not solved.")
+    lines.append(_update_share(best, rows))
+    return "\n".join(lines)
+
+
+def _update_share(best: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
+    runs = [
+        r
+        for r in rows
+        if (r["implementation"], r["num_envs"]) == (best["implementation"], best["num_envs"])
+    ]
+    total = sum(sum(r["phase_seconds"].values()) for r in runs)
+    update = sum(r["phase_seconds"].get("update", 0.0) for r in runs)
+    return (
+        f"- In that configuration's training the update took {update / total:.0%} of the time: "
+        f"faster environments can shorten only the other {1 - update / total:.0%}."
+    )

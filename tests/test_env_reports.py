@@ -1,0 +1,110 @@
+"""Notebook 07's helpers: the exercise solutions against the package, crossings, fits, sentences."""
+
+import math
+import re
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+from gymnasium.envs.classic_control.pendulum import angle_normalize
+
+from hetero_tutorial.notebook import env_plots, env_reports
+from hetero_tutorial.notebook.solutions.device_envs import (
+    package_cost,
+    package_wrap,
+    pendulum_cost,
+    wrap_angle,
+)
+from hetero_tutorial.studies import env_throughput
+
+matplotlib.use("Agg")
+
+THETA = torch.tensor([0.0, 1.0, math.pi - 1e-3, -math.pi, 3.5, 7.0, -10.0, 100.0, -0.5])
+THETA_DOT = torch.tensor([0.0, 1.0, -8.0, 8.0, 0.5, -3.0, 2.0, 0.0, 7.5])
+TORQUE = torch.tensor([0.0, 2.0, -2.0, 3.0, -9.0, 0.1, 1.5, -0.7, 0.0])
+
+
+def test_the_wrap_solution_is_gymnasiums_and_the_packages():
+    np.testing.assert_allclose(wrap_angle(THETA), angle_normalize(THETA.numpy()), atol=1e-5)
+    torch.testing.assert_close(wrap_angle(THETA), package_wrap(THETA))
+
+
+def test_the_cost_solution_is_what_the_batched_pendulum_charges():
+    mine, package = (f(THETA, THETA_DOT, TORQUE) for f in (pendulum_cost, package_cost))
+    torch.testing.assert_close(mine, package, rtol=1e-5, atol=1e-5)
+    # hanging straight down at rest, no torque: pi² (the largest angle cost)
+    assert package_cost(*(torch.tensor([v]) for v in (math.pi, 0.0, 0.0))).item() == pytest.approx(
+        math.pi**2, rel=1e-5
+    )
+
+
+def _row(name, n, rate, env_id="CartPole-v1"):
+    return {"implementation": name, "env_id": env_id, "num_envs": n, "env_steps_per_s": rate}
+
+
+# slow: 1 us per step + 10 us per env; fast: 300 us per step + 0.1 us per env (equal at N = 30.2)
+ROWS = [_row("slow", n, n / (1e-6 + 1e-5 * n)) for n in (1, 10, 100, 1000)]
+ROWS += [_row("fast", n, n / (3e-4 + 1e-7 * n)) for n in (1, 10, 100, 1000)]
+
+
+def test_crossings_interpolate_on_the_log_log_plot():
+    (cross,) = env_throughput.crossings(ROWS, "CartPole-v1")
+    assert cross["faster_below"] == "slow" and cross["faster_above"] == "fast"
+    assert cross["between"] == (10, 100) and 20 < cross["num_envs"] < 45  # exact: 30.2
+    assert env_throughput.crossings(ROWS, "Pendulum-v1") == []
+
+
+def test_step_cost_fit_recovers_fixed_and_per_env_costs():
+    fits = env_throughput.step_cost_fit(ROWS, "CartPole-v1")
+    assert fits["slow"]["fixed_s"] == pytest.approx(1e-6, rel=1e-6)
+    assert fits["fast"]["per_env_s"] == pytest.approx(1e-7, rel=1e-6)
+    assert fits["fast"]["half_fixed_at"] == pytest.approx(3000, rel=1e-6)
+
+
+def test_findings_are_written_from_the_numbers():
+    text = env_reports.throughput_findings(ROWS, "CartPole-v1")
+    assert "N = 1: fastest is slow" in text and "N = 1,000: fastest is fast" in text
+    assert re.search(
+        r"fast overtakes slow at about N = \d\d \(between the measured 10 and 100\)", text
+    )
+    assert "half of a step's cost at N = 3,000" in env_reports.overhead_findings(
+        ROWS, "CartPole-v1"
+    )
+    figure = env_plots.throughput_lines(ROWS, ["CartPole-v1"])
+    assert len(figure.axes[0].lines) == 3  # two implementations and one crossing
+
+
+def _ppo_row(name, n, seed, seconds, update_share=0.5):
+    phases = {"rollout": 1 - update_share, "update": update_share}
+    return {"implementation": name, "num_envs": n, "seed": seed, "placement": "p",
+            "seconds_to_475": seconds, "solved": seconds is not None, "env_steps_per_s": 1e4,
+            "copies_per_env_step": 0.0, "phase_seconds": phases}  # fmt: skip
+
+
+def test_ppo_findings_name_the_fastest_beside_the_hybrid_plan():
+    from hetero_tutorial.studies.device_ppo import ppo_summary
+
+    rows = [_ppo_row("gymnasium-sync", 8, s, t) for s, t in enumerate((6.0, 8.0, 7.0))]
+    rows += [_ppo_row("batched-cpu", 64, s, t, 0.8) for s, t in enumerate((3.0, None, 4.0))]
+    summary = ppo_summary(rows)
+    text = env_reports.ppo_findings(summary, rows)
+    assert (
+        "Fastest to 475: batched-cpu with 64 envs (p), median 3.5 s (2 of 3 seeds solved)" in text
+    )
+    assert (
+        "gymnasium-sync with 8 envs (p): median 7 s (3 of 3 seeds), 2x the fastest's time" in text
+    )
+    assert "batched-cpu with 64 envs (p): 1 of 3 seeds not solved" in text
+    assert "the update took 80% of the time" in text
+    figure = env_plots.seconds_to_solve(rows)
+    assert figure.axes[0].get_xticklabels()[1].get_text() == "batched-cpu\nN=64"
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_one_step_from_gymnasiums_states_agrees_to_float32(env_id):
+    from hetero_tutorial.studies.env_agreement import one_step_gaps
+
+    gaps = one_step_gaps(env_id, num_envs=8, steps=210)
+    assert gaps["obs"] < 1e-5 and gaps["reward"] < 1e-4 and gaps["ends_disagreed"] == 0
+    assert gaps["episodes_ended"] >= 8  # Pendulum: every env truncated at step 200
