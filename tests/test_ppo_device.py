@@ -226,3 +226,9 @@ def test_the_ppo_study_rows_and_bench_section(tmp_path):
         assert all(row["copies_per_env_step"] == 0 for row in rows.values())
     (entry,) = [s for s in ppo["summary"] if s["implementation"] == "batched-cpu"]
     assert entry["seeds"] == 1 and entry["num_envs"] == 16
+
+
+def test_an_env_without_a_batched_version_names_the_placements_that_take_it():
+    config = PPOConfig.tuned("Acrobot-v1", **SMALL)
+    with pytest.raises(UsageError, match=r"Acrobot-v1 has no batched version.*Choose 'hybrid'"):
+        PPOTrainer(config, placement("all-device"))

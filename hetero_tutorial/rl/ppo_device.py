@@ -41,7 +41,7 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.rl.device_envs import make_batched_env, same_device
+from hetero_tutorial.rl.device_envs import BATCHED_ENV_IDS, make_batched_env, same_device
 from hetero_tutorial.rl.envs import EnvSpec, make_vector_env
 from hetero_tutorial.rl.ppo_config import PPOConfig
 
@@ -54,6 +54,12 @@ def make_envs(config: PPOConfig, device: torch.device, batched: bool) -> Any:
     clipped torque).
     """
     if batched:
+        if config.env_id not in BATCHED_ENV_IDS:
+            raise UsageError(
+                f"{config.env_id} has no batched version (only {', '.join(BATCHED_ENV_IDS)} do), "
+                "so it cannot run with batched environments (the 'all-device' placement, or "
+                "batched_envs=True). Choose 'hybrid', 'all-accelerator' or 'all-cpu' for it."
+            )
         return make_batched_env(config.env_id, config.num_envs, device, check_actions=False)
     return make_vector_env(config.env_id, config.num_envs)
 

@@ -115,7 +115,8 @@ class PPOResult:
 def greedy_returns(trainer: PPOTrainer, episodes: int) -> list[float]:
     """Returns of ``episodes`` greedy episodes of the trainer's policy, on fresh environments.
 
-    The evaluation seeds (``10_000 + seed``) are apart from training's.
+    The evaluation seeds (``10_000 + seed``) are apart from training's. Trainers on batched
+    environments are evaluated on Gymnasium's too: the same dynamics (tested step for step).
     """
     policy, device, spec = trainer.collector.policy, trainer.placement.rollout, trainer.spec
 
