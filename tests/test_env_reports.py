@@ -55,6 +55,16 @@ def test_crossings_interpolate_on_the_log_log_plot():
     assert env_throughput.crossings(ROWS, "Pendulum-v1") == []
 
 
+def test_lines_within_the_tie_do_not_cross_back_and_forth():
+    """Noise around equal speeds is a tie, not three crossings."""
+    rows = [_row("a", n, r) for n, r in ((1, 10.0), (10, 100.0), (100, 1000.0), (1000, 9000.0))]
+    rows += [_row("b", n, r) for n, r in ((1, 1.0), (10, 104.0), (100, 970.0), (1000, 20000.0))]
+    (cross,) = env_throughput.crossings(rows, "CartPole-v1")
+    assert (cross["faster_below"], cross["faster_above"]) == ("a", "b")
+    assert cross["between"] == (1, 1000) and cross["tied_at"] == [10, 100]
+    assert "a tie, at N = 10, 100" in env_reports.throughput_findings(rows, "CartPole-v1")
+
+
 def test_step_cost_fit_recovers_fixed_and_per_env_costs():
     fits = env_throughput.step_cost_fit(ROWS, "CartPole-v1")
     assert fits["slow"]["fixed_s"] == pytest.approx(1e-6, rel=1e-6)

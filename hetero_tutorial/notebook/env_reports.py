@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from hetero_tutorial.core.timing import format_seconds
-from hetero_tutorial.studies.env_throughput import crossings, step_cost_fit, throughput_ratios
+from hetero_tutorial.studies.env_throughput import (
+    TIE,
+    crossings,
+    step_cost_fit,
+    throughput_ratios,
+)
 
 
 def _n(value: float) -> str:
@@ -38,10 +43,14 @@ def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
         lines.append(line + f", at {_n(best['env_steps_per_s'])} env steps/s.")
     for cross in crossings(rows, env_id):
         lo, hi = cross["between"]
-        lines.append(
+        line = (
             f"- {env_id}: {cross['faster_above']} overtakes {cross['faster_below']} at about "
-            f"N = {_n(cross['num_envs'])} (between the measured {_n(lo)} and {_n(hi)})."
+            f"N = {_n(cross['num_envs'])} (between the measured {_n(lo)} and {_n(hi)}"
         )
+        if cross["tied_at"]:
+            tied = ", ".join(_n(n) for n in cross["tied_at"])
+            line += f"; within {TIE:.0%} of each other, a tie, at N = {tied}"
+        lines.append(line + ").")
     return "\n".join(lines)
 
 

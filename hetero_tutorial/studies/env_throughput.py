@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import gymnasium as gym
@@ -249,13 +250,22 @@ def _rates(rows: Sequence[dict[str, Any]], env_id: str) -> dict[str, dict[int, f
     return rates
 
 
-def crossings(rows: Sequence[dict[str, Any]], env_id: str) -> list[dict[str, Any]]:
+TIE = 0.1
+"""Lines within this fraction of each other at a point are tied there (timing noise on a
+shared machine is a few percent), and a crossing needs a clear winner on each side."""
+
+
+def crossings(
+    rows: Sequence[dict[str, Any]], env_id: str, tie: float = TIE
+) -> list[dict[str, Any]]:
     """Where one implementation's throughput line crosses another's, for ``env_id``.
 
     For every pair measured at two or more common numbers of environments: each
-    ``num_envs`` (interpolated on the log-log plot, between the two measured points
-    around it) at which the faster of the two changes, with ``faster_below`` and
-    ``faster_above`` naming who wins on each side.
+    ``num_envs`` at which the faster of the two changes, with ``faster_below`` and
+    ``faster_above`` naming who wins on each side, ``between`` the measured points
+    around it, and ``tied_at`` the points between those where the two were within
+    ``tie`` of each other (too close to call). The crossing is interpolated on the
+    log-log plot between the two points around it.
     """
     rates = _rates(rows, env_id)
     found = []
@@ -263,19 +273,20 @@ def crossings(rows: Sequence[dict[str, Any]], env_id: str) -> list[dict[str, Any
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             common = sorted(set(rates[a]) & set(rates[b]))
-            gap = [np.log(rates[a][n] / rates[b][n]) for n in common]  # > 0: a is faster
-            for k in range(len(common) - 1):
-                if (gap[k] > 0) == (gap[k + 1] > 0):
+            gaps = {n: np.log(rates[a][n] / rates[b][n]) for n in common}  # > 0: a is faster
+            clear = [n for n in common if abs(gaps[n]) > np.log1p(tie)]
+            for lo, hi in pairwise(clear):
+                if (gaps[lo] > 0) == (gaps[hi] > 0):
                     continue
-                lo, hi = np.log(common[k]), np.log(common[k + 1])
-                at = float(np.exp(lo + (hi - lo) * gap[k] / (gap[k] - gap[k + 1])))
-                below, above = (a, b) if gap[k] > 0 else (b, a)
+                x0, x1 = np.log(lo), np.log(hi)
+                at = float(np.exp(x0 + (x1 - x0) * gaps[lo] / (gaps[lo] - gaps[hi])))
                 found.append(
                     {
                         "num_envs": at,
-                        "faster_below": below,
-                        "faster_above": above,
-                        "between": (common[k], common[k + 1]),
+                        "faster_below": a if gaps[lo] > 0 else b,
+                        "faster_above": b if gaps[lo] > 0 else a,
+                        "between": (lo, hi),
+                        "tied_at": [n for n in common if lo < n < hi],
                     }
                 )
     return sorted(found, key=lambda c: c["num_envs"])
