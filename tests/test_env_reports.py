@@ -85,30 +85,36 @@ def test_findings_are_written_from_the_numbers():
     assert len(figure.axes[0].lines) == 3  # two implementations and one crossing
 
 
-def _ppo_row(name, n, seed, seconds, update_share=0.5):
+def _ppo_row(name, n, seed, seconds, update_share=0.5, steps=10_000, rate=1e4):
     phases = {"rollout": 1 - update_share, "update": update_share}
     return {"implementation": name, "num_envs": n, "seed": seed, "placement": "p",
-            "seconds_to_475": seconds, "solved": seconds is not None, "env_steps_per_s": 1e4,
-            "copies_per_env_step": 0.0, "phase_seconds": phases}  # fmt: skip
+            "seconds_to_475": seconds, "solved": seconds is not None, "env_steps_per_s": rate,
+            "env_steps": steps, "copies_per_env_step": 0.0, "phase_seconds": phases}  # fmt: skip
 
 
-def test_ppo_findings_name_the_fastest_beside_the_hybrid_plan():
+def test_ppo_findings_name_the_fastest_and_each_design_beside_the_hybrid_plan():
     from hetero_tutorial.studies.device_ppo import ppo_summary
 
     rows = [_ppo_row("gymnasium-sync", 8, s, t) for s, t in enumerate((6.0, 8.0, 7.0))]
-    rows += [_ppo_row("batched-cpu", 64, s, t, 0.8) for s, t in enumerate((3.0, None, 4.0))]
+    rows += [_ppo_row("batched-cpu", 64, s, t, 0.8, 40_000, 3e4)
+             for s, t in enumerate((3.0, None, 4.0))]  # fmt: skip
+    rows += [_ppo_row("batched-cpu", 256, s, None) for s in range(3)]
     summary = ppo_summary(rows)
     text = env_reports.ppo_findings(summary, rows)
     assert (
         "Fastest to 475: batched-cpu with 64 envs (p), median 3.5 s (2 of 3 seeds solved)" in text
     )
     assert (
-        "gymnasium-sync with 8 envs (p): median 7 s (3 of 3 seeds), 2x the fastest's time" in text
+        "batched-cpu at its fastest (64 envs, p): median 3.5 s, 0.5x the hybrid plan's 7 s" in text
     )
+    assert "trained at 3x the hybrid plan's env steps/s and needed 4x its env steps" in text
     assert "batched-cpu with 64 envs (p): 1 of 3 seeds not solved" in text
+    assert "batched-cpu with 256 envs (p): 3 of 3 seeds not solved" in text
     assert "the update took 80% of the time" in text
     figure = env_plots.seconds_to_solve(rows)
     assert figure.axes[0].get_xticklabels()[1].get_text() == "batched-cpu\nN=64"
+    nothing = [_ppo_row("batched-cpu", 64, 0, None)]
+    assert "No configuration" in env_reports.ppo_findings(ppo_summary(nothing), nothing)
 
 
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])

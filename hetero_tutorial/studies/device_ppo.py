@@ -267,7 +267,8 @@ def goal_line(run: GoalRun) -> str:
 def ppo_summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (implementation, number of envs): seeds solved, median seconds to 475 and steps/s.
 
-    The median of seconds to 475 is over the seeds that solved it (None if none did).
+    The medians of seconds and env steps to 475 are over the seeds that solved it (None
+    if none did).
     """
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in rows:
@@ -275,6 +276,7 @@ def ppo_summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     summary = []
     for (name, n), runs in groups.items():
         times = [r["seconds_to_475"] for r in runs if r["solved"]]
+        steps = [r["env_steps"] for r in runs if r["solved"]]
         summary.append(
             {
                 "implementation": name,
@@ -283,6 +285,7 @@ def ppo_summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "seeds": len(runs),
                 "solved": len(times),
                 "median_seconds_to_475": float(np.median(times)) if times else None,
+                "median_env_steps_to_475": float(np.median(steps)) if steps else None,
                 "median_env_steps_per_s": float(np.median([r["env_steps_per_s"] for r in runs])),
                 "copies_per_env_step": runs[0]["copies_per_env_step"],
             }
