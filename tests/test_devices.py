@@ -74,3 +74,15 @@ def test_fingerprint_has_the_provenance_facts():
 def test_synchronize_accepts_cpu_and_none():
     devices.synchronize("cpu")
     devices.synchronize(None)
+
+
+def test_mps_and_mps0_are_one_device_wherever_devices_are_grouped(monkeypatch):
+    # An MPS tensor reports "mps:0"; torch.device("mps") does not equal it unless normalised.
+    monkeypatch.setattr(devices, "_type_is_available", lambda kind: kind in ("cpu", "mps"))
+    mps0 = torch.device("mps", 0)
+    assert devices.with_index("mps") == devices.with_index("mps:0") == mps0
+    assert devices.accelerator() == mps0 and resolve_device("mps") == mps0
+    hybrid = placement("hybrid", accelerator_device="mps")
+    assert hybrid.update == mps0 and hybrid.devices == (torch.device("cpu"), mps0)
+    assert placement("all-accelerator", accelerator_device="mps:0").devices == (mps0,)
+    assert not hybrid.pin_storage  # pinning is for CUDA only

@@ -100,3 +100,14 @@ def test_format_seconds_picks_a_readable_unit():
     assert format_seconds(0.0031) == "3.1 ms"
     assert format_seconds(4.2e-6) == "4.2 us"
     assert format_seconds(5e-9) == "5 ns"
+
+
+def test_phase_timer_synchronises_mps_and_mps0_once(monkeypatch):
+    from hetero_tutorial.core import timing
+
+    waited = []
+    monkeypatch.setattr(timing, "synchronize", waited.append)
+    timer = PhaseTimer(devices=["cpu", "mps", "mps:0"])  # "mps" is the device "mps:0"
+    with timer.phase("update"):
+        pass
+    assert waited == [torch.device("cpu"), torch.device("mps", 0)] * 2

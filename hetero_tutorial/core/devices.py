@@ -45,7 +45,7 @@ def accelerator() -> torch.device | None:
     """The first accelerator found (CUDA, then MPS, then XPU), or None on a CPU-only machine."""
     for device_type in ACCELERATOR_TYPES:
         if _type_is_available(device_type):
-            return torch.device(device_type, 0) if device_type != "mps" else torch.device("mps")
+            return torch.device(device_type, 0)  # "mps:0", as MPS tensors report it
     return None
 
 
@@ -110,11 +110,23 @@ def resolve_device(spec: str | torch.device) -> torch.device:
 
 
 def with_index(device: torch.device | str) -> torch.device:
-    """``device`` with CUDA's index filled in: ``"cuda"`` and ``"cuda:0"`` name one device,
-    and must compare equal wherever devices are grouped or looked up."""
+    """``device`` with its index filled in: ``"cuda"`` and ``"cuda:0"`` name one device, and
+    must compare equal wherever devices are grouped or looked up.
+
+    ``torch.device("cuda") != torch.device("cuda", 0)``, and a tensor always reports its
+    index (``mps:0``, ``cuda:0``), so a plan that named ``"mps"`` would otherwise count its
+    device twice and copy between "two" devices that are one. MPS has one device, index 0;
+    CUDA and XPU take the current one.
+    """
     device = torch.device(device)
-    if device.type == "cuda" and device.index is None:
+    if device.index is not None:
+        return device
+    if device.type == "cuda":
         return torch.device("cuda", torch.cuda.current_device())
+    if device.type == "xpu":
+        return torch.device("xpu", torch.xpu.current_device())
+    if device.type == "mps":
+        return torch.device("mps", 0)
     return device
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from hetero_tutorial.core.devices import synchronize
+from hetero_tutorial.core.devices import synchronize, with_index
 from hetero_tutorial.core.errors import UsageError
 
 SyncHook = Callable[[], None]
@@ -175,7 +175,8 @@ class PhaseTimer:
         devices: Iterable[torch.device | str] = (),
         sync: SyncHook | None = None,
     ) -> None:
-        self._devices = tuple(dict.fromkeys(torch.device(d) for d in devices))
+        # "mps" and "mps:0" (or "cuda" and "cuda:0") are one device, synchronised once
+        self._devices = tuple(dict.fromkeys(with_index(d) for d in devices))
         self._sync = sync
         self.seconds: dict[str, float] = defaultdict(float)
         """Total seconds spent in each phase."""
