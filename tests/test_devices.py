@@ -86,3 +86,11 @@ def test_mps_and_mps0_are_one_device_wherever_devices_are_grouped(monkeypatch):
     assert hybrid.update == mps0 and hybrid.devices == (torch.device("cpu"), mps0)
     assert placement("all-accelerator", accelerator_device="mps:0").devices == (mps0,)
     assert not hybrid.pin_storage  # pinning is for CUDA only
+
+
+def test_tf32_is_off_and_the_fingerprint_records_it():
+    # The CPU computes in full FP32; PyTorch's default lets cuDNN use TF32 on a GPU.
+    assert not torch.backends.cuda.matmul.allow_tf32
+    assert not torch.backends.cudnn.allow_tf32
+    flags = fingerprint()["float32"]
+    assert flags == {"cuda_matmul_allow_tf32": False, "cudnn_allow_tf32": False}

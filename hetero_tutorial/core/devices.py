@@ -3,6 +3,9 @@
 The accelerator is CUDA, Apple MPS or Intel XPU, whichever PyTorch sees first.
 :func:`resolve_device` turns what a learner types (``"cuda"``, ``"mps"``,
 ``"accelerator"``) into a device that exists here, or says what does.
+
+Importing this module also fixes the float32 precision of every measurement
+(:func:`use_full_float32`): the CPU computes in full FP32, so the accelerator must too.
 """
 
 from __future__ import annotations
@@ -145,3 +148,31 @@ def synchronize(device: torch.device | str | None) -> None:
         torch.mps.synchronize()
     elif device.type == "xpu":
         torch.xpu.synchronize(device)
+
+
+def use_full_float32() -> dict[str, bool]:
+    """Turn TensorFloat-32 off for CUDA matrix products and cuDNN convolutions; return the flags.
+
+    TF32 rounds float32 inputs to a 10-bit mantissa on Ampere and later GPUs: faster,
+    but no longer the arithmetic the CPU does. PyTorch leaves it off for matrix products
+    and *on* for cuDNN convolutions (the CNN of notebook 05), so a CPU/GPU comparison
+    would compare two precisions. Called once when this module is imported: every
+    measurement (placements, timers, buffers, the benchmarks and the notebooks) imports
+    it first, so none can start with another setting, and setting a flag initialises
+    no device. :func:`hetero_tutorial.core.machine.fingerprint` records the flags, so a
+    learner who turns TF32 back on gets records that say so.
+    """
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return tf32_flags()
+
+
+def tf32_flags() -> dict[str, bool]:
+    """Whether CUDA matrix products and cuDNN convolutions may use TF32 now."""
+    return {
+        "cuda_matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+        "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+    }
+
+
+use_full_float32()
