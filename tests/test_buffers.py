@@ -282,3 +282,30 @@ def test_every_storage_device_samples_the_same_rows_from_the_same_seed(monkeypat
         assert torch.equal(mine, theirs)
     # the CPU buffer's rows are the draws modulo the stored count: each a stored step
     assert set(on_cpu.sample(32).obs[:, 0].tolist()) <= set(range(1, 61))
+
+
+def test_the_buffer_study_times_hybrid_ddpgs_pinned_path_on_each_cuda_device(monkeypatch):
+    from hetero_tutorial.studies import buffers as study
+
+    asked = []
+    monkeypatch.setattr(study, "measure_capacity", lambda capacity, *rest: [{"capacity": capacity}])
+    monkeypatch.setattr(  # pinning needs a real CUDA device: record what would be timed
+        study, "pinned_sampling", lambda c, b, device, *rest: asked.append((c, str(device))) or [{}]
+    )
+    cpu, gpu = torch.device("cpu"), torch.device("cuda", 0)
+    with_gpu = study.measure([100, 200], 16, [cpu, gpu])
+    assert asked == [(100, "cuda:0"), (200, "cuda:0")] and len(with_gpu["pinned_rows"]) == 2
+    assert with_gpu["pinned_note"] is None
+    cpu_only = study.measure([100], 16, [cpu])
+    assert cpu_only["pinned_rows"] == [] and "not timed" in cpu_only["pinned_note"]
+
+
+def test_bench_buffers_record_says_when_the_pinned_path_was_not_timed():
+    from argparse import Namespace
+
+    from hetero_tutorial.app.bench import buffers as bench
+
+    args = Namespace(capacities=[300], batch_size=16, devices=["cpu"], repeats=2, seed=0)
+    fields = bench.run(args)
+    assert {row["design"] for row in fields["rows"]} == set(DESIGNS)
+    assert fields["pinned_rows"] == [] and "pin_memory=True" in fields["pinned_note"]
