@@ -321,7 +321,8 @@ class TransferShares:
     Transfers come in three buckets, each counted per phase: ``copies``, ``waits`` (for
     data: ``.item()``, ``.cpu()``'s wait, a ``synchronize`` of the loop's own) and
     ``timer_sync`` (the phase timer's ``synchronize`` at phase boundaries). ``transfer``
-    is copies + waits: the phase timer's syncs are not in it.
+    is copies + waits: the phase timer's syncs are not in it. Read those per phase: at the
+    end of a ``transfer`` phase they are mostly a ``non_blocking`` copy landing.
     """
 
     samples: dict[str, int]
