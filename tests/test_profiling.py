@@ -471,6 +471,8 @@ def test_the_phase_timers_syncs_are_counted_apart_from_transfers(loop, tmp_path)
     assert shares.share == pytest.approx(0.35) and shares.share_of("timer_sync") == 0.4
     assert shares.by_phase("timer_sync") == {"update": 30 / 70, "rollout": 10 / 30}
     assert SYNC not in shares.operations  # the loop's own syncs would be; the timer's are not
+    red = stacks.transfer_stacks(samples)  # the flame graph reddens what the share counts
+    assert sum(samples[s] for s in red) == 35
     command = ["py-spy", "record", "--rate", "100", "--idle", "--nonblocking"]
     fields = profiling.make_profile("t", samples, command, tmp_path / "raw.txt", tmp_path).fields()
     assert fields["transfer_share"] == pytest.approx(0.35) and fields["nonblocking"]

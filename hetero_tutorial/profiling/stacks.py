@@ -318,11 +318,10 @@ def _agresti_coull(count: int, total: int) -> float:
 class TransferShares:
     """How a profile's samples split into training phases, and into transfers and the rest.
 
-    Transfers come in three buckets, each counted per phase: ``copies``, ``waits`` (for
-    data: ``.item()``, ``.cpu()``'s wait, a ``synchronize`` of the loop's own) and
-    ``timer_sync`` (the phase timer's ``synchronize`` at phase boundaries). ``transfer``
-    is copies + waits: the phase timer's syncs are not in it. Read those per phase: at the
-    end of a ``transfer`` phase they are mostly a ``non_blocking`` copy landing.
+    Transfers come in three buckets, counted per phase: ``copies``, ``waits`` (for data:
+    ``.item()``, ``.cpu()``'s wait, the loop's own ``synchronize``) and ``timer_sync`` (the
+    phase timer's ``synchronize`` at phase boundaries; at the end of a ``transfer`` phase,
+    mostly a ``non_blocking`` copy landing). ``transfer`` is copies + waits, not timer syncs.
     """
 
     samples: dict[str, int]
@@ -430,9 +429,10 @@ def training_stacks(stacks: Stacks) -> Stacks:
 def transfer_stacks(
     stacks: Stacks, patterns: Iterable[TransferPattern] = TRANSFER_PATTERNS
 ) -> set[Stack]:
-    """The stacks that match a transfer pattern (to highlight them in a flame graph)."""
+    """The stacks the transfer share counts (not the phase timer's syncs), for a flame graph."""
     patterns = tuple(patterns)
-    return {s for s in stacks if classify(parse_stack(s), patterns) is not None}
+    parsed = ((s, parse_stack(s)) for s in stacks)
+    return {s for s, f in parsed if classify(f, patterns) and not in_phase_timer(f)}
 
 
 def top_frames(stacks: Stacks, n: int = 10) -> list[tuple[str, float]]:
