@@ -91,11 +91,11 @@ class DDPGConfig:
         if self.buffer not in DESIGNS:
             raise UsageError(f"buffer must be one of {', '.join(DESIGNS)}; got {self.buffer!r}")
         require_positive(count_copies_steps=self.count_copies_steps)
-        if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps:
+        if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps - 1:
             raise UsageError(
                 f"need 0 < learning_starts ({self.learning_starts}) < total_steps "
-                f"({self.total_steps}) - count_copies_steps ({self.count_copies_steps}): "
-                "the run must collect data, then time some updates, then count copies."
+                f"({self.total_steps}) - count_copies_steps ({self.count_copies_steps}) - 1: "
+                "collect data, warm up (one untimed update), time updates, then count copies."
             )
         # The trajectory buffer cannot sample its open (last, unfinished) segment yet.
         held_back = self.segment_length if self.buffer == "trajectory" else 0
@@ -145,11 +145,9 @@ class DDPG:
         self.actor_flat, self.critic_flat = FlatParameters(self.actor), FlatParameters(self.critic)
         self.actor_target_flat = FlatParameters(self.actor_target, with_grad=False)
         self.critic_target_flat = FlatParameters(self.critic_target, with_grad=False)
-        self.rollout_flat = (
-            self.actor_flat
-            if self.rollout_actor is self.actor
-            else FlatParameters(self.rollout_actor, with_grad=False)
-        )
+        self.rollout_flat = self.actor_flat
+        if self.rollout_actor is not self.actor:
+            self.rollout_flat = FlatParameters(self.rollout_actor, with_grad=False)
         self.actor_optimizer = self.actor_flat.adam(lr=config.actor_lr)
         self.critic_optimizer = self.critic_flat.adam(lr=config.critic_lr)
         self.low, self.high = space.low, space.high
@@ -228,6 +226,10 @@ class DDPGResult:
     """host<->device copies per 1000 environment steps, counted over the last steps"""
     copies_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)
     """copies of the counted steps by phase: count, bytes, non_blocking"""
+    first_update_seconds: float | None = None
+    """seconds of the first update step, the update device's warm-up (on no clock)"""
+    chunk_steps_per_s: list[float] = field(default_factory=list)
+    """steps/s of each turn's timed updates: interleaved runs' turns pair up (their noise)"""
 
     @property
     def eval_return_mean(self) -> float:
@@ -255,6 +257,9 @@ class DDPGRun:
     Each run keeps its own clock (the seconds its own steps took), so interleaving
     runs to share the machine's drift fairly does not inflate anyone's times. The
     last ``count_copies_steps`` steps run under a CopyCounter and are not timed.
+
+    The first update step (``learning_starts``) is on no clock: on an accelerator it pays the
+    device's one-off start (cuBLAS, lazy kernels: 0.1-0.5 s); see ``first_update_seconds``.
     """
 
     def __init__(self, config: DDPGConfig) -> None:
@@ -279,7 +284,9 @@ class DDPGRun:
         self.clock = 0.0
         """seconds this run's own timed steps took"""
         self.update_seconds = 0.0
-        """seconds of the timed steps that updated (from learning_starts on)"""
+        """seconds of the timed steps that updated (after the first update)"""
+        self.first_update_seconds: float | None = None
+        self.chunk_steps_per_s: list[float] = []
         self.episode_return = 0.0
         self.episode_returns: list[float] = []
         self.episode_end_steps: list[int] = []
@@ -298,6 +305,8 @@ class DDPGRun:
     def advance(self, steps: int) -> None:
         """Run the next ``steps`` environment steps (fewer if the run ends first)."""
         end = min(self.steps_done + steps, self.config.total_steps)
+        warmup = self.config.learning_starts  # the first update: the device's one-off start
+        updates, update_seconds = 0, 0.0
         with torch_threads(self.config.threads):
             for step in range(self.steps_done, end):
                 if step < self.timed_steps:
@@ -305,15 +314,21 @@ class DDPGRun:
                     episode_ended = self.step(step)
                     synchronize(self.place.update)  # the step's queued update is the step's
                     seconds = time.perf_counter() - start
-                    self.clock += seconds
-                    if step >= self.config.learning_starts:
-                        self.update_seconds += seconds
+                    if step == warmup:
+                        self.first_update_seconds = seconds  # kept apart, on no clock
+                    else:
+                        self.clock += seconds
+                    if step > warmup:
+                        updates, update_seconds = updates + 1, update_seconds + seconds
                 else:
                     with self.copies:
                         episode_ended = self.step(step, self.copies.phase)
                 if episode_ended:  # its last step's time included
                     self.episode_end_clock.append(self.clock)
         self.steps_done = end
+        self.update_seconds += update_seconds
+        if updates:
+            self.chunk_steps_per_s.append(updates / update_seconds)
 
     def step(self, step: int, phase: PhaseContext = _untracked) -> bool:
         """Environment step number ``step``: act, step, store, then sample and update.
@@ -345,12 +360,12 @@ class DDPGRun:
         return episode_ended
 
     def median_episode_seconds(self) -> float:
-        """Median seconds of the timed episodes run entirely with updates (NaN if none)."""
+        """Median seconds of the timed episodes run entirely with timed updates (NaN if none)."""
         ends = list(zip(self.episode_end_steps, self.episode_end_clock, strict=True))
         durations = [
             end_clock - start_clock
             for (start_step, start_clock), (end_step, end_clock) in itertools.pairwise(ends)
-            if start_step >= self.config.learning_starts and end_step <= self.timed_steps
+            if start_step > self.config.learning_starts and end_step <= self.timed_steps
         ]
         return float(np.median(durations)) if durations else float("nan")
 
@@ -369,7 +384,7 @@ class DDPGRun:
         return DDPGResult(
             config=config,
             placement=self.place.describe(),
-            env_steps_per_s=(self.timed_steps - config.learning_starts) / self.update_seconds,
+            env_steps_per_s=(self.timed_steps - config.learning_starts - 1) / self.update_seconds,
             seconds_per_episode=self.median_episode_seconds(),
             train_seconds=self.clock,
             episode_returns=self.episode_returns,
@@ -377,6 +392,8 @@ class DDPGRun:
             eval_returns=eval_returns,
             copies_per_1000_samples=1000 * self.copies.total().count / config.count_copies_steps,
             copies_by_phase=self.copies.by_phase(),
+            first_update_seconds=self.first_update_seconds,
+            chunk_steps_per_s=self.chunk_steps_per_s,
         )
 
 
@@ -409,19 +426,22 @@ def train_side_by_side(
 
 
 def placement_comparison(
-    config: DDPGConfig, placements: Sequence[str] = PLACEMENT_NAMES
+    config: DDPGConfig, placements: Sequence[str] = PLACEMENT_NAMES, chunk_steps: int = 50
 ) -> list[dict[str, Any]]:
     """DDPG with ``config`` under each placement, interleaved: speed and copies (claims C4, C7).
 
     With the transition buffer (the article's pattern A) and an accelerator, the
     hybrid plan copies every field of every sampled batch from host to device: the
     "device switches per sample" that C7 blames for DDPG running slower than pure CPU.
-    """
-    runs = train_side_by_side({name: replace(config, placement=name) for name in placements})
+    Turns of ``chunk_steps``: rows' ``chunk_steps_per_s`` pair up (the ratio's spread)."""
+    configs = {name: replace(config, placement=name) for name in placements}
+    runs = train_side_by_side(configs, chunk_steps=chunk_steps)
     return [
         {
             "placement": name,
             "env_steps_per_s": run.env_steps_per_s,
+            "chunk_steps_per_s": run.chunk_steps_per_s,
+            "first_update_seconds": run.first_update_seconds,
             "copies_per_1000_samples": run.copies_per_1000_samples,
             "copies_by_phase": run.copies_by_phase,
         }
