@@ -174,7 +174,7 @@ def main() -> None:
         "round_ratios": per_round,
         "median_round_ratio": statistics.median(per_round),
         "ratio_of_medians": medians["ours"] / medians["sb3"],
-        "target_ratio": 1.5,
+        "target_ratio": 1.25,
     }
     summary = {k: v for k, v in fields.items() if k not in ("steps_per_s", "round_ratios")}
     print("\n".join(f"{k}: {v}" for k, v in summary.items()))

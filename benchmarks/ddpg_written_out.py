@@ -1,10 +1,10 @@
 """What leaving autograd would buy our DDPG: its update with the backward pass written out.
 
-Issue 5 asks our DDPG for at least 1.5x Stable-Baselines3's environment steps per
-second (``ddpg_vs_sb3.py``). Ours uses autograd, as CleanRL and SB3 do, and measures
-1.2-1.4x. Most of a step is the update's ten 256x256x256 matrix products, which
-both libraries pay in the same MKL kernel, so the remaining lever is everything
-around them. This script measures how much of it autograd accounts for: it swaps
+Issue 5 first asked our DDPG for 1.5x Stable-Baselines3's environment steps per
+second (``ddpg_vs_sb3.py``; the target is now 1.25x). Ours uses autograd, as CleanRL
+and SB3 do, and measures 1.2-1.4x. Most of a step is the update's ten 256x256x256
+matrix products, which both libraries pay in the same MKL kernel, so the remaining
+lever is everything around them. This script measures how much of it autograd accounts for: it swaps
 in an update whose backward pass is written out by hand (the chain rule through
 Linear-ReLU-Linear-ReLU-Linear, gradients written straight into the flat gradient
 tensors, no graph), checks that one update from the same state gives the same
@@ -189,7 +189,7 @@ def main() -> None:
         "round_ratios": ratios,
         "median_round_ratio": {name: statistics.median(v) for name, v in ratios.items()},
         "range_round_ratio": {name: [min(v), max(v)] for name, v in ratios.items()},
-        "target_ratio": 1.5,
+        "target_ratio": 1.25,
     }
     for key in ("median_steps_per_s", "median_round_ratio", "range_round_ratio"):
         print(f"{key}: {fields[key]}")

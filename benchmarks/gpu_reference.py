@@ -324,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         site = install_wheels(args.wheels)
         paths = [site, os.environ.get("PYTHONPATH")]
         os.environ["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+        # --target puts the wheels' programs (py-spy) in its bin/, which is on no PATH
+        os.environ["PATH"] = os.pathsep.join([str(Path(site) / "bin"), os.environ["PATH"]])
         sys.path.insert(0, site)
     rows = record_all(args.out, args.dry_run, args.deadline)
     print("archive:", archive(args.out))

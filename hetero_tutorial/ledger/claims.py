@@ -1,10 +1,8 @@
 """The claims ledger: each claim of the article against what was measured, with a verdict.
 
-The article (:data:`ARTICLE`) is an untitled Chinese blog post on splitting deep-RL
-training between CPU and GPU; :data:`CLAIMS` restates each of its checkable claims, in
-its order, as data: what the article says, its figure, the measurement that answers
-it (a results record kind), and an explicit rule that turns that measurement into a
-verdict:
+:data:`CLAIMS` restates each checkable claim of the article (see ``ledger/article.py``),
+in its order, as data: what it says, its figure, the measurement that answers it (a
+record kind), and an explicit rule that turns that measurement into a verdict:
 
 * ``held`` / ``did not hold``: the rule's test, given only when the whole spread of
   the measurement's repeats (seeds, interleaved turns, IQRs, standard errors) lies
@@ -32,19 +30,6 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.studies.sweeps import speedups
-
-ARTICLE = {
-    "title": "深度强化学习中的异构计算挑战 (untitled post; its first section's heading)",
-    "title_english": "Heterogeneous computing challenges in deep reinforcement learning",
-    "language": "Chinese",
-    "sections": (
-        "1. 深度强化学习中的异构计算挑战 (heterogeneous computing in deep RL)",
-        "2. PPO算法的设备协同实战 (CPU and GPU working together in PPO, in practice)",
-        "3. 经验池设计的设备优化策略 (device strategies for replay-buffer design)",
-        "4. 动态设备分配的高级技巧 (advanced techniques for dynamic device allocation)",
-    ),
-}
-"""The source article: it has no title of its own, so it is named by its first heading."""
 
 
 class Status(str, enum.Enum):
@@ -422,7 +407,7 @@ CLAIMS: tuple[Claim, ...] = (
           "qualitative", None, "", ("bench.allocator",), "05",
           "held if the update leaves the CPU for the accelerator as the network grows", _c13),
 )  # fmt: skip
-"""Every checkable claim of the article (:data:`ARTICLE`), in the article's order."""
+"""Every checkable claim of the article (:mod:`~hetero_tutorial.ledger.article`), in order."""
 
 # Every rule with a measured figure says held or not only past that figure's noise.
 PAST_THE_NOISE = "; only past the measured spread (repeats, IQRs, standard errors), else unclear"
