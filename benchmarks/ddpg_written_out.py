@@ -41,7 +41,7 @@ from ddpg_vs_sb3 import (
 from torch import nn
 
 from hetero_tutorial.rl.buffers import Batch
-from hetero_tutorial.rl.ddpg import DDPG, DDPGConfig, DDPGRun
+from hetero_tutorial.rl.ddpg import DDPG, DDPGConfig, DDPGTrainer
 
 Linears = Sequence[nn.Linear]
 
@@ -124,14 +124,14 @@ def written_out_update(agent: DDPG) -> Callable[[Batch], None]:
     return update
 
 
-def largest_difference(run: DDPGRun) -> dict[str, float]:
+def largest_difference(run: DDPGTrainer) -> dict[str, float]:
     """Largest gaps in gradients and weights after one update from the same state, both ways."""
     agent = run.agent
     flats = (agent.actor_flat, agent.critic_flat, agent.actor_target_flat, agent.critic_target_flat)
     optimizers = (agent.actor_optimizer, agent.critic_optimizer)
     saved = [flat.data.clone() for flat in flats]
     saved_optimizers = [copy.deepcopy(o.state_dict()) for o in optimizers]
-    batch = run.buffer.sample(BATCH_SIZE, agent.place.update)
+    batch = run.buffer.sample(BATCH_SIZE, agent.placement.update)
 
     def one_update(update: Callable[[Batch], None]) -> tuple[torch.Tensor, torch.Tensor]:
         for flat, data in zip(flats, saved, strict=True):
@@ -154,11 +154,12 @@ def largest_difference(run: DDPGRun) -> dict[str, float]:
 def main() -> None:
     args = race_parser(__doc__.splitlines()[0], rounds=12).parse_args()
     settle(args.core, threads=1)
-    check = DDPGRun(DDPGConfig(total_steps=LEARNING_STARTS + 200, hidden=HIDDEN, seed=args.seed))
+    config = DDPGConfig(total_steps=LEARNING_STARTS + 200, hidden=HIDDEN, seed=args.seed)
+    check = DDPGTrainer(config)
     check.advance(LEARNING_STARTS + 10)  # a few updates, so Adam's state is not empty
     differences = largest_difference(check)
 
-    def write_out(run: DDPGRun) -> None:
+    def write_out(run: DDPGTrainer) -> None:
         run.agent.update = written_out_update(run.agent)
 
     steps = LEARNING_STARTS + args.rounds * args.chunk

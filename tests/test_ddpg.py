@@ -20,7 +20,7 @@ from hetero_tutorial.rl.buffers import DESIGNS, Batch
 from hetero_tutorial.rl.ddpg import (
     DDPG,
     DDPGConfig,
-    DDPGRun,
+    DDPGTrainer,
     placement_comparison,
     train,
     train_side_by_side,
@@ -163,7 +163,7 @@ def test_updates_agree_across_placements():
     """The same updates on the hybrid plan's update device: equal on a CPU, close on a GPU."""
     cpu_agent, config = make_agent()
     other = DDPG(gym.make("Pendulum-v1"), config, placement("hybrid"))
-    device = other.place.update
+    device = other.placement.update
     for seed in range(5):
         batch = random_batch(terminated=(torch.arange(32) % 7 == 0).float(), seed=seed)
         cpu_agent.update(batch)
@@ -231,7 +231,7 @@ def test_an_episode_is_timed_through_its_last_step(monkeypatch):
             return self.now
 
     monkeypatch.setattr(ddpg_module, "time", OneSecondPerStep())
-    run = DDPGRun(DDPGConfig(**SMALL, total_steps=700, learning_starts=200))
+    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=700, learning_starts=200))
     run.advance(700)
     assert run.episode_end_steps[:3] == [200, 400, 600]  # Pendulum episodes: 200 steps
     # step 200, the first update, is on no clock (the device's warm-up): 199 s from 200 to 400
@@ -252,7 +252,7 @@ def test_the_first_update_is_not_timed(monkeypatch):
     clock, synced = Clock(), []
     monkeypatch.setattr(ddpg_module, "time", clock)
     monkeypatch.setattr(ddpg_module, "synchronize", lambda device: synced.append(clock.now))
-    run = DDPGRun(DDPGConfig(**SMALL, total_steps=500, learning_starts=200))
+    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=500, learning_starts=200))
     update = run.agent.update
 
     updates = []
@@ -274,7 +274,7 @@ def test_the_first_update_is_not_timed(monkeypatch):
 
 
 def test_a_result_needs_a_finished_run():
-    run = DDPGRun(DDPGConfig(**SMALL, total_steps=500, learning_starts=200))
+    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=500, learning_starts=200))
     run.advance(100)
     with pytest.raises(UsageError, match="advance"):
         run.result()

@@ -2,7 +2,7 @@
 
 The story reads top to bottom, as in CleanRL's ``ddpg_continuous_action.py``: the
 configuration (:class:`DDPGConfig`), the learner's parts (:class:`DDPG`: actor,
-critic, their target copies, optimisers), then the run (:class:`DDPGRun`), whose
+critic, their target copies, optimisers), then the run (:class:`DDPGTrainer`), whose
 ``step`` is the loop body in the order things happen: act, step the environment,
 store, sample, update. :func:`train` runs one configuration to the end;
 :func:`train_side_by_side` interleaves several, for fair speed comparisons.
@@ -118,7 +118,7 @@ class DDPG:
     """The learner: actor and critic, their target copies and optimisers, on the update device."""
 
     def __init__(
-        self, env: gym.Env, config: DDPGConfig, place: Placement, noise_seed: int = 0
+        self, env: gym.Env, config: DDPGConfig, placement: Placement, noise_seed: int = 0
     ) -> None:
         space = env.action_space
         if not isinstance(space, gym.spaces.Box) or len(env.observation_space.shape) != 1:
@@ -129,17 +129,18 @@ class DDPG:
         obs_dim, action_dim = env.observation_space.shape[0], space.shape[0]
         low = torch.as_tensor(space.low, dtype=torch.float32)  # float64 bounds would make the
         high = torch.as_tensor(space.high, dtype=torch.float32)  # actor's output float64
-        self.config, self.place = config, place
+        self.config, self.placement = config, placement
         torch.manual_seed(config.seed)
         self.actor = DeterministicActor(obs_dim, action_dim, low, high, config.hidden)
         self.critic = QCritic(obs_dim, action_dim, config.hidden)
-        self.actor.to(place.update)
-        self.critic.to(place.update)
+        self.actor.to(placement.update)
+        self.critic.to(placement.update)
         self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.rollout_actor = self.actor
-        if place.rollout != place.update:  # a copy for acting, synced after each update
-            self.rollout_actor = copy.deepcopy(self.actor).to(place.rollout).requires_grad_(False)
+        if placement.rollout != placement.update:  # a copy for acting, synced after each update
+            rollout_actor = copy.deepcopy(self.actor).to(placement.rollout)
+            self.rollout_actor = rollout_actor.requires_grad_(False)
         # Each network's parameters live in one flat tensor (see flat.py): zeroing, the
         # optimizer step, the Polyak averages and the rollout sync are one call each.
         self.actor_flat, self.critic_flat = FlatParameters(self.actor), FlatParameters(self.critic)
@@ -158,7 +159,7 @@ class DDPG:
     @torch.inference_mode()
     def act(self, obs: np.ndarray, explore: bool = True) -> np.ndarray:
         """The action for one observation, with Gaussian noise when exploring, clipped to bounds."""
-        obs_rollout = torch.as_tensor(obs, dtype=torch.float32).to(self.place.rollout)[None]
+        obs_rollout = torch.as_tensor(obs, dtype=torch.float32).to(self.placement.rollout)[None]
         action = self.rollout_actor(obs_rollout)[0].cpu().numpy()  # (action_dim,)
         if explore:
             action = action + self.noise.normal(0.0, self.noise_std)
@@ -251,7 +252,7 @@ def _untracked(_phase: str) -> AbstractContextManager[None]:
     return nullcontext()
 
 
-class DDPGRun:
+class DDPGTrainer:
     """One training run that advances a chunk of steps at a time, so runs can be interleaved.
 
     Each run keeps its own clock (the seconds its own steps took), so interleaving
@@ -264,18 +265,18 @@ class DDPGRun:
 
     def __init__(self, config: DDPGConfig) -> None:
         self.config = config
-        self.place = placement(config.placement)
+        self.placement = placement(config.placement)
         with torch_threads(config.threads):
             self.env = gym.make(config.env_id)
             self.env.action_space.seed(config.seed)
-            self.agent = DDPG(self.env, config, self.place, noise_seed=config.seed)
+            self.agent = DDPG(self.env, config, self.placement, noise_seed=config.seed)
             self.buffer = make_buffer(
                 config.buffer,
                 config.buffer_capacity,
                 self.env.observation_space.shape[0],
                 self.env.action_space.shape[0],
-                device=self.place.storage,
-                pin_memory=self.place.pin_storage,
+                device=self.placement.storage,
+                pin_memory=self.placement.pin_storage,
                 segment_length=config.segment_length,
                 seed=config.seed,
             )
@@ -312,7 +313,7 @@ class DDPGRun:
                 if step < self.timed_steps:
                     start = time.perf_counter()
                     episode_ended = self.step(step)
-                    synchronize(self.place.update)  # the step's queued update is the step's
+                    synchronize(self.placement.update)  # the step's queued update is the step's
                     seconds = time.perf_counter() - start
                     if step == warmup:
                         self.first_update_seconds = seconds  # kept apart, on no clock
@@ -354,7 +355,7 @@ class DDPGRun:
             self.episode_return = 0.0
         if step >= config.learning_starts:
             with phase("sample"):
-                batch = self.buffer.sample(config.batch_size, self.place.update)
+                batch = self.buffer.sample(config.batch_size, self.placement.update)
             with phase("update"):
                 agent.update(batch)
         return episode_ended
@@ -383,7 +384,7 @@ class DDPGRun:
             )
         return DDPGResult(
             config=config,
-            placement=self.place.describe(),
+            placement=self.placement.describe(),
             env_steps_per_s=(self.timed_steps - config.learning_starts - 1) / self.update_seconds,
             seconds_per_episode=self.median_episode_seconds(),
             train_seconds=self.clock,
@@ -399,7 +400,7 @@ class DDPGRun:
 
 def train(config: DDPGConfig) -> DDPGResult:
     """Train DDPG with ``config`` and return its speed, copies and learning (see DDPGResult)."""
-    run = DDPGRun(config)
+    run = DDPGTrainer(config)
     run.advance(config.total_steps)
     return run.result()
 
@@ -414,7 +415,7 @@ def train_side_by_side(
     A slow minute of the machine then costs every run alike, so the ratios of their
     speeds are fair. ``progress`` is called with the steps of each chunk run.
     """
-    runs = {name: DDPGRun(config) for name, config in configs.items()}
+    runs = {name: DDPGTrainer(config) for name, config in configs.items()}
     while not all(run.done for run in runs.values()):
         for run in runs.values():
             if not run.done:
