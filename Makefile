@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 QUICK_ENV := HETERO_TUTORIAL_QUICK=1
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test lint unit notebooks run run-quick doctor format lock clean
+.PHONY: help setup lab test lint unit notebooks run run-quick doctor format lock gpu-wheels gpu-wheels-check clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -56,6 +56,13 @@ lock: ## regenerate constraints.txt from a clean virtual environment (torch pinn
 	{ echo "# Exact versions for the set-up (make setup). Regenerate with: make lock"; \
 	  build/lock-venv/bin/python -m pip freeze --exclude-editable | sed 's/+cpu$$//'; } > constraints.txt
 	rm -rf build/lock-venv
+
+gpu-wheels: setup ## download the wheels a GPU machine without network needs (CPython 3.12) to build/gpu-wheels/
+	rm -rf build/gpu-wheels
+	$(BIN)/python benchmarks/gpu_wheels.py build/gpu-wheels --python-version 3.12
+
+gpu-wheels-check: setup ## prove that list: the reference dry run in a fresh venv with only torch, NumPy and the wheels
+	$(BIN)/python benchmarks/gpu_wheels.py build/gpu-wheels-check --check
 
 clean: ## remove the virtual environment and build output
 	rm -rf $(VENV) build

@@ -1,10 +1,10 @@
 """What leaving autograd would buy our DDPG: its update with the backward pass written out.
 
-Issue 5 asks our DDPG for at least 1.5x Stable-Baselines3's environment steps per
-second (``ddpg_vs_sb3.py``). Ours uses autograd, as CleanRL and SB3 do, and measures
-1.2-1.4x. Most of a step is the update's ten 256x256x256 matrix products, which
-both libraries pay in the same MKL kernel, so the remaining lever is everything
-around them. This script measures how much of it autograd accounts for: it swaps
+Issue 5 first asked our DDPG for 1.5x Stable-Baselines3's environment steps per
+second (``ddpg_vs_sb3.py``; the target is now 1.25x). Ours uses autograd, as CleanRL
+and SB3 do, and measures 1.2-1.4x. Most of a step is the update's ten 256x256x256
+matrix products, which both libraries pay in the same MKL kernel, so the remaining
+lever is everything around them. This script measures how much of it autograd accounts for: it swaps
 in an update whose backward pass is written out by hand (the chain rule through
 Linear-ReLU-Linear-ReLU-Linear, gradients written straight into the flat gradient
 tensors, no graph), checks that one update from the same state gives the same
@@ -41,7 +41,7 @@ from ddpg_vs_sb3 import (
 from torch import nn
 
 from hetero_tutorial.rl.buffers import Batch
-from hetero_tutorial.rl.ddpg import DDPG, DDPGConfig, DDPGRun
+from hetero_tutorial.rl.ddpg import DDPG, DDPGConfig, DDPGTrainer
 
 Linears = Sequence[nn.Linear]
 
@@ -124,14 +124,14 @@ def written_out_update(agent: DDPG) -> Callable[[Batch], None]:
     return update
 
 
-def largest_difference(run: DDPGRun) -> dict[str, float]:
+def largest_difference(run: DDPGTrainer) -> dict[str, float]:
     """Largest gaps in gradients and weights after one update from the same state, both ways."""
     agent = run.agent
     flats = (agent.actor_flat, agent.critic_flat, agent.actor_target_flat, agent.critic_target_flat)
     optimizers = (agent.actor_optimizer, agent.critic_optimizer)
     saved = [flat.data.clone() for flat in flats]
     saved_optimizers = [copy.deepcopy(o.state_dict()) for o in optimizers]
-    batch = run.buffer.sample(BATCH_SIZE, agent.place.update)
+    batch = run.buffer.sample(BATCH_SIZE, agent.placement.update)
 
     def one_update(update: Callable[[Batch], None]) -> tuple[torch.Tensor, torch.Tensor]:
         for flat, data in zip(flats, saved, strict=True):
@@ -154,11 +154,12 @@ def largest_difference(run: DDPGRun) -> dict[str, float]:
 def main() -> None:
     args = race_parser(__doc__.splitlines()[0], rounds=12).parse_args()
     settle(args.core, threads=1)
-    check = DDPGRun(DDPGConfig(total_steps=LEARNING_STARTS + 200, hidden=HIDDEN, seed=args.seed))
+    config = DDPGConfig(total_steps=LEARNING_STARTS + 200, hidden=HIDDEN, seed=args.seed)
+    check = DDPGTrainer(config)
     check.advance(LEARNING_STARTS + 10)  # a few updates, so Adam's state is not empty
     differences = largest_difference(check)
 
-    def write_out(run: DDPGRun) -> None:
+    def write_out(run: DDPGTrainer) -> None:
         run.agent.update = written_out_update(run.agent)
 
     steps = LEARNING_STARTS + args.rounds * args.chunk
@@ -189,7 +190,7 @@ def main() -> None:
         "round_ratios": ratios,
         "median_round_ratio": {name: statistics.median(v) for name, v in ratios.items()},
         "range_round_ratio": {name: [min(v), max(v)] for name, v in ratios.items()},
-        "target_ratio": 1.5,
+        "target_ratio": 1.25,
     }
     for key in ("median_steps_per_s", "median_round_ratio", "range_round_ratio"):
         print(f"{key}: {fields[key]}")

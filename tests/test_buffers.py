@@ -13,6 +13,7 @@ from hetero_tutorial.app.bench.buffers import (
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.notebook.solutions.replay_buffers import ring_slots
+from hetero_tutorial.rl import buffers
 from hetero_tutorial.rl.buffers import (
     DESIGNS,
     TensorReplayBuffer,
@@ -260,3 +261,51 @@ def test_tensor_buffer_on_the_accelerator_samples_there_without_copies():
     batch = buf.sample(16, device)
     assert all(f.device == device for f in batch)
     assert set(batch.obs[:, 0].cpu().tolist()) <= set(range(1, 51))
+
+
+def test_every_storage_device_samples_the_same_rows_from_the_same_seed(monkeypatch):
+    # A generator on the storage device (CUDA) would draw another sequence from the same seed.
+    # The meta device stands in for an accelerator: its rows hold no data, but the draws
+    # behind its indices are made on the CPU and can be compared with the CPU buffer's.
+    monkeypatch.setattr(buffers, "DRAWS_PER_COPY", 40, raising=False)  # a new block often
+    on_cpu = TensorReplayBuffer(100, OBS_DIM, ACTION_DIM, seed=3)
+    on_meta = TensorReplayBuffer(100, OBS_DIM, ACTION_DIM, device="meta", seed=3)
+    for buf in (on_cpu, on_meta):
+        add_steps(buf, range(1, 61))
+    drawn = {"cpu": [], "meta": []}
+    for batch_size in (16, 16, 32, 8, 48, 16):
+        for name, buf in (("cpu", on_cpu), ("meta", on_meta)):
+            batch = buf.sample(batch_size, buf.device)
+            assert batch.obs.device == buf.device and len(batch.obs) == batch_size
+            drawn[name].append(buf.draws_cpu.clone())
+    for mine, theirs in zip(drawn["cpu"], drawn["meta"], strict=True):
+        assert torch.equal(mine, theirs)
+    # the CPU buffer's rows are the draws modulo the stored count: each a stored step
+    assert set(on_cpu.sample(32).obs[:, 0].tolist()) <= set(range(1, 61))
+
+
+def test_the_buffer_study_times_hybrid_ddpgs_pinned_path_on_each_cuda_device(monkeypatch):
+    from hetero_tutorial.studies import buffers as study
+
+    asked = []
+    monkeypatch.setattr(study, "measure_capacity", lambda capacity, *rest: [{"capacity": capacity}])
+    monkeypatch.setattr(  # pinning needs a real CUDA device: record what would be timed
+        study, "pinned_sampling", lambda c, b, device, *rest: asked.append((c, str(device))) or [{}]
+    )
+    cpu, gpu = torch.device("cpu"), torch.device("cuda", 0)
+    with_gpu = study.measure([100, 200], 16, [cpu, gpu])
+    assert asked == [(100, "cuda:0"), (200, "cuda:0")] and len(with_gpu["pinned_rows"]) == 2
+    assert with_gpu["pinned_note"] is None
+    cpu_only = study.measure([100], 16, [cpu])
+    assert cpu_only["pinned_rows"] == [] and "not timed" in cpu_only["pinned_note"]
+
+
+def test_bench_buffers_record_says_when_the_pinned_path_was_not_timed():
+    from argparse import Namespace
+
+    from hetero_tutorial.app.bench import buffers as bench
+
+    args = Namespace(capacities=[300], batch_size=16, devices=["cpu"], repeats=2, seed=0)
+    fields = bench.run(args)
+    assert {row["design"] for row in fields["rows"]} == set(DESIGNS)
+    assert fields["pinned_rows"] == [] and "pin_memory=True" in fields["pinned_note"]

@@ -25,14 +25,17 @@ def _verdict(claim_id, *records):
     return judge(claim(claim_id), group_by_kind(records))
 
 
-def _crossover(step_cpu=1.0, step_gpu=2.0, speedup=2.0, crossover=None, gpu=True):
-    costs = {"cpu": {"median_s": step_cpu}, "env_only": {"median_s": 0.1}}
+def _crossover(step_cpu=1.0, step_gpu=2.0, speedup=2.0, crossover=None, gpu=True, iqr=0.05):
+    costs = {"cpu": {"median_s": step_cpu, "iqr_s": iqr}, "env_only": {"median_s": 0.1}}
+    update = {"cpu": {"median_s": speedup, "iqr_s": iqr}}
     if gpu:
-        costs["cuda:0"] = {"median_s": step_gpu}
+        costs["cuda:0"] = {"median_s": step_gpu, "iqr_s": iqr}
+        update["cuda:0"] = {"median_s": 1.0, "iqr_s": iqr}
     return _record(
         "bench.crossover",
         {
             "policy_step": costs,
+            "value_update": update,
             "value_update_speedup": {"cuda:0": speedup} if gpu else {},
             "crossover_width_by_batch": crossover if crossover is not None else {"256": 256},
         },
@@ -51,18 +54,31 @@ def test_c1_c2_c3_from_the_crossover_record():
     assert _verdict("C3", _crossover(crossover={"256": 32})).status == Status.NOT_HELD
     for claim_id in ("C1", "C2", "C3"):
         assert _verdict(claim_id, _crossover(gpu=False)).status == Status.NOT_MEASURABLE
+    # each device's IQR spreads the ratio: a 10% difference inside +-25% IQRs is no effect
+    noisy = _verdict("C1", _crossover(step_gpu=1.1, iqr=0.5))
+    assert noisy.status == Status.NO_CLEAR_EFFECT and "within the measured noise" in noisy.measured
+    assert "(from the two medians' IQRs 0.68-1.80x)" in noisy.measured
+    assert _verdict("C2", _crossover(speedup=1.1, iqr=0.5)).status == Status.NO_CLEAR_EFFECT
 
 
 def _ppo(copies):
     return _record("bench.ppo", {"placement": "all-accelerator", "copies_per_env_step": copies})
 
 
-def _ddpg_placements(cpu_sps=100.0, switching_sps=80.0, copies=24.0, gpu=True):
+def _ddpg_placements(cpu_sps=100.0, switching_sps=80.0, copies=24.0, gpu=True, turns=None):
+    """``turns``: each placement's steps/s per interleaved turn, as (all-cpu, hybrid) lists."""
+    cpu_turns, switching_turns = turns or ([cpu_sps] * 4, [switching_sps] * 4)
     rows = [
-        {"placement": "all-cpu", "env_steps_per_s": cpu_sps, "copies_per_1000_samples": 0.0},
+        {
+            "placement": "all-cpu",
+            "env_steps_per_s": cpu_sps,
+            "chunk_steps_per_s": cpu_turns,
+            "copies_per_1000_samples": 0.0,
+        },
         {
             "placement": "hybrid",
             "env_steps_per_s": switching_sps,
+            "chunk_steps_per_s": switching_turns,
             "copies_per_1000_samples": copies,
         },
         {"placement": "all-accelerator", "env_steps_per_s": 90.0, "copies_per_1000_samples": 2.0},
@@ -80,43 +96,79 @@ def test_c4_compares_copies_per_step_of_ppo_and_ddpg():
 def test_c7_compares_switching_ddpg_with_all_cpu():
     held = _verdict("C7", _ddpg_placements(switching_sps=85.0))
     assert held.status == Status.HELD and held.ratio == pytest.approx(0.85)
+    assert "0.85x (per turn 0.85-0.85x)" in held.measured
     assert _verdict("C7", _ddpg_placements(switching_sps=120.0)).status == Status.NOT_HELD
+    straddling = ([100, 100, 100, 100], [90, 105, 95, 110])  # turns 0.90-1.10x
+    unclear = _verdict("C7", _ddpg_placements(switching_sps=98.0, turns=straddling))
+    assert unclear.status == Status.NO_CLEAR_EFFECT
+    assert "(within the measured noise, +-0.10x)" in unclear.measured
+    # an older record: one speed per placement, so no spread, so no verdict
+    one_turn = _verdict("C7", _ddpg_placements(switching_sps=50.0, turns=([], [])))
+    assert one_turn.status == Status.NO_CLEAR_EFFECT and "no spread" in one_turn.measured
 
 
-def _profile(share, missing=False):
+def _profile(share, missing=False, stderr=0.02, timer=0.1):
     data = {"placement": "all-accelerator", "transfer_share": share, "hidden": 128}
+    data |= {"transfer_share_stderr": stderr, "timer_sync_share": timer}
     return _record("bench.profile", {**data, "accelerator_missing": missing})
 
 
 def test_c5_transfer_share_band():
-    assert _verdict("C5", _profile(0.37)).status == Status.HELD
+    held = _verdict("C5", _profile(0.37))
+    assert held.status == Status.HELD and "+10% in the timer's syncs" in held.measured
     assert _verdict("C5", _profile(0.05)).status == Status.NOT_HELD
     assert _verdict("C5", _profile(0.80)).status == Status.NOT_HELD
     assert _verdict("C5", _profile(0.37, missing=True)).status == Status.NOT_MEASURABLE
+    edge = _verdict("C5", _profile(0.23, stderr=0.03))  # 25% lies within two standard errors
+    assert edge.status == Status.NO_CLEAR_EFFECT and "+-6%" in edge.measured
+    old = _verdict("C5", _profile(0.37, timer=None))  # recorded before the timer's own bucket
+    assert "timer's syncs inside" in old.measured
 
 
-def _hybrid(baseline_s, hybrid_s, sweep=None):
+def _hybrid(baseline_s, hybrid_s, sweep=None, jitter=(0.0,)):
+    """Each plan's iterations: its median time, times (1 + j) for j in ``jitter`` (the
+    baseline's) and in reverse order (the hybrid's), after a first warm-up iteration."""
     use = {"process_cpu_percent": 90.0, "gpu_percent": 30.0}
     runs = {
-        "all-accelerator": {"median_iteration_seconds": baseline_s, "utilisation": use},
-        "hybrid": {"median_iteration_seconds": hybrid_s, "utilisation": use},
+        name: {
+            "median_iteration_seconds": median,
+            "iteration_seconds": [9.0] + [median * (1 + j) for j in order],
+            "utilisation": use,
+        }
+        for name, median, order in (
+            ("all-accelerator", baseline_s, jitter * 6),
+            ("hybrid", hybrid_s, jitter[::-1] * 6),
+        )
     }
     return _record("bench.hybrid", {"runs": runs, "width_sweep": sweep or []})
 
 
-def _sweep(advantage_128, advantage_512):
+def _sweep(advantage_128, advantage_512, iqr=0.02):
     rows = []
     for width, advantage in ((128, advantage_128), (512, advantage_512)):
         rows.append({"width": width, "placement": "all-accelerator", "seconds_per_iteration": 1.0})
         rows.append({"width": width, "placement": "hybrid", "seconds_per_iteration": 1 / advantage})
-    return rows
+    return [{**row, "iqr_s": iqr * row["seconds_per_iteration"]} for row in rows]
 
 
-def test_c6_and_c9_from_the_hybrid_record():
-    assert _verdict("C6", _hybrid(58.0, 41.0)).status == Status.HELD
-    assert _verdict("C6", _hybrid(1.0, 1.0)).status == Status.NOT_HELD
+def test_c6_held_did_not_hold_or_no_clear_effect_by_its_interleaved_iterations():
+    held = _verdict("C6", _hybrid(58.0, 41.0, jitter=(-0.02, 0.0, 0.02)))
+    assert held.status == Status.HELD and "1.41x (IQR of 18 per-iteration ratios" in held.measured
+    assert _verdict("C6", _hybrid(1.0, 1.0, jitter=(-0.02, 0.0, 0.02))).status == Status.NOT_HELD
+    # 1.10x with iterations +-10% apart: the threshold lies inside the spread
+    unclear = _verdict("C6", _hybrid(1.1, 1.0, jitter=(-0.1, 0.0, 0.1)))
+    assert unclear.status == Status.NO_CLEAR_EFFECT
+    assert "within the measured noise" in unclear.measured and "CPU %/GPU %" in unclear.measured
+    one = _record("bench.hybrid", {"runs": {n: {**r, "iteration_seconds": [1.0]} for n, r in
+                  _hybrid(2.0, 1.0).data["runs"].items()}, "width_sweep": []})  # fmt: skip
+    assert _verdict("C6", one).status == Status.NO_CLEAR_EFFECT  # one iteration: no spread
+
+
+def test_c9_from_the_width_sweep_and_its_timings_iqrs():
     assert _verdict("C9", _hybrid(1, 1, _sweep(1.4, 1.0))).status == Status.HELD
     assert _verdict("C9", _hybrid(1, 1, _sweep(1.4, 1.4))).status == Status.NOT_HELD
+    # -13% with timings whose IQRs add up to +-10%: the 10% threshold is inside the spread
+    assert _verdict("C9", _hybrid(1, 1, _sweep(1.4, 1.22, 0.05))).status == Status.NO_CLEAR_EFFECT
     # At 512 the hybrid ran at one thread (slow) and at eight (as fast as at 128): its best counts.
     slow_one_thread = {"width": 512, "placement": "hybrid", "seconds_per_iteration": 2.0}
     judged = _verdict("C9", _hybrid(1, 1, [*_sweep(1.4, 1.4), slow_one_thread]))
@@ -143,27 +195,38 @@ def test_c8_is_measurable_on_a_cpu():
         "C8", _ddpg("transition", 72.0, 0.0, [0]), _ddpg("trajectory", 53.0, 0.0, [0])
     )
     assert "no spread" in one_seed.measured and "per seed" not in one_seed.measured
+    assert one_seed.status == Status.NO_CLEAR_EFFECT  # one repeat: said so, not claimed
 
 
-def test_c8_needs_every_seed_faster_and_shows_their_range():
+def test_c8_held_did_not_hold_or_no_clear_effect_by_its_seeds():
     steady = _verdict(
         "C8", _ddpg("transition", 72.0, by_seed=[70, 72, 75]), _ddpg("trajectory", 53.0)
     )
-    assert steady.status == Status.HELD and "(per seed 1.32-1.42x)" in steady.measured
-    one_seed_slower = _verdict(
-        "C8", _ddpg("transition", 72.0, by_seed=[72, 72, 50]), _ddpg("trajectory", 53.0)
+    assert steady.status == Status.HELD and "1.36x (per seed 1.32-1.42x)" in steady.measured
+    # the reference machine's case: 1.08x, seeds 1.05-1.08x, all short of 1.1x
+    short = _verdict(
+        "C8", _ddpg("transition", 57.2, by_seed=[55.6, 57.2, 57.2]), _ddpg("trajectory", 53.0)
     )
-    assert one_seed_slower.status == Status.NOT_HELD
+    assert short.status == Status.NOT_HELD and "(per seed 1.05-1.08x)" in short.measured
+    straddling = _verdict(
+        "C8", _ddpg("transition", 58.3, by_seed=[55.6, 58.3, 61.0]), _ddpg("trajectory", 53.0)
+    )
+    assert straddling.status == Status.NO_CLEAR_EFFECT
+    assert (
+        "1.10x (per seed 1.05-1.15x) the transition buffer's speed (within the measured "
+        "noise, +-0.05x)" in straddling.measured
+    )
 
 
-def _allocator(within=(True, True), saved=0.25, updates=("cpu", "cuda:0")):
+def _allocator(slowdowns=(0.0, 0.01), noise=(0.01, 0.02), saved=0.25, updates=("cpu", "cuda:0")):
+    """``slowdowns`` of two MLPs, ``noise``: how much identical plans differ on each."""
     criterion = [
-        {"network": "mlp-64", "slowdown": 0.01, "within_tolerance": within[0]},
-        {"network": "mlp-1024", "slowdown": 0.2, "within_tolerance": within[1]},
+        {"network": "mlp-64", "slowdown": slowdowns[0], "same_devices_spread": noise[0]},
+        {"network": "mlp-1024", "slowdown": slowdowns[1], "same_devices_spread": noise[1]},
         {
             "network": "cnn-512",
             "slowdown": 0.0,
-            "within_tolerance": True,
+            "same_devices_spread": 0.04,
             "saved_vs_fixed_rule": saved,
         },
     ]
@@ -176,11 +239,25 @@ def _allocator(within=(True, True), saved=0.25, updates=("cpu", "cuda:0")):
     )
 
 
-def test_c10_c11_c13_from_the_allocator_record():
+def test_c10_held_did_not_hold_or_no_clear_effect_by_identical_plans_spread():
     assert _verdict("C10", _allocator()).status == Status.HELD
-    assert _verdict("C10", _allocator(within=(True, False))).status == Status.NOT_HELD
+    assert _verdict("C10", _allocator(slowdowns=(0.0, 0.2))).status == Status.NOT_HELD
+    # 4% slower where identical plans differ by 10%: within 5% or not, the noise cannot say
+    unclear = _verdict("C10", _allocator(slowdowns=(0.0, 0.04), noise=(0.01, 0.10)))
+    assert unclear.status == Status.NO_CLEAR_EFFECT
+    assert "identical plans differ by 10%" in unclear.measured and "noise on mlp-1024" in (
+        unclear.measured
+    )
+    # the best fixed configuration itself is chosen: no noise can make that a miss
+    assert _verdict("C10", _allocator(slowdowns=(0.0, 0.0), noise=(0.3, 0.3))).status == (
+        Status.HELD
+    )
+
+
+def test_c11_c13_from_the_allocator_record():
     assert _verdict("C11", _allocator(saved=0.22)).status == Status.HELD
     assert _verdict("C11", _allocator(saved=0.0)).status == Status.NOT_HELD
+    assert _verdict("C11", _allocator(saved=0.11)).status == Status.NO_CLEAR_EFFECT  # +-2%
     assert _verdict("C13", _allocator()).status == Status.HELD
     assert _verdict("C13", _allocator(updates=("cpu", "cpu"))).status == Status.NOT_HELD
 
@@ -239,10 +316,16 @@ def test_readme_tables_match_the_reference_records():
 def test_takeaways_follow_the_verdicts():
     table = ledger.rows({"gpu box": group_by_kind([_crossover(step_gpu=0.5)]), "laptop": {}})
     lines = ledger.takeaways(table, "gpu box")
-    assert "2 held, 1 did not hold" in lines[0]  # C2 and C3 held, C1 did not
+    assert "2 held, 1 did not hold, 0 showed no clear effect" in lines[0]  # C2, C3 held; C1 not
     assert any(line.startswith("Did not hold: C1") for line in lines)
     laptop = ledger.takeaways(table, "laptop")
     assert any("Not measured yet" in line for line in laptop)
+    noisy = _crossover(step_gpu=1.1, speedup=1.1, iqr=0.5)
+    noisy = ledger.rows({"gpu box": group_by_kind([noisy])})
+    assert ledger.summary(noisy, "gpu box")["no clear effect"] == ["C1", "C2"]
+    assert any(
+        line.startswith("No clear effect: C1, C2") for line in ledger.takeaways(noisy, "gpu box")
+    )
 
 
 def test_every_claim_has_a_quick_benchmark_for_what_it_needs():
@@ -267,3 +350,34 @@ def test_a_kind_without_the_record_a_rule_needs_is_not_measured_yet():
     assert only_tensor.status == Status.MISSING
     expected = "needs a bench.ddpg record with buffer transition: run notebook 04"
     assert expected in only_tensor.measured
+
+
+def _race(threads, core, ratios, command="python benchmarks/ddpg_vs_sb3.py --reference"):
+    data = {"threads": threads, "round_ratios": ratios}
+    data["steps_per_s"] = {"ours": [130.0 * r for r in ratios], "sb3": [130.0] * len(ratios)}
+    if core is not None:
+        data["core"] = core
+    record = _record("bench.ddpg_vs_sb3", data, gpu=False)
+    record.provenance["command"] = command
+    return record
+
+
+def test_the_speed_table_spans_every_recorded_round_and_says_which_were_pinned(
+    tmp_path, monkeypatch
+):
+    machine = tmp_path / "some-cpu"
+    machine.mkdir()
+    monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path)
+    races = [
+        _race(1, "1", [1.2, 1.3, 1.4]),
+        _race(2, "none", [1.1, 1.5, 1.6]),
+        _race(2, None, [1.0, 1.3], "python benchmarks/ddpg_vs_sb3.py --core none"),  # older
+    ]
+    for index, race in enumerate(races):
+        results.save(race, machine / f"bench.ddpg_vs_sb3.{index}.json")
+    [row] = [line for line in readme.speed_table().splitlines() if "DDPG" in line]
+    assert "| 1.30x (1.00-1.60x) | >= 1.25x |" in row  # the median of all 8 rounds, their range
+    assert "3 rounds, 1 thread, pinned to core 1: 1.30x" in row
+    assert "3 rounds, 2 threads, not pinned: 1.50x" in row
+    assert "2 rounds, 2 threads, not pinned: 1.15x" in row  # read from its command line
+    assert "| 130-208 | 130-130 |" in row

@@ -97,3 +97,25 @@ def test_fingerprint_has_the_provenance_facts():
 def test_synchronize_accepts_cpu_and_none():
     devices.synchronize("cpu")
     devices.synchronize(None)
+
+
+def test_mps_and_mps0_are_one_device_wherever_devices_are_grouped(monkeypatch):
+    # An MPS tensor reports "mps:0"; torch.device("mps") does not equal it unless normalised.
+    monkeypatch.setattr(devices, "_type_is_available", lambda kind: kind in ("cpu", "mps"))
+    mps0 = torch.device("mps", 0)
+    assert devices.with_index("mps") == devices.with_index("mps:0") == mps0
+    assert devices.accelerator() == mps0 and resolve_device("mps") == mps0
+    hybrid = placement("hybrid", accelerator_device="mps")
+    assert hybrid.update == mps0 and hybrid.devices == (torch.device("cpu"), mps0)
+    cpu = torch.device("cpu")  # all-accelerator's environments are Gymnasium's, on the CPU
+    assert placement("all-accelerator", accelerator_device="mps:0").devices == (cpu, mps0)
+    assert placement("all-device", accelerator_device="mps:0").devices == (mps0,)
+    assert not hybrid.pin_storage  # pinning is for CUDA only
+
+
+def test_tf32_is_off_and_the_fingerprint_records_it():
+    # The CPU computes in full FP32; PyTorch's default lets cuDNN use TF32 on a GPU.
+    assert not torch.backends.cuda.matmul.allow_tf32
+    assert not torch.backends.cudnn.allow_tf32
+    flags = fingerprint()["float32"]
+    assert flags == {"cuda_matmul_allow_tf32": False, "cudnn_allow_tf32": False}

@@ -81,3 +81,16 @@ def test_each_device_gets_its_own_copy_of_the_network():
     assert copies[cpu].weight.device == cpu and copies[other].weight.device == other
     assert next(net.parameters()).device == cpu  # the original stays where it was
     torch.testing.assert_close(copies[cpu].weight, net.weight)
+
+
+def test_the_first_call_is_timed_before_any_other_measurement(monkeypatch):
+    # Any grid call before it would have warmed cuBLAS, and "first call" would be nothing.
+    order = []
+    returns = {"forward_grid": [], "naive_vs_honest": {}}
+    for name in ("forward_grid", "policy_step_costs", "value_update_costs", "naive_vs_honest"):
+        result = returns.get(name, {"cpu": {"median_s": 1.0}})
+        monkeypatch.setattr(
+            microbench, name, lambda *a, name=name, result=result, **k: order.append(name) or result
+        )
+    microbench.building_blocks([8], [1], devices=["cpu"])
+    assert order[0] == "naive_vs_honest" and len(order) == 4

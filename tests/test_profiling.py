@@ -387,7 +387,7 @@ def test_bench_profile_writes_the_record(monkeypatch, known, tmp_path):
     argv = ["bench", "profile", "--placement", "all-accelerator", "--hidden", "128"]
     assert cli.main([*argv, "--rate", "50", "--json", str(path)]) == 0
     assert asked["placements"] == ["all-accelerator"] and asked["hidden"] == 128
-    assert asked["rate"] == 50 and asked["idle"] and not asked["native"]
+    assert asked["rate"] == 50 and asked["idle"] and not asked["native"] and asked["nonblocking"]
     record = results.load(path)
     data = record.data
     assert record.kind == "bench.profile" and data["placement"] == "all-accelerator"
@@ -400,8 +400,89 @@ def test_bench_profile_writes_the_record(monkeypatch, known, tmp_path):
 def test_bench_profile_reference_keeps_its_pictures_beside_the_record(monkeypatch, known, tmp_path):
     monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path / "reference")
     asked = _fake_profile_ppo(monkeypatch, known, tmp_path)
-    assert cli.main(["bench", "profile", "--placement", "hybrid", "--reference"]) == 0
+    assert cli.main(["bench", "profile", "--placement", "hybrid", "--reference", "--blocking"]) == 0
+    assert not asked["nonblocking"]
     [(record, svg)] = profiling.reference_profiles()
     assert record.data["placement"] == "hybrid" and svg.startswith("<svg")
     assert asked["out_dir"].parent.parent == tmp_path / "reference"
     assert not list((tmp_path / "reference").rglob("*.speedscope.json"))  # not a record
+
+
+SYNC = "`torch.cuda.synchronize()` (and MPS/XPU's)"
+COPY = "CUDA's copy functions"
+PIN = "`.pin_memory()`"
+
+
+def test_an_mps_synchronisation_line_is_a_wait():
+    # torch.mps.synchronize() runs `torch._C._mps_deviceSynchronize()`: a capital S
+    assert stacks.match("return torch._C._mps_deviceSynchronize()", "source").operation == SYNC
+    assert stacks.match("return torch._C._cuda_synchronize()", "source").operation == SYNC
+
+
+TORCH_EVENTS = {  # event names as torch.profiler reports them on a CUDA machine
+    "Memcpy HtoD (Pageable -> Device)": COPY,
+    "Memcpy HtoD (Pinned -> Device)": COPY,
+    "Memcpy DtoH (Device -> Pageable)": COPY,
+    "Memcpy DtoH (Device -> Pinned)": COPY,
+    "Memcpy DtoD (Device -> Device)": None,  # a copy within the GPU: no host involved
+    "cudaMemcpyAsync": None,  # the call that queues a copy (any direction): Memcpy rows time it
+    "cudaHostAlloc": PIN,  # pinning, also behind torch.empty(..., pin_memory=True)
+    "cudaStreamSynchronize": SYNC,
+    "aten::mm": None,
+}
+
+
+def test_torch_profiler_counts_host_device_copies_and_pinning_only():
+    rows = [
+        {"name": name, "calls": 2, "annotation": False, "device": "cuda"} for name in TORCH_EVENTS
+    ]
+    for name, operation in TORCH_EVENTS.items():
+        found = stacks.match(name, "torch_event")
+        assert (found.operation if found else None) == operation, name
+    profile = torch_profiler.TorchProfile(rows, Path("t.json"), ("CPU", "CUDA"), 1)
+    assert {row["name"] for row in profile.transfers()} == {
+        name for name, operation in TORCH_EVENTS.items() if operation
+    }
+    assert profile.transfer_calls() == {COPY: 8, PIN: 2, SYNC: 2}
+
+
+def test_the_phase_timers_syncs_are_counted_apart_from_transfers(loop, tmp_path):
+    """At a phase boundary PhaseTimer waits for the GPU: that absorbs queued compute."""
+    top = ("<module> (/x/run.py:1)",)
+    timer = (
+        "PPOTrainer.phase (/x/hetero_tutorial/rl/ppo.py:431)",
+        "PhaseTimer.phase (/x/hetero_tutorial/core/timing.py:200)",
+        "PhaseTimer.synchronize (/x/hetero_tutorial/core/timing.py:192)",
+        "synchronize (/x/hetero_tutorial/core/devices.py:140)",
+        "cudaDeviceSynchronize (libcudart.so.12)",
+    )
+    samples = Counter()
+    samples[_stack(loop, *top, ("iteration", 4), *timer)] = 30  # entering "update"
+    samples[_stack(loop, *top, ("iteration", 3), *timer)] = 10  # leaving "rollout"
+    samples[_stack(loop, *top, ("iteration", 3), ("rollout", 9))] = 20  # .to(: a copy
+    samples[_stack(loop, *top, ("iteration", 5), ("update", 21))] = 15  # .item(): a wait
+    samples[_stack(loop, *top, ("iteration", 5), ("update", 20))] = 25  # arithmetic
+    shares = stacks.transfer_shares(samples)
+    assert shares.samples == {"update": 70, "rollout": 30}
+    assert shares.transfer == {"update": 15, "rollout": 20}  # copies + waits for data
+    assert shares.copies == {"update": 0, "rollout": 20}
+    assert shares.waits == {"update": 15, "rollout": 0}
+    assert shares.timer_sync == {"update": 30, "rollout": 10}
+    assert shares.share == pytest.approx(0.35) and shares.share_of("timer_sync") == 0.4
+    assert shares.by_phase("timer_sync") == {"update": 30 / 70, "rollout": 10 / 30}
+    assert SYNC not in shares.operations  # the loop's own syncs would be; the timer's are not
+    red = stacks.transfer_stacks(samples)  # the flame graph reddens what the share counts
+    assert sum(samples[s] for s in red) == 35
+    command = ["py-spy", "record", "--rate", "100", "--idle", "--nonblocking"]
+    fields = profiling.make_profile("t", samples, command, tmp_path / "raw.txt", tmp_path).fields()
+    assert fields["transfer_share"] == pytest.approx(0.35) and fields["nonblocking"]
+    assert fields["copy_share"] == 0.2 and fields["wait_share"] == 0.15
+    assert fields["timer_sync_share"] == 0.4 and 0 < fields["timer_sync_share_stderr"] < 0.1
+
+
+def test_py_spy_samples_without_pausing_unless_asked(monkeypatch):
+    monkeypatch.setattr(profiling, "py_spy_executable", lambda: "py-spy")
+    assert "--nonblocking" in profiling.py_spy_command(["python"], Path("o.txt"))
+    assert "--nonblocking" not in profiling.py_spy_command(
+        ["python"], Path("o.txt"), nonblocking=False
+    )

@@ -100,3 +100,33 @@ def test_format_seconds_picks_a_readable_unit():
     assert format_seconds(0.0031) == "3.1 ms"
     assert format_seconds(4.2e-6) == "4.2 us"
     assert format_seconds(5e-9) == "5 ns"
+
+
+def test_phase_timer_synchronises_mps_and_mps0_once(monkeypatch):
+    from hetero_tutorial.core import timing
+
+    waited = []
+    monkeypatch.setattr(timing, "synchronize", waited.append)
+    timer = PhaseTimer(devices=["cpu", "mps", "mps:0"])  # "mps" is the device "mps:0"
+    with timer.phase("update"):
+        pass
+    assert waited == [torch.device("cpu"), torch.device("mps", 0)] * 2
+
+
+def test_spread_of_interleaved_ratios_and_which_side_of_a_threshold_it_lies():
+    from hetero_tutorial.core.timing import Spread
+
+    few = Spread.of_ratios([1.05, 1.08, 1.06], value=1.08, per="seed")
+    assert str(few) == "1.08x (per seed 1.05-1.08x)"  # up to four repeats: their whole range
+    assert few.side(1.1) is False and few.side(1.0) is True and few.side(1.06) is None
+    many = Spread.of_ratios([0.9, 1.0, 1.0, 1.0, 1.2, 1.3, 2.0], per="turn")
+    assert (many.low, many.high, many.value) == (1.0, 1.25, 1.0)  # five or more: the IQR
+    assert str(many).startswith("1.00x (IQR of 7 per-turn ratios 1.00-1.25x")
+    one = Spread.of_ratios([1.5], per="seed")
+    assert not one.measured and one.side(1.0) is None and "one repeat" in one.noise()
+    assert Spread.about(0.04, 0.10).noise("{:.0%}") == " (within the measured noise, +-5%)"
+    assert Spread.of_pairs([2.0, 3.0], [1.0, 2.0], value=1.75).low == 1.5
+    quotient = Spread.of_medians({"median_s": 2.0, "iqr_s": 0.2}, {"median_s": 1.0, "iqr_s": 0.2})
+    assert quotient.low == pytest.approx(1.9 / 1.1) and quotient.high == pytest.approx(2.1 / 0.9)
+    assert not Spread.of_quotient(0.9, [(1.0, 0.1), (2.0, None)]).measured
+    assert Spread.of_quotient(1.0, [(1.0, 0.1), (2.0, 0.2)]).half_width == pytest.approx(0.1)

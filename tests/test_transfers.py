@@ -1,5 +1,6 @@
 import torch
 
+from hetero_tutorial.core import transfers
 from hetero_tutorial.core.transfers import (
     DEVICE_TO_DEVICE,
     DEVICE_TO_HOST,
@@ -47,3 +48,16 @@ def test_nothing_counted_outside_the_block():
         pass
     torch.ones(2).to("meta")
     assert counter.total().count == 0
+
+
+def test_copy_costs_time_only_pageable_copies_off_cuda():
+    # Pinned memory and non_blocking are CUDA's; the meta device stands in for MPS or XPU
+    # (pinning here would need CUDA, so the old code failed before timing anything).
+    rows = transfers.copy_costs([64, 256], "meta", repeats=2)
+    assert [(row["size_bytes"], row["mode"]) for row in rows] == [
+        (64, "pageable"),
+        (256, "pageable"),
+    ]
+    assert all("pageable copies only" in row["note"] for row in rows)
+    assert transfers.copy_modes("mps:0") == transfers.copy_modes("xpu") == ("pageable",)
+    assert transfers.copy_modes("cuda:0") == transfers.COPY_MODES

@@ -8,6 +8,7 @@ the committed README matches, so no figure in the README is typed by hand.
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,57 +60,113 @@ def run_times_table() -> str:
     return "\n".join(lines)
 
 
-def _ratio_row(name: str, ours: float, peer: float, ratio: float, target: str, prov: str) -> str:
-    return f"| {name} | {ours:,.0f} | {peer:,.0f} | {ratio:.2f}x | {target} | {prov} |"
+DDPG_TARGET = ">= 1.25x"
+"""Our DDPG's target against SB3's: the median over every recorded round."""
+
+
+def _pinning(record: results.Record) -> str:
+    """How a peer benchmark ran: rounds, threads, and whether it was pinned to a core.
+
+    The scripts record ``core`` (``taskset -c`` for ``ppo_peers.py``'s processes, the
+    process's affinity for the DDPG races); an older record says it on its command line
+    (``--core none``: not pinned; no ``--core``: the default, core 1).
+    """
+    core = record.data.get("core")
+    if core is None:
+        command = record.provenance["command"].split()
+        core = command[command.index("--core") + 1] if "--core" in command else "1"
+    threads = record.data.get("threads", 1)
+    pinned = "not pinned" if core == "none" else f"pinned to core {core}"
+    return f"{threads} thread{'s' * (threads != 1)}, {pinned}"
+
+
+def _run_note(record: results.Record, ratios: list[float], what: str = "") -> str:
+    """One record's part of a row: its rounds, how it ran, its own median ratio, provenance."""
+    median = statistics.median(ratios)
+    return f"{len(ratios)} rounds, {_pinning(record)}{what}: {median:.2f}x ({_provenance(record)})"
+
+
+def _range(values: list[float], unit: str = "") -> str:
+    return f"{min(values):,.0f}-{max(values):,.0f}{unit}"
+
+
+def _ratio_cell(ratios: list[float]) -> str:
+    """The median of every round's ratio, with their range: one day's figure is not the claim."""
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f}x)"
+
+
+def _row(name: str, ours: list[float], peer: list[float], ratios: list[float], target: str,
+         runs: list[str]) -> str:  # fmt: skip
+    return (
+        f"| {name} | {_range(ours)} | {_range(peer)} | {_ratio_cell(ratios)} | {target} | "
+        + "; ".join(runs)
+        + " |"
+    )
+
+
+def _ppo_rows() -> list[str]:
+    lines = []
+    pairs = (("sb3", "sb3"), ("sb3", "cleanrl"), ("cleanrl", "cleanrl"))
+    records = results.load_references("bench.ppo_peers")
+    for setting, peer in pairs if records else ():
+        ours, theirs, ratios, runs = [], [], [], []
+        for record in records:
+            rates = record.data["summary"][setting]["steps_per_s"]
+            ours += [rates["rates"]["ours"][k] for k in ("min", "max")]
+            theirs += [rates["rates"][peer][k] for k in ("min", "max")]
+            ratios += rates["ours_over"][peer]["round_ratios"]
+            runs.append(_run_note(record, rates["ours_over"][peer]["round_ratios"]))
+        target = {"sb3": ">= 2x", "cleanrl": "> 1x"}[peer] if setting == peer else "—"
+        label = "SB3" if setting == "sb3" else "CleanRL"
+        name = f"PPO, {label} settings, vs {'SB3' if peer == 'sb3' else 'CleanRL'}"
+        lines.append(_row(name, ours, theirs, ratios, target, runs))
+    return lines
+
+
+def _ddpg_rows() -> list[str]:
+    """Every recorded round of our DDPG against SB3's, pinned or not, in one row; then the
+    written-out backward's rounds (benchmarks/ddpg_written_out.py, not the package's)."""
+    ours, sb3, ratios, runs = [], [], [], []
+    races = [(r, r.data["round_ratios"], "") for r in results.load_references("bench.ddpg_vs_sb3")]
+    written = results.load_references("bench.ddpg_written_out")
+    beside = ", beside the written-out backward"  # the same race, with a third contestant
+    races += [(r, r.data["round_ratios"]["ours/sb3"], beside) for r in written]
+    for record, round_ratios, what in races:
+        ours += record.data["steps_per_s"]["ours"]
+        sb3 += record.data["steps_per_s"]["sb3"]
+        ratios += round_ratios
+        runs.append(_run_note(record, round_ratios, what))
+    name = "DDPG 256x256, batch 256, vs SB3 (every recorded round)"
+    lines = [_row(name, ours, sb3, ratios, DDPG_TARGET, runs)] if ratios else []
+    for record in written:
+        data = record.data
+        lines.append(
+            _row(
+                "DDPG as above, backward written out by hand "
+                "(benchmarks/ddpg_written_out.py, not the package's), vs SB3",
+                data["steps_per_s"]["written_out"],
+                data["steps_per_s"]["sb3"],
+                data["round_ratios"]["written_out/sb3"],
+                "—",
+                [_run_note(record, data["round_ratios"]["written_out/sb3"])],
+            )
+        )
+    return lines
 
 
 def speed_table() -> str:
-    """Our PPO and DDPG against Stable-Baselines3 and CleanRL, from the peer benchmarks."""
+    """Our PPO and DDPG against Stable-Baselines3 and CleanRL, over every recorded run.
+
+    Steps per second are each contestant's range over the rounds; the ratio is the
+    median of the per-round ratios (the contestants of a round ran interleaved) with
+    their range; the last column says how each record ran, pinned to a core or not.
+    """
     lines = [
-        "| comparison | ours (steps/s) | peer (steps/s) | ours / peer | target | measured on |",
+        "| comparison | ours (steps/s) | peer (steps/s) | ours / peer: median of rounds (range) "
+        "| target | runs (threads, pinning, when, command) |",
         "|---|---|---|---|---|---|",
     ]
-    for record in results.load_references("bench.ppo_peers"):
-        for setting, peer in (("sb3", "sb3"), ("sb3", "cleanrl"), ("cleanrl", "cleanrl")):
-            rates = record.data["summary"][setting]["steps_per_s"]
-            ratio = rates["ours_over"][peer]["ratio_of_medians"]
-            target = {"sb3": ">= 2x", "cleanrl": "> 1x"}[peer] if setting == peer else "—"
-            lines.append(
-                _ratio_row(
-                    f"PPO, {setting.upper() if setting == 'sb3' else 'CleanRL'} settings, "
-                    f"vs {'SB3' if peer == 'sb3' else 'CleanRL'}",
-                    rates["rates"]["ours"]["median"],
-                    rates["rates"][peer]["median"],
-                    ratio,
-                    target,
-                    _provenance(record),
-                )
-            )
-    for record in results.load_references("bench.ddpg_vs_sb3"):
-        speeds = record.data["median_steps_per_s"]
-        lines.append(
-            _ratio_row(
-                f"DDPG 256x256, batch 256, {record.data['threads']} thread(s), vs SB3",
-                speeds["ours"],
-                speeds["sb3"],
-                record.data["median_round_ratio"],
-                ">= 1.5x",
-                _provenance(record),
-            )
-        )
-    for record in results.load_references("bench.ddpg_written_out"):
-        speeds = record.data["median_steps_per_s"]
-        lines.append(
-            _ratio_row(
-                "DDPG as above, 1 thread, backward written out by hand "
-                "(benchmarks/ddpg_written_out.py, not the package's), vs SB3",
-                speeds["written_out"],
-                speeds["sb3"],
-                record.data["median_round_ratio"]["written_out/sb3"],
-                "—",
-                _provenance(record),
-            )
-        )
+    lines += _ppo_rows() + _ddpg_rows()
     if len(lines) == 2:
         return "No peer benchmark recorded yet (see benchmarks/README.md)."
     return "\n".join(lines)

@@ -3,6 +3,9 @@
 The accelerator is CUDA, Apple MPS or Intel XPU, whichever PyTorch sees first.
 :func:`resolve_device` turns what a learner types (``"cuda"``, ``"mps"``,
 ``"accelerator"``) into a device that exists here, or says what does.
+
+Importing this module also fixes the float32 precision of every measurement
+(:func:`use_full_float32`): the CPU computes in full FP32, so the accelerator must too.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def accelerator() -> torch.device | None:
     """The first accelerator found (CUDA, then MPS, then XPU), or None on a CPU-only machine."""
     for device_type in ACCELERATOR_TYPES:
         if _type_is_available(device_type):
-            return torch.device(device_type, 0) if device_type != "mps" else torch.device("mps")
+            return torch.device(device_type, 0)  # "mps:0", as MPS tensors report it
     return None
 
 
@@ -110,11 +113,23 @@ def resolve_device(spec: str | torch.device) -> torch.device:
 
 
 def with_index(device: torch.device | str) -> torch.device:
-    """``device`` with CUDA's index filled in: ``"cuda"`` and ``"cuda:0"`` name one device,
-    and must compare equal wherever devices are grouped or looked up."""
+    """``device`` with its index filled in: ``"cuda"`` and ``"cuda:0"`` name one device, and
+    must compare equal wherever devices are grouped or looked up.
+
+    ``torch.device("cuda") != torch.device("cuda", 0)``, and a tensor always reports its
+    index (``mps:0``, ``cuda:0``), so a plan that named ``"mps"`` would otherwise count its
+    device twice and copy between "two" devices that are one. MPS has one device, index 0;
+    CUDA and XPU take the current one.
+    """
     device = torch.device(device)
-    if device.type == "cuda" and device.index is None:
+    if device.index is not None:
+        return device
+    if device.type == "cuda":
         return torch.device("cuda", torch.cuda.current_device())
+    if device.type == "xpu":
+        return torch.device("xpu", torch.xpu.current_device())
+    if device.type == "mps":
+        return torch.device("mps", 0)
     return device
 
 
@@ -133,3 +148,31 @@ def synchronize(device: torch.device | str | None) -> None:
         torch.mps.synchronize()
     elif device.type == "xpu":
         torch.xpu.synchronize(device)
+
+
+def use_full_float32() -> dict[str, bool]:
+    """Turn TensorFloat-32 off for CUDA matrix products and cuDNN convolutions; return the flags.
+
+    TF32 rounds float32 inputs to a 10-bit mantissa on Ampere and later GPUs: faster,
+    but no longer the arithmetic the CPU does. PyTorch leaves it off for matrix products
+    and *on* for cuDNN convolutions (the CNN of notebook 05), so a CPU/GPU comparison
+    would compare two precisions. Called once when this module is imported: every
+    measurement (placements, timers, buffers, the benchmarks and the notebooks) imports
+    it first, so none can start with another setting, and setting a flag initialises
+    no device. :func:`hetero_tutorial.core.machine.fingerprint` records the flags, so a
+    learner who turns TF32 back on gets records that say so.
+    """
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return tf32_flags()
+
+
+def tf32_flags() -> dict[str, bool]:
+    """Whether CUDA matrix products and cuDNN convolutions may use TF32 now."""
+    return {
+        "cuda_matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+        "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+    }
+
+
+use_full_float32()

@@ -15,7 +15,7 @@ from typing import Any
 import psutil
 import torch
 
-from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.devices import accelerator, tf32_flags
 
 
 def _cpu_model() -> str:
@@ -68,6 +68,7 @@ def fingerprint() -> dict[str, Any]:
         "memory_bytes": psutil.virtual_memory().total,
         "torch_threads": torch.get_num_threads(),
         "accelerator": accelerator_info(),
+        "float32": tf32_flags(),  # TF32 off: the accelerator computes in FP32, as the CPU does
         "os": platform.platform(),
         "python": sys.version.split()[0],
         "versions": {

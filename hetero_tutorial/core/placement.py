@@ -106,3 +106,14 @@ def placement(name: str, accelerator_device: str | torch.device | None = None) -
     if name == "all-device":
         return Placement(name, fast, fast, fast, fast, True, accelerator_missing=missing)
     return Placement(name, cpu, cpu, cpu)
+
+
+def gym_envs_only(plan: Placement, algorithm: str) -> None:
+    """Raise a clear error if ``plan`` has batched environments: ``algorithm`` steps
+    Gymnasium's environments on the CPU and cannot take them (``all-device`` is PPO's)."""
+    if plan.batched_envs:
+        raise DeviceError(
+            f"{algorithm} steps Gymnasium's environments on the CPU, so it cannot take placement "
+            f"{plan.name!r}, whose environments are batched tensors (PPO takes it). Choose one "
+            f"of {', '.join(ENV_ON_CPU_NAMES)}."
+        )

@@ -12,20 +12,24 @@ Two tools, used by every measurement in the series:
 * :class:`PhaseTimer` adds up the wall time of the phases of a training loop
   (rollout, transfer, update, ...), synchronising at every phase boundary so
   that the time of queued accelerator work lands in the phase that queued it.
+
+:class:`Spread` carries a measured ratio with the range its repeats span, so that a
+verdict can tell an effect from this machine's run-to-run noise.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from hetero_tutorial.core.devices import synchronize
+from hetero_tutorial.core.devices import synchronize, with_index
 from hetero_tutorial.core.errors import UsageError
 
 SyncHook = Callable[[], None]
@@ -175,7 +179,8 @@ class PhaseTimer:
         devices: Iterable[torch.device | str] = (),
         sync: SyncHook | None = None,
     ) -> None:
-        self._devices = tuple(dict.fromkeys(torch.device(d) for d in devices))
+        # "mps" and "mps:0" (or "cuda" and "cuda:0") are one device, synchronised once
+        self._devices = tuple(dict.fromkeys(with_index(d) for d in devices))
         self._sync = sync
         self.seconds: dict[str, float] = defaultdict(float)
         """Total seconds spent in each phase."""
@@ -208,3 +213,103 @@ class PhaseTimer:
         """Each phase's fraction of the total timed seconds."""
         total = self.total
         return {name: (s / total if total else 0.0) for name, s in self.seconds.items()}
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A measured ratio and the range of its repeats: how far noise alone moved it.
+
+    ``low`` and ``high`` are None when there was one repeat, so no spread was measured.
+    """
+
+    value: float
+    low: float | None = None
+    high: float | None = None
+    how: str = "one repeat"
+    """how the range was taken: ``per seed`` (min to max), ``IQR of 29 per-round ratios``"""
+
+    @classmethod
+    def of_ratios(cls, ratios: Sequence[float], value: float | None = None, per: str = "round"):
+        """The spread of paired ratios (one per interleaved repeat): their range for up to
+        four, their inter-quartile range from five on. ``value``: the headline figure
+        (default: the median ratio)."""
+        ratios = sorted(r for r in ratios if math.isfinite(r))
+        if value is None:
+            value = float(np.median(ratios)) if ratios else math.nan
+        if len(ratios) < 2:
+            return cls(value, how=f"one {per}" if ratios else f"no per-{per} figures recorded")
+        if len(ratios) < 5:
+            return cls(value, ratios[0], ratios[-1], f"per {per}")
+        q1, q3 = np.percentile(ratios, [25, 75])
+        return cls(value, float(q1), float(q3), f"IQR of {len(ratios)} per-{per} ratios")
+
+    @classmethod
+    def of_pairs(
+        cls, tops: Sequence[float], bottoms: Sequence[float], value: float, per: str = "round"
+    ) -> Spread:
+        """:meth:`of_ratios` of repeats that ran side by side, ``tops[i] / bottoms[i]``."""
+        return cls.of_ratios([t / b for t, b in zip(tops, bottoms, strict=False)], value, per)
+
+    @classmethod
+    def of_medians(cls, top: dict[str, float], bottom: dict[str, float]) -> Spread:
+        """``top`` / ``bottom`` (each ``{"median_s", "iqr_s"}``), spread by their IQRs: from
+        the low quartile over the high one to the high over the low."""
+        value = top["median_s"] / bottom["median_s"]
+        if top.get("iqr_s") is None or bottom.get("iqr_s") is None:
+            return cls(value)
+        floor = max(bottom["median_s"] - bottom["iqr_s"] / 2, 1e-12)
+        low = (top["median_s"] - top["iqr_s"] / 2) / (bottom["median_s"] + bottom["iqr_s"] / 2)
+        high = (top["median_s"] + top["iqr_s"] / 2) / floor
+        return cls(value, low, high, "from the two medians' IQRs")
+
+    @classmethod
+    def of_quotient(cls, value: float, parts: Iterable[tuple[float, float | None]]) -> Spread:
+        """``value``, a product and quotient of medians, spread by their IQRs: to first order,
+        each part's IQR relative to its median adds up in ``value``. ``parts``: (median, IQR)."""
+        relative = 0.0
+        for median, iqr in parts:
+            if iqr is None:
+                return cls(value)
+            relative += iqr / median
+        return cls.about(value, value * relative, "from the timings' IQRs")
+
+    @classmethod
+    def about(cls, value: float, width: float | None, how: str = "") -> Spread:
+        """``value`` +- ``width`` / 2 (``width`` None: not measured)."""
+        if width is None:
+            return cls(value)
+        return cls(value, value - width / 2, value + width / 2, how)
+
+    @property
+    def measured(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    def side(self, threshold: float, above: bool = True) -> bool | None:
+        """Whether the whole spread lies at or above ``threshold`` (below it, for ``above``
+        False): True if so, False if it lies wholly on the other side, None if it straddles
+        the threshold or no spread was measured."""
+        if not self.measured:
+            return None
+        low, high = sorted((self.low, self.high))
+        if (low >= threshold) if above else (high < threshold):
+            return True
+        if (high < threshold) if above else (low >= threshold):
+            return False
+        return None
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2 if self.measured else math.nan
+
+    def noise(self, unit: str = "{:.2f}x") -> str:
+        """What a verdict says when it cannot tell an effect from this spread."""
+        if not self.measured:
+            return (
+                "; no spread measured (one repeat), so no telling an effect from noise: no verdict"
+            )
+        return f" (within the measured noise, +-{unit.format(self.half_width)})"
+
+    def __str__(self) -> str:
+        if not self.measured:
+            return f"{self.value:.2f}x ({self.how})"
+        return f"{self.value:.2f}x ({self.how} {self.low:.2f}-{self.high:.2f}x)"

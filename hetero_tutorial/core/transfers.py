@@ -120,23 +120,35 @@ class CopyCounter(TorchDispatchMode):
 
 
 COPY_MODES = ("pageable", "pinned", "pinned non_blocking", "pin on the fly")
-"""How a host tensor can be copied to an accelerator (see :func:`copy_costs`)."""
+"""How a host tensor can be copied to a CUDA GPU (see :func:`copy_costs`)."""
+
+PAGEABLE_ONLY_NOTE = (
+    "{device}: pageable copies only. Pinned (page-locked) memory and non_blocking copies "
+    "are CUDA semantics; on MPS (unified memory) and XPU PyTorch gives them no such meaning, "
+    "so those rows would time something else under CUDA's names."
+)
+
+
+def copy_modes(device: torch.device | str) -> tuple[str, ...]:
+    """The modes of :data:`COPY_MODES` that mean what they say on ``device``: all on CUDA,
+    ``pageable`` alone elsewhere (MPS, XPU)."""
+    return COPY_MODES if torch.device(device).type == "cuda" else COPY_MODES[:1]
 
 
 def _copy_candidates(pageable: torch.Tensor, device: torch.device) -> dict[str, Any]:
-    pinned = pageable.pin_memory()
-    return {
-        "pageable": lambda: pageable.to(device),
-        "pinned": lambda: pinned.to(device),
-        "pinned non_blocking": lambda: pinned.to(device, non_blocking=True),
-        "pin on the fly": lambda: pageable.pin_memory().to(device, non_blocking=True),
-    }
+    candidates = {"pageable": lambda: pageable.to(device)}
+    if device.type == "cuda":
+        pinned = pageable.pin_memory()
+        candidates["pinned"] = lambda: pinned.to(device)
+        candidates["pinned non_blocking"] = lambda: pinned.to(device, non_blocking=True)
+        candidates["pin on the fly"] = lambda: pageable.pin_memory().to(device, non_blocking=True)
+    return candidates
 
 
 def copy_costs(
     sizes_bytes: Sequence[int], device: torch.device | str, repeats: int = 10
 ) -> list[dict[str, Any]]:
-    """Seconds and GB/s of one host-to-device copy of each size, in each of :data:`COPY_MODES`.
+    """Seconds and GB/s of one host-to-device copy of each size, in each of :func:`copy_modes`.
 
     ``pageable``: ``tensor.to(device)`` from ordinary memory (the driver stages it
     through a pinned buffer of its own). ``pinned``: from memory pinned once in
@@ -145,6 +157,9 @@ def copy_costs(
     allows). ``pin on the fly``: ``tensor.pin_memory().to(device, non_blocking=True)``,
     as the article writes it: pinning allocates and fills a new pinned buffer
     every time, an extra host copy that can cost more than it saves.
+
+    The last three are CUDA's: on MPS and XPU only ``pageable`` is timed, and every
+    row carries a ``note`` that says so (None on CUDA).
     """
     device = torch.device(device)
     if device.type == "cpu":
@@ -152,6 +167,7 @@ def copy_costs(
             "copy_costs measures copies from the host to an accelerator; this machine has none "
             "(see data/reference/ for recorded figures)."
         )
+    note = None if device.type == "cuda" else PAGEABLE_ONLY_NOTE.format(device=device.type)
     rows = []
     for size in sizes_bytes:
         pageable = torch.ones(max(1, size // 4))
@@ -164,6 +180,7 @@ def copy_costs(
                     "seconds": timing.median,
                     "iqr_s": timing.iqr,
                     "gb_per_s": pageable.numel() * 4 / timing.median / 1e9,
+                    "note": note,
                 }
             )
     return rows

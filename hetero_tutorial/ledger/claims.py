@@ -1,12 +1,14 @@
 """The claims ledger: each claim of the article against what was measured, with a verdict.
 
-The article (:data:`ARTICLE`) is an untitled Chinese blog post on splitting deep-RL
-training between CPU and GPU; :data:`CLAIMS` restates each of its checkable claims, in
-its order, as data: what the article says, its figure, the measurement that answers
-it (a results record kind), and an explicit rule that turns that measurement into a
-verdict:
+:data:`CLAIMS` restates each checkable claim of the article (see ``ledger/article.py``),
+in its order, as data: what it says, its figure, the measurement that answers it (a
+record kind), and an explicit rule that turns that measurement into a verdict:
 
-* ``held`` / ``did not hold``: the rule's test on the measured numbers;
+* ``held`` / ``did not hold``: the rule's test, given only when the whole spread of
+  the measurement's repeats (seeds, interleaved turns, IQRs, standard errors) lies
+  on one side of the rule's threshold (identical plans differ by 3-15% here);
+* ``no clear effect``: the spread straddles the threshold ("within the measured
+  noise, +-x"), or the record holds one repeat, so no spread, and no claim;
 * ``not measurable here``: the measurement exists but cannot answer the claim on
   that machine (most claims compare a CPU with an accelerator);
 * ``not measured yet``: the record the rule needs is absent. A verdict is never
@@ -21,30 +23,19 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.results import Record
+from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.studies.sweeps import speedups
-
-ARTICLE = {
-    "title": "深度强化学习中的异构计算挑战 (untitled post; its first section's heading)",
-    "title_english": "Heterogeneous computing challenges in deep reinforcement learning",
-    "language": "Chinese",
-    "sections": (
-        "1. 深度强化学习中的异构计算挑战 (heterogeneous computing in deep RL)",
-        "2. PPO算法的设备协同实战 (CPU and GPU working together in PPO, in practice)",
-        "3. 经验池设计的设备优化策略 (device strategies for replay-buffer design)",
-        "4. 动态设备分配的高级技巧 (advanced techniques for dynamic device allocation)",
-    ),
-}
-"""The source article: it has no title of its own, so it is named by its first heading."""
 
 
 class Status(str, enum.Enum):
     HELD = "held"
     NOT_HELD = "did not hold"
+    NO_CLEAR_EFFECT = "no clear effect"
     NOT_MEASURABLE = "not measurable here"
     MISSING = "not measured yet"
 
@@ -110,13 +101,37 @@ def _newest(records: Records, kind: str, **match: Any) -> Record:
     return max(found, key=lambda r: r.provenance["date"])
 
 
-def _accelerator_name(costs: dict[str, Any]) -> str | None:
-    names = [name for name in costs if name not in ("cpu", "env_only")]
-    return names[0] if names else None
-
-
 def _held(condition: bool) -> Status:
     return Status.HELD if condition else Status.NOT_HELD
+
+
+def _against(spread: Spread, threshold: float, above: bool = True) -> Status:
+    """Held (did not hold) only when the whole spread lies on the claim's (other) side of
+    ``threshold``; no clear effect when it straddles it or there is no spread."""
+    side = spread.side(threshold, above)
+    return Status.NO_CLEAR_EFFECT if side is None else _held(side)
+
+
+def _combined(statuses: Iterable[Status]) -> Status:
+    """Did not hold if any part did not; held if every part held; else no clear effect."""
+    statuses = set(statuses)
+    if Status.NOT_HELD in statuses:
+        return Status.NOT_HELD
+    return Status.HELD if statuses == {Status.HELD} else Status.NO_CLEAR_EFFECT
+
+
+def _note(status: Status, spread: Spread, unit: str = "{:.2f}x") -> str:
+    """The noise a verdict could not see past (or its absence), where the effect is unclear."""
+    return spread.noise(unit) if status is Status.NO_CLEAR_EFFECT else ""
+
+
+def _ratio_verdict(
+    spread: Spread, threshold: float, text: str, above: bool = True, after: str = ""
+) -> Verdict:
+    """A ratio rule's verdict (see :func:`_against`): ``text`` with ``{}`` where the ratio and
+    its spread go, then the noise if unclear, then ``after``."""
+    status = _against(spread, threshold, above)
+    return Verdict(status, text.format(spread) + _note(status, spread) + after, spread.value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,13 +142,12 @@ def _held(condition: bool) -> Status:
 def _c1(records: Records) -> Verdict:
     record = _newest(records, "bench.crossover")
     costs = record.data["policy_step"]
-    accel = _accelerator_name(costs)
+    accel = next((name for name in costs if name not in ("cpu", "env_only")), None)
     if accel is None or not _accelerated(record):
         return _no_accelerator()
-    cpu_s, accel_s = costs["cpu"]["median_s"], costs[accel]["median_s"]
-    ratio = accel_s / cpu_s
-    text = f"CPU {cpu_s * 1e3:.3f} ms, {accel} {accel_s * 1e3:.3f} ms per step"
-    return Verdict(_held(ratio > 1), text, ratio)
+    cpu_ms, accel_ms = costs["cpu"]["median_s"] * 1e3, costs[accel]["median_s"] * 1e3
+    text = f"CPU {cpu_ms:.3f} ms, {accel} {accel_ms:.3f} ms per step: {{}} the CPU's time"
+    return _ratio_verdict(Spread.of_medians(costs[accel], costs["cpu"]), 1.0, text)
 
 
 def _c2(records: Records) -> Verdict:
@@ -142,7 +156,9 @@ def _c2(records: Records) -> Verdict:
     if not speedups or not _accelerated(record):
         return _no_accelerator()
     accel, speedup = next(iter(speedups.items()))
-    return Verdict(_held(speedup > 1), f"{accel} {speedup:.2f}x the CPU's speed", speedup)
+    costs = record.data.get("value_update", {})
+    spread = Spread.of_medians(costs["cpu"], costs[accel]) if accel in costs else Spread(speedup)
+    return _ratio_verdict(spread, 1.0, f"{accel} {{}} the CPU's speed")
 
 
 C3_BATCH = 256
@@ -181,10 +197,17 @@ def _c5(records: Records) -> Verdict:
     record = _newest(records, "bench.profile", placement="all-accelerator")
     if record.data.get("accelerator_missing") or not _accelerated(record):
         return _no_accelerator()
-    share = record.data["transfer_share"]
+    data = record.data
+    share, stderr = data["transfer_share"], data.get("transfer_share_stderr")
+    timer = data.get("timer_sync_share")  # None: an older record, with the timer's syncs inside
+    timer_text = "timer's syncs inside" if timer is None else f"+{timer:.0%} in the timer's syncs"
+    text = f"{share:.0%} of samples in copies and waits for data ({timer_text}; hidden "
+    text += f"{data['hidden']})"
+    # +- two standard errors: where another recording of the same run could land
+    spread = Spread.about(share, None if stderr is None else 4 * stderr)
     low, high = C5_BAND
-    text = f"{share:.0%} of samples in transfers (hidden {record.data['hidden']})"
-    return Verdict(_held(low <= share <= high), text)
+    status = _combined((_against(spread, low), _against(spread, high, above=False)))
+    return Verdict(status, text + _note(status, spread, "{:.0%}"))
 
 
 def _c6(records: Records) -> Verdict:
@@ -194,15 +217,17 @@ def _c6(records: Records) -> Verdict:
     runs = record.data["runs"]
     baseline, hybrid = runs["all-accelerator"], runs["hybrid"]
     speedup = baseline["median_iteration_seconds"] / hybrid["median_iteration_seconds"]
-    use = {
-        name: (run["utilisation"]["process_cpu_percent"], run["utilisation"]["gpu_percent"])
+    # The plans' iterations ran interleaved, so they pair up (the first: warm-up, copy count).
+    times = [run.get("iteration_seconds", [])[1:] for run in (baseline, hybrid)]
+    use = ", ".join(
+        f"{name} {run['utilisation']['process_cpu_percent']:.0f}/"
+        + (f"{gpu:.0f}" if (gpu := run["utilisation"]["gpu_percent"]) is not None else "n/a")
         for name, run in (("baseline", baseline), ("hybrid", hybrid))
-    }
-    text = f"hybrid {speedup:.2f}x the baseline's speed; CPU %/GPU %: " + ", ".join(
-        f"{name} {cpu:.0f}/{'n/a' if gpu is None else f'{gpu:.0f}'}"
-        for name, (cpu, gpu) in use.items()
     )
-    return Verdict(_held(speedup >= 1.1), text, speedup)
+    spread = Spread.of_pairs(*times, value=speedup, per="iteration")
+    return _ratio_verdict(
+        spread, 1.1, "hybrid {} the baseline's speed", after=f"; CPU %/GPU %: {use}"
+    )
 
 
 def _c7(records: Records) -> Verdict:
@@ -210,17 +235,20 @@ def _c7(records: Records) -> Verdict:
     if not _accelerated(record):
         return _no_accelerator()
     rows = {row["placement"]: row for row in record.data["rows"]}
-    cpu = rows["all-cpu"]["env_steps_per_s"]
+    cpu = rows["all-cpu"]
     switching = max(
         (rows[name] for name in ("hybrid", "all-accelerator")),
         key=lambda row: row["copies_per_1000_samples"],
     )
-    ratio = switching["env_steps_per_s"] / cpu
+    # The placements ran in interleaved turns, so each turn's speeds pair up.
+    turns = [row.get("chunk_steps_per_s", []) for row in (switching, cpu)]
+    ratio = switching["env_steps_per_s"] / cpu["env_steps_per_s"]
+    spread = Spread.of_pairs(*turns, value=ratio, per="turn")
     text = (
         f"{switching['placement']}: {switching['copies_per_1000_samples']:.0f} copies per 1000 "
-        f"samples, {ratio:.2f}x the all-CPU speed"
+        "samples, {} the all-CPU speed"
     )
-    return Verdict(_held(ratio < 1), text, ratio)
+    return _ratio_verdict(spread, 1.0, text, above=False)
 
 
 def _c8(records: Records) -> Verdict:
@@ -228,23 +256,17 @@ def _c8(records: Records) -> Verdict:
     trajectory = _newest(records, "bench.ddpg", buffer="trajectory")
     speedup = transition.data["seconds_per_episode"] / trajectory.data["seconds_per_episode"]
     spreads = (transition.data["eval_return_spread"], trajectory.data["eval_return_spread"])
-    seeds = min(len(record.data["seeds"]) for record in (transition, trajectory))
-    stability = (
-        f"spread of greedy returns over {seeds} seeds {spreads[0]:.0f} (transition) vs "
-        f"{spreads[1]:.0f} (trajectory)"
-        if seeds > 1
-        else "one seed, so no spread over seeds to compare"
-    )
-    # The seeds ran side by side (interleaved), so their ratios pair up and show the noise.
-    by_seed = [
-        slow["seconds_per_episode"] / fast["seconds_per_episode"]
-        for slow, fast in zip(
-            transition.data.get("runs", []), trajectory.data.get("runs", []), strict=False
-        )
-    ]
-    per_seed = f" (per seed {min(by_seed):.2f}-{max(by_seed):.2f}x)" if len(by_seed) > 1 else ""
-    text = f"trajectory buffer {speedup:.2f}x the transition buffer's speed{per_seed}; {stability}"
-    return Verdict(_held(speedup >= 1.1 and all(r > 1 for r in by_seed)), text, speedup)
+    buffers = (transition, trajectory)
+    seeds = min(len(record.data["seeds"]) for record in buffers)
+    stability = "one seed, so no spread over seeds to compare"
+    if seeds > 1:
+        stability = f"spread of greedy returns over {seeds} seeds {spreads[0]:.0f} (transition) vs "
+        stability += f"{spreads[1]:.0f} (trajectory)"
+    # The designs ran side by side (interleaved) for each seed, so their ratios pair up.
+    by_seed = [[run["seconds_per_episode"] for run in r.data.get("runs", [])] for r in buffers]
+    spread = Spread.of_pairs(*by_seed, value=speedup, per="seed")
+    text = "trajectory buffer {} the transition buffer's speed"
+    return _ratio_verdict(spread, 1.1, text, after=f"; {stability}")
 
 
 def _c9(records: Records) -> Verdict:
@@ -252,7 +274,8 @@ def _c9(records: Records) -> Verdict:
     if not _accelerated(record):
         return _no_accelerator()
     # The hybrid's speed relative to the baseline, each at its fastest CPU thread count.
-    advantage = {w: s["hybrid"] for w, s in speedups(record.data["width_sweep"]).items()}
+    rows = record.data["width_sweep"]
+    advantage = {w: s["hybrid"] for w, s in speedups(rows).items()}
     small = min(advantage, key=lambda w: abs(w - 128))
     large = min(advantage, key=lambda w: abs(w - 512))
     if small == large:
@@ -260,30 +283,49 @@ def _c9(records: Records) -> Verdict:
     change = advantage[large] / advantage[small] - 1
     text = (
         f"hybrid vs baseline: {advantage[small]:.2f}x at width {small}, "
-        f"{advantage[large]:.2f}x at {large} ({change:+.0%})"
+        f"{advantage[large]:.2f}x at {large}, {change:+.0%}: the ratio {{}}"
     )
-    return Verdict(_held(change <= -0.10), text, 1 + change)
+    fastest = [  # the four timings behind the ratio, each plan at its fastest thread count
+        min(
+            (r for r in rows if (r["width"], r["placement"]) == (width, name)),
+            key=lambda r: r["seconds_per_iteration"],
+        )
+        for width in (small, large)
+        for name in ("all-accelerator", "hybrid")
+    ]
+    parts = [(row["seconds_per_iteration"], row.get("iqr_s")) for row in fastest]
+    return _ratio_verdict(Spread.of_quotient(1 + change, parts), 0.9, text, above=False)
 
 
-def _allocator_record(records: Records) -> Record:
-    return _newest(records, "bench.allocator")
+def _slowdown(row: dict[str, Any]) -> Spread:
+    """The allocator's slowdown on one network +- half the spread of identical plans there;
+    exact (no spread) where it chose the best fixed configuration or a cheaper one."""
+    if row["slowdown"] <= 0:
+        return Spread.about(row["slowdown"], 0.0)
+    return Spread.about(row["slowdown"], row.get("same_devices_spread"))
 
 
 def _c10(records: Records) -> Verdict:
-    record = _allocator_record(records)
+    record = _newest(records, "bench.allocator")
     if not _accelerated(record):
         return _no_accelerator()
     rows = [row for row in record.data["criterion"] if row["network"].startswith("mlp")]
+    # Held where the allocator chose the best fixed configuration (or a cheaper one); else its
+    # slowdown +- half the spread of identical plans must lie wholly within 5% (or beyond).
+    by_row = {r["network"]: _against(_slowdown(r), 0.05, False) for r in rows}
     worst = max(rows, key=lambda row: row["slowdown"])
-    text = (
-        f"allocator within 5% of the best fixed plan on {sum(r['within_tolerance'] for r in rows)}"
-        f" of {len(rows)} MLPs (worst: {worst['slowdown']:+.0%} on {worst['network']})"
-    )
-    return Verdict(_held(all(row["within_tolerance"] for row in rows)), text)
+    within = sum(row["slowdown"] <= 0.05 for row in rows)
+    noise = worst.get("same_devices_spread")
+    text = f"allocator within 5% of the best fixed plan on {within} of {len(rows)} MLPs (worst: "
+    text += f"{worst['slowdown']:+.0%} on {worst['network']}"
+    text += ")" if noise is None else f", where identical plans differ by {noise:.0%})"
+    unclear = [name for name, status in by_row.items() if status is Status.NO_CLEAR_EFFECT]
+    text += f"; within the measured noise on {', '.join(unclear)}" if unclear else ""
+    return Verdict(_combined(by_row.values()), text)
 
 
 def _c11(records: Records) -> Verdict:
-    record = _allocator_record(records)
+    record = _newest(records, "bench.allocator")
     if not _accelerated(record):
         return _no_accelerator()
     cnn = [row for row in record.data["criterion"] if row["network"].startswith("cnn")]
@@ -291,7 +333,12 @@ def _c11(records: Records) -> Verdict:
         return Verdict(Status.MISSING, "the allocator record has no CNN row")
     saved = cnn[0]["saved_vs_fixed_rule"]
     text = f"allocator {saved:+.0%} time saved against the fixed rule on {cnn[0]['network']}"
-    return Verdict(_held(saved >= 0.10), text, 1 / (1 - saved) if saved < 1 else None)
+    ratio = 1 / (1 - saved) if saved < 1 else None
+    if saved == 0:  # the fixed rule's own configuration: nothing saved, and no noise in that
+        return Verdict(Status.NOT_HELD, text + " (the fixed rule's configuration)", ratio)
+    spread = Spread.about(saved, cnn[0].get("same_devices_spread"))  # +- half of identical plans'
+    status = _against(spread, 0.10)
+    return Verdict(status, text + _note(status, spread, "{:.0%}"), ratio)
 
 
 def _c12(records: Records) -> Verdict:
@@ -299,7 +346,7 @@ def _c12(records: Records) -> Verdict:
 
 
 def _c13(records: Records) -> Verdict:
-    record = _allocator_record(records)
+    record = _newest(records, "bench.allocator")
     if not _accelerated(record):
         return _no_accelerator()
     timeline = record.data["curriculum"]["timeline"]
@@ -341,8 +388,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("C8", "A trajectory-level buffer beats a transition-level one (72 s -> 53 s per round).",
           "72 s -> 53 s (1.36x), more stable curve", 72 / 53,
           "transition time / trajectory time", ("bench.ddpg",), "04",
-          "held if the trajectory buffer is 1.1x faster or more, and faster for every seed; "
-          "stability shown, not judged",
+          "held if the trajectory buffer is 1.1x faster or more (every seed: the spread is "
+          "theirs); stability shown, not judged",
           _c8),
     Claim("C9", "Growing PPO's hidden layer 128 -> 512 made the fixed hybrid split 15% slower.",
           "15% slower", 0.85, "hybrid advantage at 512 / at 128",
@@ -360,7 +407,12 @@ CLAIMS: tuple[Claim, ...] = (
           "qualitative", None, "", ("bench.allocator",), "05",
           "held if the update leaves the CPU for the accelerator as the network grows", _c13),
 )  # fmt: skip
-"""Every checkable claim of the article (:data:`ARTICLE`), in the article's order."""
+"""Every checkable claim of the article (:mod:`~hetero_tutorial.ledger.article`), in order."""
+
+# Every rule with a measured figure says held or not only past that figure's noise.
+PAST_THE_NOISE = "; only past the measured spread (repeats, IQRs, standard errors), else unclear"
+CLAIMS = tuple(replace(c, rule=c.rule + PAST_THE_NOISE) if c.judge not in (_c3, _c4, _c12, _c13)
+               else c for c in CLAIMS)  # fmt: skip
 
 
 def judge(claim: Claim, records: Records, here: bool = True) -> Verdict:

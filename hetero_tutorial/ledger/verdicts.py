@@ -107,18 +107,26 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     """Sentences a learner should take away from one machine's verdicts (derived, not canned)."""
     verdicts = summary(table, machine)
     held, not_held = verdicts[Status.HELD.value], verdicts[Status.NOT_HELD.value]
+    unclear = verdicts[Status.NO_CLEAR_EFFECT.value]
     unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
     missing = verdicts[Status.MISSING.value]
     lines = [
         f"Of {len(CLAIMS)} claims, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
-        f"{len(unmeasurable)} could not be measured here, {len(missing)} are not measured yet."
+        f"{len(unclear)} showed no clear effect, {len(unmeasurable)} could not be measured here, "
+        f"{len(missing)} are not measured yet."
     ]
     if held:
         lines.append(f"Held: {', '.join(held)}. The measured figures above show by how much.")
     if not_held:
         lines.append(
             f"Did not hold: {', '.join(not_held)}. Read each rule and figure: the direction of the "
-            "effect, or its size, differed on this hardware."
+            "effect, or its size, differed on this hardware, by more than its measured spread."
+        )
+    if unclear:
+        lines.append(
+            f"No clear effect: {', '.join(unclear)}. The spread of the repeats (seeds, interleaved "
+            "turns) straddles the rule's threshold, or there was one repeat: more repeats, or a "
+            "quieter machine, would be needed to say held or not."
         )
     needs_gpu = [
         row["claim"]

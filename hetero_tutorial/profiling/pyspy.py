@@ -108,6 +108,8 @@ class PySpyProfile:
     """samples per second"""
     native: bool
     idle: bool
+    nonblocking: bool
+    """sampled without pausing the program (see :func:`py_spy_command`)"""
     samples: stacks.Stacks
     """every sample of this run, start-up included"""
     shares: stacks.TransferShares
@@ -130,12 +132,19 @@ class PySpyProfile:
             "rate": self.rate,
             "native": self.native,
             "idle": self.idle,
+            "nonblocking": self.nonblocking,
             "py_spy_command": shlex.join(self.command),
             "samples": self.shares.total,
             "samples_outside_phases": self.shares.outside,
+            # copies + waits for data; the phase timer's own syncs are counted apart below
             "transfer_share": self.shares.share,
             "transfer_share_stderr": self.shares.stderr,
             "transfer_share_by_phase": self.shares.by_phase(),
+            "copy_share": self.shares.share_of("copies"),
+            "wait_share": self.shares.share_of("waits"),
+            "timer_sync_share": self.shares.share_of("timer_sync"),
+            "timer_sync_share_stderr": self.shares.stderr_of("timer_sync"),
+            "timer_sync_share_by_phase": self.shares.by_phase("timer_sync"),
             "samples_by_phase": self.shares.samples,
             "phase_share": self.shares.phase_share(),
             "transfer_samples_by_operation": self.shares.operations,
@@ -153,6 +162,7 @@ def py_spy_command(
     rate: int = 100,
     native: bool = False,
     idle: bool = True,
+    nonblocking: bool = True,
 ) -> list[str]:
     """The ``py-spy record`` command line that samples ``target`` into raw collapsed stacks.
 
@@ -162,6 +172,15 @@ def py_spy_command(
     threads the OS reports as sleeping: a host thread blocked on the GPU can
     sleep in the driver, and without ``--idle`` py-spy would drop exactly the
     waits we are looking for.
+
+    ``nonblocking`` (the default): read the stacks without pausing the program.
+    By default py-spy stops the program for every sample; it stops the host, not
+    the GPU, which works through its queue meanwhile, so the waits for it that
+    follow shrink and the profile under-counts exactly what C5 asks about (and the
+    run slows). The cost of not pausing: a stack read while the program changes it
+    can be inconsistent (a torn or mis-attributed stack now and then; py-spy says
+    so in its help). ``nonblocking=False`` pauses, for consistent samples where no
+    accelerator runs on meanwhile.
     """
     executable = py_spy_executable()
     if executable is None:
@@ -170,7 +189,7 @@ def py_spy_command(
         raise UsageError(f"the sampling rate must be at least 1 per second, got {rate}")
     command = [executable, "record", "--format", "raw", "--full-filenames"]
     command += ["--rate", str(rate), "--output", str(output)]
-    command += ["--native"] * native + ["--idle"] * idle
+    command += ["--native"] * native + ["--idle"] * idle + ["--nonblocking"] * nonblocking
     return [*command, "--", *target]
 
 
@@ -251,10 +270,22 @@ def make_profile(
     scope.parent.mkdir(parents=True, exist_ok=True)
     scope.write_text(json.dumps(flamegraph.speedscope(samples, name)))
     rate = int(command[command.index("--rate") + 1])
-    native, idle = "--native" in command, "--idle" in command
+    native, idle, nonblocking = (
+        flag in command for flag in ("--native", "--idle", "--nonblocking")
+    )
     shares = stacks.transfer_shares(samples)
     return PySpyProfile(
-        name, tuple(command), rate, native, idle, samples, shares, Path(raw_path), svg, scope
+        name,
+        tuple(command),
+        rate,
+        native,
+        idle,
+        nonblocking,
+        samples,
+        shares,
+        Path(raw_path),
+        svg,
+        scope,
     )
 
 
@@ -301,8 +332,8 @@ def profile_ppo(
 
     Returns one profile per placement; its flame graph ``ppo-<placement>-h<hidden>.svg``
     goes to ``out_dir``, the raw recording (megabytes) and the speedscope files to
-    ``samples_dir``. ``options`` go to :func:`py_spy_command` (rate, native, idle)
-    and ``timeout``.
+    ``samples_dir``. ``options`` go to :func:`py_spy_command` (rate, native, idle,
+    nonblocking) and ``timeout``.
     """
     placements = [placements] if isinstance(placements, str) else list(placements)
     unknown = [name for name in placements if name not in profile_target.RUNNERS]

@@ -11,7 +11,10 @@ The share of samples spent somewhere estimates the share of wall time spent
 there. This module decides, for every sample,
 
 * whether it was a **transfer**: copying between host and device, or waiting
-  for the device (the patterns are the table :data:`TRANSFER_PATTERNS`); and
+  for the device (the patterns are the table :data:`TRANSFER_PATTERNS`), and if
+  it was, which of three buckets it falls in: a *copy*, a *wait for data*, or the
+  phase timer's own ``synchronize`` at a phase boundary (a wait that only measures:
+  on a GPU it absorbs the phase's queued compute, so it is reported apart); and
 * which **phase** of training it belongs to: the ``with trainer.phase("NAME"):``
   block (found by reading the source) that the sampled line sits in.
 
@@ -29,7 +32,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -109,15 +112,16 @@ TRANSFER_PATTERNS: tuple[TransferPattern, ...] = (
         "copy",
         source=r"pin_memory\(",
         cprofile=r"method 'pin_memory' of 'torch\._C\.",
-        torch_event=r"^aten::_?pin_memory$",
+        torch_event=r"^(aten::_?pin_memory|cudaHostAlloc|cudaHostRegister|cudaMallocHost)$",
         native=r"^cu(da)?(HostAlloc|MemHostAlloc|HostRegister|MemHostRegister)",
         note="page-locks a host buffer so copies can be asynchronous; per call it allocates "
-        "and copies, so pin a buffer once and reuse it",
+        "and copies, so pin a buffer once and reuse it (torch.profiler: `cudaHostAlloc`, also "
+        "for `torch.empty(..., pin_memory=True)`)",
     ),
     TransferPattern(
         "`torch.cuda.synchronize()` (and MPS/XPU's)",
         "wait",
-        source=r"synchronize\(",
+        source=r"(?i)synchronize\(",  # torch.cuda's _cuda_synchronize, MPS's _mps_deviceSynchronize
         cprofile=r"_(cuda|xpu)_synchronize|_mps_deviceSynchronize",
         torch_event=r"^cuda(Device|Stream|Event)Synchronize$",
         native=r"^cu(da)?(Ctx|Device|Stream|Event)Synchronize",
@@ -128,10 +132,11 @@ TRANSFER_PATTERNS: tuple[TransferPattern, ...] = (
         "copy",
         source=None,
         cprofile=None,
-        torch_event=r"^(Memcpy|cudaMemcpy)",
+        torch_event=r"^Memcpy (HtoD|DtoH)\b",  # "(Pageable -> Device)", "(Device -> Pinned)", ...
         native=r"^cu(da)?Memcpy",
-        note="the copy itself (`Memcpy HtoD`/`DtoH` on the GPU's timeline); only native "
-        "sampling and torch.profiler see it",
+        note="the copy itself: torch.profiler's `Memcpy HtoD`/`DtoH` rows on the GPU's timeline "
+        "(not `Memcpy DtoD`, a copy within the device, nor the `cudaMemcpyAsync` call that "
+        "queues any of them); `--native` sees the `cudaMemcpy*` call, in any direction",
     ),
 )
 """Every pattern that counts as host<->device transfer or synchronisation, for each profiler."""
@@ -271,6 +276,21 @@ def _phase_blocks(file: str) -> tuple[tuple[int, int, str], ...]:
     return tuple(blocks)
 
 
+PHASE_TIMER_FILE = "hetero_tutorial/core/timing.py"
+"""The phase timer's module: its ``synchronize`` is the timer's own wait at a phase boundary."""
+
+
+def in_phase_timer(frames: tuple[Frame, ...]) -> bool:
+    """Whether the sample is in the phase timer entering or leaving a phase (its ``phase`` or
+    ``synchronize`` frame is on the stack only then: a phase's body runs outside both)."""
+    return any(
+        frame.is_python
+        and frame.file.replace("\\", "/").endswith(PHASE_TIMER_FILE)
+        and frame.function.rsplit(".", 1)[-1] in ("phase", "synchronize")
+        for frame in frames
+    )
+
+
 def phase_of(frames: tuple[Frame, ...]) -> str | None:
     """The training phase of a sample: the innermost ``with ….phase("NAME"):`` block it is in.
 
@@ -286,49 +306,72 @@ def phase_of(frames: tuple[Frame, ...]) -> str | None:
     return None
 
 
+def _agresti_coull(count: int, total: int) -> float:
+    """Standard error of ``count / total`` with two samples added on each side (Agresti-Coull):
+    none of 50 samples gives +-2.6%, where the plain binomial formula claims +-0."""
+    n = total + 4
+    p = (count + 2) / n
+    return math.sqrt(p * (1 - p) / n)
+
+
 @dataclass(frozen=True)
 class TransferShares:
-    """How a profile's samples split into training phases, and into transfers and the rest."""
+    """How a profile's samples split into training phases, and into transfers and the rest.
+
+    Transfers come in three buckets, counted per phase: ``copies``, ``waits`` (for data:
+    ``.item()``, ``.cpu()``'s wait, the loop's own ``synchronize``) and ``timer_sync`` (the
+    phase timer's ``synchronize`` at phase boundaries; at the end of a ``transfer`` phase,
+    mostly a ``non_blocking`` copy landing). ``transfer`` is copies + waits, not timer syncs.
+    """
 
     samples: dict[str, int]
     """samples in each phase"""
     transfer: dict[str, int]
-    """samples in each phase that matched a transfer pattern"""
+    """samples in each phase that were copies or waits for data (timer syncs excluded)"""
     operations: dict[str, int]
-    """samples per matched pattern (its ``operation``), over all phases"""
+    """samples per matched pattern (its ``operation``), over all phases, timer syncs excluded"""
     outside: int
     """samples outside every phase: start-up, set-up, evaluation"""
+    copies: dict[str, int] = field(default_factory=dict)
+    """samples in each phase that were copies"""
+    waits: dict[str, int] = field(default_factory=dict)
+    """samples in each phase that waited for data (not the phase timer)"""
+    timer_sync: dict[str, int] = field(default_factory=dict)
+    """samples in each phase in the phase timer's own ``synchronize``"""
 
     @property
     def total(self) -> int:
         """Samples inside the training phases: the denominator of every share."""
         return sum(self.samples.values())
 
-    @property
-    def share(self) -> float:
-        """Fraction of the training samples spent in transfers and waits (0..1)."""
+    def share_of(self, bucket: str) -> float:
+        """Fraction of the training samples in ``bucket`` (0..1): ``"transfer"`` (copies and
+        waits for data), ``"copies"``, ``"waits"`` or ``"timer_sync"``."""
         if self.total == 0:
             raise UsageError(
                 'no samples fell inside a `with ….phase("NAME"):` block: the run was too short '
                 "for the sampling rate, or the code has no phase blocks; raise the steps or rate"
             )
-        return sum(self.transfer.values()) / self.total
+        return sum(getattr(self, bucket).values()) / self.total
+
+    def stderr_of(self, bucket: str) -> float:
+        """Standard error of :meth:`share_of` ``bucket``: how far sampling alone may move it."""
+        return _agresti_coull(sum(getattr(self, bucket).values()), self.total)
+
+    @property
+    def share(self) -> float:
+        """Fraction of the training samples in copies and waits for data (0..1)."""
+        return self.share_of("transfer")
 
     @property
     def stderr(self) -> float:
-        """Standard error of :attr:`share`: how far sampling alone may move it.
+        """Standard error of :attr:`share` (Agresti-Coull)."""
+        return self.stderr_of("transfer")
 
-        Agresti-Coull: the binomial error with two samples added on each side, so a
-        share of 0 or 1 from few samples still shows its uncertainty (none of 50
-        samples in transfers gives +-2.6%, where the plain formula claims +-0).
-        """
-        n = self.total + 4
-        p = (self.share * self.total + 2) / n  # share explains a profile with no samples
-        return math.sqrt(p * (1 - p) / n)
-
-    def by_phase(self) -> dict[str, float]:
-        """Within each phase, the fraction of its samples spent in transfers."""
-        return {phase: self.transfer[phase] / count for phase, count in self.samples.items()}
+    def by_phase(self, bucket: str = "transfer") -> dict[str, float]:
+        """Within each phase, the fraction of its samples in ``bucket`` (see :meth:`share_of`)."""
+        counts = getattr(self, bucket)
+        return {phase: counts.get(phase, 0) / count for phase, count in self.samples.items()}
 
     def phase_share(self) -> dict[str, float]:
         """Each phase's fraction of the training samples."""
@@ -343,6 +386,7 @@ class TransferShares:
                 "phase_share": count / self.total,
                 "transfer_in_phase": self.transfer[phase] / count,
                 "transfer_of_training": self.transfer[phase] / self.total,
+                "timer_sync_of_training": self.timer_sync.get(phase, 0) / self.total,
             }
             for phase, count in self.samples.items()
         ]
@@ -354,7 +398,7 @@ def transfer_shares(
     """Count a profile's samples per phase, and those that were transfers (see the module doc)."""
     patterns = tuple(patterns)
     samples: Counter = Counter()
-    transfer: Counter = Counter()
+    buckets: dict[str, Counter] = {"copy": Counter(), "wait": Counter(), "timer": Counter()}
     operations: Counter = Counter()
     outside = 0
     for stack, count in stacks.items():
@@ -365,11 +409,16 @@ def transfer_shares(
             continue
         samples[phase] += count
         found = classify(frames, patterns)
-        if found is not None:
-            transfer[phase] += count
+        if found is None:
+            continue
+        if in_phase_timer(frames):
+            buckets["timer"][phase] += count
+        else:
+            buckets[found.kind][phase] += count
             operations[found.operation] += count
-    in_phase = {phase: transfer[phase] for phase in samples}
-    return TransferShares(dict(samples), in_phase, dict(operations), outside)
+    copies, waits, timer = ({p: bucket[p] for p in samples} for bucket in buckets.values())
+    transfer = {phase: copies[phase] + waits[phase] for phase in samples}
+    return TransferShares(dict(samples), transfer, dict(operations), outside, copies, waits, timer)
 
 
 def training_stacks(stacks: Stacks) -> Stacks:
@@ -380,9 +429,10 @@ def training_stacks(stacks: Stacks) -> Stacks:
 def transfer_stacks(
     stacks: Stacks, patterns: Iterable[TransferPattern] = TRANSFER_PATTERNS
 ) -> set[Stack]:
-    """The stacks that match a transfer pattern (to highlight them in a flame graph)."""
+    """The stacks the transfer share counts (not the phase timer's syncs), for a flame graph."""
     patterns = tuple(patterns)
-    return {s for s in stacks if classify(parse_stack(s), patterns) is not None}
+    parsed = ((s, parse_stack(s)) for s in stacks)
+    return {s for s, f in parsed if classify(f, patterns) and not in_phase_timer(f)}
 
 
 def top_frames(stacks: Stacks, n: int = 10) -> list[tuple[str, float]]:

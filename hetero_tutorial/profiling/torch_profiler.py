@@ -49,8 +49,17 @@ class TorchProfile:
         return [row for row in self.rows if row["name"] in PHASES and row["device"] == "cpu"]
 
     def transfers(self) -> list[dict[str, Any]]:
-        """The rows that match a transfer pattern (``Memcpy HtoD``/``DtoH`` on a GPU)."""
+        """The rows that match a transfer pattern: on a GPU, ``Memcpy HtoD``/``DtoH`` (never
+        ``DtoD``, which stays on the device), waits, and pinning (``cudaHostAlloc``)."""
         return [row for row in self.rows if stacks.match(row["name"], "torch_event")]
+
+    def transfer_calls(self) -> dict[str, int]:
+        """Calls per transfer pattern (its ``operation``): copies, waits and pinnings counted."""
+        calls: dict[str, int] = {}
+        for row in self.transfers():
+            operation = stacks.match(row["name"], "torch_event").operation
+            calls[operation] = calls.get(operation, 0) + row["calls"]
+        return calls
 
 
 def _activities(plan: Placement) -> list[ProfilerActivity]:

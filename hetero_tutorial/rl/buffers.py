@@ -13,8 +13,9 @@ transitions). They differ in how they store and move the data:
   ~``batch_size / segment_length`` Python objects instead of ``batch_size``, but the
   transitions of a batch come in runs of neighbouring time steps (correlated).
 * :class:`TensorReplayBuffer`: one preallocated ``(capacity, fields)`` tensor on the
-  storage device, filled as a ring; sampling draws indices on that device, gathers
-  the rows in one operation and copies the batch in one copy. No per-sample Python.
+  storage device, filled as a ring; sampling gathers the rows in one operation and
+  copies the batch in one copy. No per-sample Python. Its random draws come from one
+  CPU generator whatever the storage device, so every placement samples the same rows.
 
 The Python-container designs hold NumPy arrays, as gymnasium returns them (the
 article's code called ``torch.stack`` on NumPy arrays, which fails; we stack with
@@ -268,13 +269,24 @@ class TrajectoryReplayBuffer(ReplayBuffer):
         return _to_batch(fields, device)
 
 
+DRAWS_PER_COPY = 65_536
+"""Random draws the tensor buffer makes and moves to its storage device at a time (512 KiB)."""
+
+
 class TensorReplayBuffer(ReplayBuffer):
     """A preallocated ring of rows in one float32 tensor on the storage ``device``.
 
     Each row packs a transition: ``[obs | action | next_obs | reward, terminated,
     truncated]`` (the flags as 0.0/1.0), so ``add`` writes one row and ``sample``
-    draws indices on the storage device, gathers the rows in one ``index_select``
-    and moves the batch in one copy; the batch's fields are column views of it.
+    gathers the rows in one ``index_select`` and moves the batch in one copy; the
+    batch's fields are column views of it.
+
+    The row indices come from a CPU generator, as PPO's minibatch orders do: a CUDA
+    generator draws another sequence from the same seed, so all-accelerator DDPG
+    would learn from other batches than the CPU plans. The draws are made
+    :data:`DRAWS_PER_COPY` at a time and copied to the storage device in one copy
+    (none for CPU storage); each is an integer in ``[0, 2**62)`` taken modulo the
+    number of stored rows, exact integer arithmetic on every device.
 
     ``pin_memory=True`` (CPU storage feeding a CUDA learner) gathers each batch into
     page-locked memory so that its copy to the accelerator is asynchronous.
@@ -305,9 +317,10 @@ class TensorReplayBuffer(ReplayBuffer):
             (capacity, sum(self._widths)), dtype=torch.float32, device=self.device
         )
         self._host_rows = self._rows.numpy() if self.device.type == "cpu" else None  # shares memory
-        self._generator = torch.Generator(device=self.device).manual_seed(seed)
+        self._generator = torch.Generator().manual_seed(seed)  # on the CPU, for every device
         self._next = 0
         self._size = 0
+        self._draw_more(DRAWS_PER_COPY)
 
     def __len__(self) -> int:
         return self._size
@@ -327,10 +340,23 @@ class TensorReplayBuffer(ReplayBuffer):
         self._next = (self._next + 1) % self.capacity
         self._size = min(self._size + 1, self.capacity)
 
+    def _draw_more(self, count: int) -> None:
+        """Draw the next ``count`` random integers on the CPU and move them to the storage."""
+        self.draws_cpu = torch.randint(0, 2**62, (count,), generator=self._generator)
+        """the current block of draws, as drawn (the same for every storage device)"""
+        self._draws = self.draws_cpu.to(self.device)  # one copy per block; none on the CPU
+        self._cursor = 0
+
+    def _indices(self, batch_size: int) -> torch.Tensor:
+        """The next batch's row indices, on the storage device (see the class docstring)."""
+        if self._cursor + batch_size > len(self._draws):
+            self._draw_more(max(DRAWS_PER_COPY, batch_size))
+        draws = self._draws[self._cursor : self._cursor + batch_size]
+        self._cursor += batch_size
+        return draws % self._size
+
     def _sample(self, batch_size: int, device: torch.device) -> Batch:
-        index = torch.randint(
-            self._size, (batch_size,), device=self.device, generator=self._generator
-        )
+        index = self._indices(batch_size)
         if self.pin_memory:  # gather into page-locked memory, then copy asynchronously
             staging = torch.empty((batch_size, self._rows.shape[1]), pin_memory=True)
             rows = torch.index_select(self._rows, 0, index, out=staging)

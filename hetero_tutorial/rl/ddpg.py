@@ -2,15 +2,14 @@
 
 The story reads top to bottom, as in CleanRL's ``ddpg_continuous_action.py``: the
 configuration (:class:`DDPGConfig`), the learner's parts (:class:`DDPG`: actor,
-critic, their target copies, optimisers), then the run (:class:`DDPGRun`), whose
+critic, their target copies, optimisers), then the run (:class:`DDPGTrainer`), whose
 ``step`` is the loop body in the order things happen: act, step the environment,
 store, sample, update. :func:`train` runs one configuration to the end;
 :func:`train_side_by_side` interleaves several, for fair speed comparisons.
 
-Where things run comes from the placement (:func:`hetero_tutorial.core.devices.placement`):
-the learner on ``placement.update``, a copy of the actor for acting on
-``placement.rollout`` (synced after every update when the devices differ), the
-tensor buffer's storage on ``placement.storage``.
+Where things run comes from the placement (:mod:`hetero_tutorial.core.placement`, all but
+all-device): the learner on ``placement.update``, the actor's acting copy on ``placement.rollout``
+(synced after every update when they differ), the tensor buffer on ``placement.storage``.
 
 Speed without changing the algorithm: no per-step ``.item()``; acting under
 ``torch.inference_mode``; the actor loss back-propagates into the actor's weights
@@ -36,7 +35,7 @@ import torch.nn.functional as F
 
 from hetero_tutorial.core.devices import synchronize
 from hetero_tutorial.core.errors import UsageError, require_positive
-from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES, Placement, placement
+from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES, Placement, gym_envs_only, placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import DESIGNS, Batch, make_buffer
@@ -91,13 +90,11 @@ class DDPGConfig:
         if self.buffer not in DESIGNS:
             raise UsageError(f"buffer must be one of {', '.join(DESIGNS)}; got {self.buffer!r}")
         require_positive(count_copies_steps=self.count_copies_steps)
-        if self.placement == "all-device":
-            _refuse_batched_envs(self.placement)
-        if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps:
+        if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps - 1:
             raise UsageError(
                 f"need 0 < learning_starts ({self.learning_starts}) < total_steps "
-                f"({self.total_steps}) - count_copies_steps ({self.count_copies_steps}): "
-                "the run must collect data, then time some updates, then count copies."
+                f"({self.total_steps}) - count_copies_steps ({self.count_copies_steps}) - 1: "
+                "collect data, warm up (one untimed update), time updates, then count copies."
             )
         # The trajectory buffer cannot sample its open (last, unfinished) segment yet.
         held_back = self.segment_length if self.buffer == "trajectory" else 0
@@ -116,19 +113,11 @@ class DDPGConfig:
             )
 
 
-def _refuse_batched_envs(name: str) -> None:
-    raise UsageError(
-        f"DDPG steps one Gymnasium environment on the CPU, so it cannot take {name!r}, whose "
-        "environments are batched tensors (PPO on batched environments takes it). Choose one "
-        f"of {', '.join(ENV_ON_CPU_NAMES)}."
-    )
-
-
 class DDPG:
     """The learner: actor and critic, their target copies and optimisers, on the update device."""
 
     def __init__(
-        self, env: gym.Env, config: DDPGConfig, place: Placement, noise_seed: int = 0
+        self, env: gym.Env, config: DDPGConfig, placement: Placement, noise_seed: int = 0
     ) -> None:
         space = env.action_space
         if not isinstance(space, gym.spaces.Box) or len(env.observation_space.shape) != 1:
@@ -136,32 +125,30 @@ class DDPG:
                 f"DDPG needs continuous (Box) actions and vector observations; {config.env_id} "
                 f"has {space} and observations {env.observation_space}."
             )
-        if place.batched_envs:
-            _refuse_batched_envs(place.name)
+        gym_envs_only(placement, "DDPG")
         obs_dim, action_dim = env.observation_space.shape[0], space.shape[0]
         low = torch.as_tensor(space.low, dtype=torch.float32)  # float64 bounds would make the
         high = torch.as_tensor(space.high, dtype=torch.float32)  # actor's output float64
-        self.config, self.place = config, place
+        self.config, self.placement = config, placement
         torch.manual_seed(config.seed)
         self.actor = DeterministicActor(obs_dim, action_dim, low, high, config.hidden)
         self.critic = QCritic(obs_dim, action_dim, config.hidden)
-        self.actor.to(place.update)
-        self.critic.to(place.update)
+        self.actor.to(placement.update)
+        self.critic.to(placement.update)
         self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.rollout_actor = self.actor
-        if place.rollout != place.update:  # a copy for acting, synced after each update
-            self.rollout_actor = copy.deepcopy(self.actor).to(place.rollout).requires_grad_(False)
+        if placement.rollout != placement.update:  # a copy for acting, synced after each update
+            rollout_actor = copy.deepcopy(self.actor).to(placement.rollout)
+            self.rollout_actor = rollout_actor.requires_grad_(False)
         # Each network's parameters live in one flat tensor (see flat.py): zeroing, the
         # optimizer step, the Polyak averages and the rollout sync are one call each.
         self.actor_flat, self.critic_flat = FlatParameters(self.actor), FlatParameters(self.critic)
         self.actor_target_flat = FlatParameters(self.actor_target, with_grad=False)
         self.critic_target_flat = FlatParameters(self.critic_target, with_grad=False)
-        self.rollout_flat = (
-            self.actor_flat
-            if self.rollout_actor is self.actor
-            else FlatParameters(self.rollout_actor, with_grad=False)
-        )
+        self.rollout_flat = self.actor_flat
+        if self.rollout_actor is not self.actor:
+            self.rollout_flat = FlatParameters(self.rollout_actor, with_grad=False)
         self.actor_optimizer = self.actor_flat.adam(lr=config.actor_lr)
         self.critic_optimizer = self.critic_flat.adam(lr=config.critic_lr)
         self.low, self.high = space.low, space.high
@@ -172,7 +159,7 @@ class DDPG:
     @torch.inference_mode()
     def act(self, obs: np.ndarray, explore: bool = True) -> np.ndarray:
         """The action for one observation, with Gaussian noise when exploring, clipped to bounds."""
-        obs_rollout = torch.as_tensor(obs, dtype=torch.float32).to(self.place.rollout)[None]
+        obs_rollout = torch.as_tensor(obs, dtype=torch.float32).to(self.placement.rollout)[None]
         action = self.rollout_actor(obs_rollout)[0].cpu().numpy()  # (action_dim,)
         if explore:
             action = action + self.noise.normal(0.0, self.noise_std)
@@ -240,6 +227,10 @@ class DDPGResult:
     """host<->device copies per 1000 environment steps, counted over the last steps"""
     copies_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)
     """copies of the counted steps by phase: count, bytes, non_blocking"""
+    first_update_seconds: float | None = None
+    """seconds of the first update step, the update device's warm-up (on no clock)"""
+    chunk_steps_per_s: list[float] = field(default_factory=list)
+    """steps/s of each turn's timed updates: interleaved runs' turns pair up (their noise)"""
 
     @property
     def eval_return_mean(self) -> float:
@@ -261,28 +252,31 @@ def _untracked(_phase: str) -> AbstractContextManager[None]:
     return nullcontext()
 
 
-class DDPGRun:
+class DDPGTrainer:
     """One training run that advances a chunk of steps at a time, so runs can be interleaved.
 
     Each run keeps its own clock (the seconds its own steps took), so interleaving
     runs to share the machine's drift fairly does not inflate anyone's times. The
     last ``count_copies_steps`` steps run under a CopyCounter and are not timed.
+
+    The first update step (``learning_starts``) is on no clock: on an accelerator it pays the
+    device's one-off start (cuBLAS, lazy kernels: 0.1-0.5 s); see ``first_update_seconds``.
     """
 
     def __init__(self, config: DDPGConfig) -> None:
         self.config = config
-        self.place = placement(config.placement)
+        self.placement = placement(config.placement)
         with torch_threads(config.threads):
             self.env = gym.make(config.env_id)
             self.env.action_space.seed(config.seed)
-            self.agent = DDPG(self.env, config, self.place, noise_seed=config.seed)
+            self.agent = DDPG(self.env, config, self.placement, noise_seed=config.seed)
             self.buffer = make_buffer(
                 config.buffer,
                 config.buffer_capacity,
                 self.env.observation_space.shape[0],
                 self.env.action_space.shape[0],
-                device=self.place.storage,
-                pin_memory=self.place.pin_storage,
+                device=self.placement.storage,
+                pin_memory=self.placement.pin_storage,
                 segment_length=config.segment_length,
                 seed=config.seed,
             )
@@ -291,7 +285,9 @@ class DDPGRun:
         self.clock = 0.0
         """seconds this run's own timed steps took"""
         self.update_seconds = 0.0
-        """seconds of the timed steps that updated (from learning_starts on)"""
+        """seconds of the timed steps that updated (after the first update)"""
+        self.first_update_seconds: float | None = None
+        self.chunk_steps_per_s: list[float] = []
         self.episode_return = 0.0
         self.episode_returns: list[float] = []
         self.episode_end_steps: list[int] = []
@@ -310,22 +306,30 @@ class DDPGRun:
     def advance(self, steps: int) -> None:
         """Run the next ``steps`` environment steps (fewer if the run ends first)."""
         end = min(self.steps_done + steps, self.config.total_steps)
+        warmup = self.config.learning_starts  # the first update: the device's one-off start
+        updates, update_seconds = 0, 0.0
         with torch_threads(self.config.threads):
             for step in range(self.steps_done, end):
                 if step < self.timed_steps:
                     start = time.perf_counter()
                     episode_ended = self.step(step)
-                    synchronize(self.place.update)  # the step's queued update is the step's
+                    synchronize(self.placement.update)  # the step's queued update is the step's
                     seconds = time.perf_counter() - start
-                    self.clock += seconds
-                    if step >= self.config.learning_starts:
-                        self.update_seconds += seconds
+                    if step == warmup:
+                        self.first_update_seconds = seconds  # kept apart, on no clock
+                    else:
+                        self.clock += seconds
+                    if step > warmup:
+                        updates, update_seconds = updates + 1, update_seconds + seconds
                 else:
                     with self.copies:
                         episode_ended = self.step(step, self.copies.phase)
                 if episode_ended:  # its last step's time included
                     self.episode_end_clock.append(self.clock)
         self.steps_done = end
+        self.update_seconds += update_seconds
+        if updates:
+            self.chunk_steps_per_s.append(updates / update_seconds)
 
     def step(self, step: int, phase: PhaseContext = _untracked) -> bool:
         """Environment step number ``step``: act, step, store, then sample and update.
@@ -351,18 +355,18 @@ class DDPGRun:
             self.episode_return = 0.0
         if step >= config.learning_starts:
             with phase("sample"):
-                batch = self.buffer.sample(config.batch_size, self.place.update)
+                batch = self.buffer.sample(config.batch_size, self.placement.update)
             with phase("update"):
                 agent.update(batch)
         return episode_ended
 
     def median_episode_seconds(self) -> float:
-        """Median seconds of the timed episodes run entirely with updates (NaN if none)."""
+        """Median seconds of the timed episodes run entirely with timed updates (NaN if none)."""
         ends = list(zip(self.episode_end_steps, self.episode_end_clock, strict=True))
         durations = [
             end_clock - start_clock
             for (start_step, start_clock), (end_step, end_clock) in itertools.pairwise(ends)
-            if start_step >= self.config.learning_starts and end_step <= self.timed_steps
+            if start_step > self.config.learning_starts and end_step <= self.timed_steps
         ]
         return float(np.median(durations)) if durations else float("nan")
 
@@ -380,8 +384,8 @@ class DDPGRun:
             )
         return DDPGResult(
             config=config,
-            placement=self.place.describe(),
-            env_steps_per_s=(self.timed_steps - config.learning_starts) / self.update_seconds,
+            placement=self.placement.describe(),
+            env_steps_per_s=(self.timed_steps - config.learning_starts - 1) / self.update_seconds,
             seconds_per_episode=self.median_episode_seconds(),
             train_seconds=self.clock,
             episode_returns=self.episode_returns,
@@ -389,12 +393,14 @@ class DDPGRun:
             eval_returns=eval_returns,
             copies_per_1000_samples=1000 * self.copies.total().count / config.count_copies_steps,
             copies_by_phase=self.copies.by_phase(),
+            first_update_seconds=self.first_update_seconds,
+            chunk_steps_per_s=self.chunk_steps_per_s,
         )
 
 
 def train(config: DDPGConfig) -> DDPGResult:
     """Train DDPG with ``config`` and return its speed, copies and learning (see DDPGResult)."""
-    run = DDPGRun(config)
+    run = DDPGTrainer(config)
     run.advance(config.total_steps)
     return run.result()
 
@@ -409,7 +415,7 @@ def train_side_by_side(
     A slow minute of the machine then costs every run alike, so the ratios of their
     speeds are fair. ``progress`` is called with the steps of each chunk run.
     """
-    runs = {name: DDPGRun(config) for name, config in configs.items()}
+    runs = {name: DDPGTrainer(config) for name, config in configs.items()}
     while not all(run.done for run in runs.values()):
         for run in runs.values():
             if not run.done:
@@ -421,19 +427,22 @@ def train_side_by_side(
 
 
 def placement_comparison(
-    config: DDPGConfig, placements: Sequence[str] = ENV_ON_CPU_NAMES
+    config: DDPGConfig, placements: Sequence[str] = ENV_ON_CPU_NAMES, chunk_steps: int = 50
 ) -> list[dict[str, Any]]:
     """DDPG with ``config`` under each placement, interleaved: speed and copies (claims C4, C7).
 
     With the transition buffer (the article's pattern A) and an accelerator, the
     hybrid plan copies every field of every sampled batch from host to device: the
     "device switches per sample" that C7 blames for DDPG running slower than pure CPU.
-    """
-    runs = train_side_by_side({name: replace(config, placement=name) for name in placements})
+    Turns of ``chunk_steps``: rows' ``chunk_steps_per_s`` pair up (the ratio's spread)."""
+    configs = {name: replace(config, placement=name) for name in placements}
+    runs = train_side_by_side(configs, chunk_steps=chunk_steps)
     return [
         {
             "placement": name,
             "env_steps_per_s": run.env_steps_per_s,
+            "chunk_steps_per_s": run.chunk_steps_per_s,
+            "first_update_seconds": run.first_update_seconds,
             "copies_per_1000_samples": run.copies_per_1000_samples,
             "copies_by_phase": run.copies_by_phase,
         }

@@ -9,6 +9,13 @@ calls, and copying the weights to another device is a single copy.
 
 Build it after the module has moved to its device (``module.to(...)`` would
 replace the views with new tensors).
+
+Each parameter's segment starts on a 64-byte boundary (:data:`SEGMENT_ALIGNMENT`):
+a view that starts a few floats into a line makes CUDA fall back to slower,
+unvectorised kernels. The padding between segments is zero in the weights and in
+the gradients, and stays zero: no module reads it, so no gradient reaches it, Adam
+moves a parameter with zero gradient and zero moments by zero, and zeros add
+nothing to the gradient norm.
 """
 
 from __future__ import annotations
@@ -17,6 +24,13 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
+
+SEGMENT_ALIGNMENT = 16
+"""Each parameter's segment starts at a multiple of this many elements (64 bytes of float32)."""
+
+
+def _padded(size: int) -> int:
+    return -(-size // SEGMENT_ALIGNMENT) * SEGMENT_ALIGNMENT
 
 
 class FlatParameters:
@@ -35,15 +49,17 @@ class FlatParameters:
             raise UsageError(f"{type(module).__name__} has no parameters to flatten")
         if len({(p.device, p.dtype) for p in params}) != 1:
             raise UsageError("flatten a module once all its parameters share one device and dtype")
-        self.data = torch.cat([p.detach().reshape(-1) for p in params])
-        self.grad = torch.zeros_like(self.data) if with_grad else None
-        offset = 0
+        starts = [0]
         for p in params:
-            size = p.numel()
-            p.data = self.data[offset : offset + size].view_as(p)
+            starts.append(starts[-1] + _padded(p.numel()))
+        self.data = params[0].new_zeros(starts[-1])  # padding: zeros, and zeros it stays
+        self.grad = torch.zeros_like(self.data) if with_grad else None
+        for p, offset in zip(params, starts, strict=False):
+            segment = slice(offset, offset + p.numel())
+            self.data[segment] = p.detach().reshape(-1)
+            p.data = self.data[segment].view_as(p)
             if self.grad is not None:
-                p.grad = self.grad[offset : offset + size].view_as(p)
-            offset += size
+                p.grad = self.grad[segment].view_as(p)
         self.parameter = nn.Parameter(self.data, requires_grad=with_grad)
         self.parameter.grad = self.grad
 

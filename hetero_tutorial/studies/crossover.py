@@ -201,11 +201,18 @@ def naive_vs_honest(
 ) -> dict[str, float]:
     """Seconds per forward call as three timers report it, the article's way and ours.
 
-    ``first_call``: the very first call of a fresh network (lazy initialisation,
-    allocations). ``naive``: a loop of calls with no warm-up and no final
-    synchronisation, as the article times it. ``honest``: warmed up, synchronised,
-    median of repeats. On a CPU ``naive`` and ``honest`` differ only by warm-up;
-    on an accelerator ``naive`` mostly measures how fast kernels are *queued*.
+    ``first_call``: the first forward pass of a fresh network, timed as a learner's
+    first call happens: the network is built and moved to the device (untimed), then
+    its first call pays what is lazy on that device: on CUDA, creating the cuBLAS
+    handle and loading the kernels (``CUDA_MODULE_LOADING=LAZY``), 0.1-0.5 s. That is
+    "first" *in this process*: :func:`building_blocks` runs this before any other
+    measurement so that nothing has warmed the device; called after other work on the
+    device (a notebook cell that already ran a network there), it times the first call
+    of a fresh network in a warm library, which is far cheaper. The CUDA context is
+    created before the clock starts, by the input tensor. ``naive``: a loop of calls with
+    no warm-up and no final synchronisation, as the article times it. ``honest``: warmed
+    up, synchronised, median of repeats. On a CPU ``naive`` and ``honest`` differ only
+    by warm-up; on an accelerator ``naive`` mostly measures how fast kernels are *queued*.
     """
     device = torch.device(device)
     inputs = torch.randn(batch_size, GRID_IN_FEATURES, device=device)
@@ -251,14 +258,19 @@ def building_blocks(
     repeats: int = 7,
     devices: Sequence[torch.device | str] | None = None,
 ) -> dict[str, Any]:
-    """All of notebook 00's measurements on ``devices`` (default: CPU and accelerator if any)."""
+    """All of notebook 00's measurements on ``devices`` (default: CPU and accelerator if any).
+
+    The timers run first: their first call must be the first on each device (see
+    :func:`naive_vs_honest`); the grid's calls would otherwise have warmed cuBLAS.
+    """
     devices = _check_devices(devices if devices is not None else devices_here())
+    timers = {str(d): naive_vs_honest(d) for d in devices}
     return summarize(
         devices,
         grid=forward_grid(widths, batch_sizes, devices, repeats=repeats),
         policy_step=policy_step_costs(devices, repeats=2 * repeats),
         value_update=value_update_costs(devices, repeats=2 * repeats),
-        timers={str(d): naive_vs_honest(d) for d in devices},
+        timers=timers,
     )
 
 

@@ -3,7 +3,8 @@
 Writes the fields of notebook 00: ``grid`` (seconds per sample for each device,
 width and batch size), ``crossover_width_by_batch``, ``policy_step`` and
 ``value_update`` (median and IQR per device) with their CPU/accelerator
-speed-ups, and ``timers`` (first call, naive and honest timing per device).
+speed-ups, and ``timers`` (first call, naive and honest timing per device, measured
+before anything else runs on the device, so that "first call" is the process's first).
 """
 
 from __future__ import annotations

@@ -24,18 +24,25 @@ RECORD_TAG = "buffer"
 
 def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
     """Record fields for runs of one configuration over several seeds."""
-    eval_means = [r.eval_return_mean for r in results]
+    return summarise_fields([r.fields() for r in results])
+
+
+def summarise_fields(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`summarise` from the runs' record fields (as separate processes write them)."""
+    eval_means = [run["eval_return_mean"] for run in runs]
     return {
-        "buffer": results[0].config.buffer,
-        "placement": results[0].placement,
-        "seeds": [r.config.seed for r in results],
-        "env_steps_per_s": statistics.median(r.env_steps_per_s for r in results),
-        "seconds_per_episode": statistics.median(r.seconds_per_episode for r in results),
-        "copies_per_1000_samples": statistics.median(r.copies_per_1000_samples for r in results),
+        "buffer": runs[0]["config"]["buffer"],
+        "placement": runs[0]["placement"],
+        "seeds": [run["config"]["seed"] for run in runs],
+        "env_steps_per_s": statistics.median(run["env_steps_per_s"] for run in runs),
+        "seconds_per_episode": statistics.median(run["seconds_per_episode"] for run in runs),
+        "copies_per_1000_samples": statistics.median(
+            run["copies_per_1000_samples"] for run in runs
+        ),
         "eval_return_mean": statistics.mean(eval_means),
         "eval_return_by_seed": eval_means,
         "eval_return_spread": max(eval_means) - min(eval_means),
-        "runs": [r.fields() for r in results],
+        "runs": list(runs),
     }
 
 

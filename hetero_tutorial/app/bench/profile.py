@@ -2,8 +2,10 @@
 
 Example: ``python -m hetero_tutorial bench profile --placement all-accelerator
 --hidden 128 --json profile.json``. The record holds ``transfer_share`` (0..1, of
-the samples inside the training phases), ``transfer_share_by_phase``,
-``top_frames`` and the path of the flame graph (``flamegraph_svg``). The flame
+the samples inside the training phases: copies and waits for data), the phase
+timer's own synchronisation apart (``timer_sync_share``), ``transfer_share_by_phase``,
+``top_frames`` and the path of the flame graph (``flamegraph_svg``). py-spy samples
+without pausing the program (``--nonblocking``) unless given ``--blocking``. The flame
 graph goes to ``build/profiles/``, or beside the record under
 ``data/reference/<machine>/profiles/`` with ``--reference`` (to commit); the raw
 stacks and the speedscope file stay in ``build/profiles/``. On a GPU add
@@ -40,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--native", action="store_true", help="also sample C/C++/CUDA frames (py-spy --native)"
     )
     parser.add_argument(
+        "--blocking",
+        action="store_true",
+        help="pause the program for every sample (py-spy's own default: consistent stacks, but "
+        "the GPU runs on while the host is paused, which shrinks the waits; default: no pause)",
+    )
+    parser.add_argument(
         "--no-idle",
         action="store_true",
         help="drop samples of sleeping threads (default: keep them, so blocking waits count)",
@@ -68,6 +76,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         rate=args.rate,
         native=args.native,
         idle=not args.no_idle,
+        nonblocking=not args.blocking,
     )
     workload = {"env_id": args.env, "hidden": args.hidden, "steps": args.steps}
     workload |= {"seed": args.seed, "threads": args.threads}

@@ -1,0 +1,67 @@
+"""Flat parameters: every segment aligned to 64 bytes, with the padding inert."""
+
+import copy
+
+import torch
+from torch import nn
+
+from hetero_tutorial.rl.flat import FlatParameters
+from hetero_tutorial.rl.nets import GaussianActorCritic, mlp
+
+
+class OneFloatFirst(nn.Module):
+    """A one-float parameter before the layers, as a log std registered first would be."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log_std = nn.Parameter(torch.full((1,), -0.5))
+        self.net = mlp(3, 8, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x) * self.log_std.exp()
+
+
+def _flattened(module: nn.Module) -> tuple[nn.Module, nn.Module, FlatParameters]:
+    torch.manual_seed(0)
+    reference = module
+    flattened = copy.deepcopy(reference)
+    return reference, flattened, FlatParameters(flattened)
+
+
+def test_every_parameter_starts_64_bytes_into_the_flat_tensor():
+    # Unpadded, every view after the one-float log_std starts 4 bytes off a 64-byte line.
+    for module in (OneFloatFirst(), GaussianActorCritic(3, 1, 64), mlp(3, 8, 2)):
+        flat = FlatParameters(module)
+        for p in module.parameters():
+            assert (p.data_ptr() - flat.data.data_ptr()) % 64 == 0
+            assert (p.grad.data_ptr() - flat.grad.data_ptr()) % 64 == 0
+            assert p.data.untyped_storage().data_ptr() == flat.data.untyped_storage().data_ptr()
+
+
+def test_padding_changes_no_result_and_stays_zero():
+    reference, flattened, flat = _flattened(OneFloatFirst())
+    in_use = torch.zeros_like(flat.data, dtype=torch.bool)
+    for p in flattened.parameters():
+        start = (p.data_ptr() - flat.data.data_ptr()) // 4
+        in_use[start : start + p.numel()] = True
+    x = torch.randn(5, 3)
+    torch.testing.assert_close(flattened(x), reference(x))
+    ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
+    flat_optimizer = flat.adam(lr=0.05)
+    for _ in range(3):
+        ref_optimizer.zero_grad()
+        reference(x).pow(2).sum().backward()
+        ref_norm = nn.utils.clip_grad_norm_(reference.parameters(), 0.1)
+        ref_optimizer.step()
+        flat.zero_grad()
+        flattened(x).pow(2).sum().backward()
+        assert not flat.grad[~in_use].any()  # no gradient reaches the padding
+        torch.testing.assert_close(flat.clip_grad_norm_(0.1), ref_norm)
+        flat_optimizer.step()
+        assert not flat.data[~in_use].any()  # Adam leaves the padding at zero
+    for got, want in zip(flattened.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(got, want)
+    target = FlatParameters(copy.deepcopy(reference), with_grad=False)
+    target.data.lerp_(flat.data, 0.5)  # a Polyak average over the whole flat tensor
+    target.copy_from(flat)
+    assert torch.equal(target.data, flat.data)
