@@ -35,7 +35,7 @@ seconds, so the next run can correct them):
 =================  ===================================================  ======
 step               what                                                 budget
 =================  ===================================================  ======
-crossover          MLP forward grid 7 widths x 7 batches, C1, C2             30
+crossover          MLP forward grid 7 widths x 7 batches, C1, C2             25
 ppo                PPO all-accelerator, CartPole, 50k steps (C4)             20
 profile-accel      py-spy --native of all-accelerator PPO (C5)               25
 profile-hybrid     py-spy --native of hybrid PPO                             20
@@ -43,9 +43,9 @@ hybrid             baseline vs hybrid side by side, width sweep (C6, C9)     50
 buffers            three buffers to 1e6, sampling to CPU and GPU (C8)        30
 ddpg_placements    DDPG under three placements (C4, C7)                      30
 ddpg-seeds         3 buffers x 3 seeds of CPU DDPG, 9 parallel processes     45
-allocator          allocator vs fixed plans, MLPs and a CNN (C10, C11, C13)  45
+allocator          allocator vs fixed plans, MLPs and a CNN (C10, C11, C13)  35
 pipeline           overlapped rollout and update, GPU learner                25
-device_envs        batched environments on the GPU, PPO all-device           25
+device_envs        batched environments on the GPU, PPO all-device to 475    40
 process starts     11 fresh Pythons importing torch and starting CUDA        15
 =================  ===================================================  ======
 total                                                                       360
@@ -88,7 +88,7 @@ class Step:
 
 STEPS = (
     Step("crossover", "crossover", (),
-         ("--widths", "32", "--batch-sizes", "1", "--repeats", "2"), 30),
+         ("--widths", "32", "--batch-sizes", "1", "--repeats", "2"), 25),
     Step("ppo", "ppo", ("--placement", "all-accelerator", "--steps", "50000"),
          ("--placement", "all-accelerator", "--steps", "512"), 20),
     Step("profile-accel", "profile", ("--placement", "all-accelerator", "--native"),
@@ -106,13 +106,14 @@ STEPS = (
     Step("allocator", "allocator", ("--iterations", "3"),
          ("--widths", "8", "--num-steps", "16", "--epochs", "1", "--frames", "synthetic",
           "--cnn-envs", "1", "--cnn-steps", "4", "--cnn-minibatch", "4", "--cnn-epochs", "1",
-          "--iterations", "1", "--budget", "0.2"), 45),
+          "--iterations", "1", "--budget", "0.2"), 35),
     Step("pipeline", "pipeline", ("--workers", "1", "4", "--max-policy-lag", "0", "1",
                                   "--backend", "mp", "--steps", "30720", "--seeds", "0"),
          ("--workers", "1", "--max-policy-lag", "1", "--backend", "mp", "--steps", "1024",
           "--seeds", "0"), 25),
-    Step("device_envs", "device_envs", (), ("--num-envs", "1", "64", "--repeats", "2",
-                                            "--seconds-per-repeat", "0.01"), 25),
+    Step("device_envs", "device_envs", ("--repeats", "3"),
+         ("--num-envs", "1", "64", "--repeats", "2", "--seconds-per-repeat", "0.01",
+          "--ppo-num-envs", "16", "--ppo-seeds", "0", "--ppo-steps", "2048"), 40),
 )  # fmt: skip
 """The steps, in the order they run (the ledger's most wanted first). The DDPG seeds run
 after ``ddpg_placements``, as one parallel step (see :func:`run_ddpg_seeds`)."""

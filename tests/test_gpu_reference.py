@@ -45,3 +45,21 @@ def test_a_dry_run_records_what_every_claim_needs_and_files_it(tmp_path):
     ).is_file()
     merged = results.load(machine / "bench.ddpg.tensor.json")
     assert merged.data["seeds"] == [0, 1, 2] and len(merged.data["runs"]) == 3
+
+
+def test_the_budget_table_adds_up_to_six_minutes_and_matches_the_steps():
+    import importlib.util
+    import re
+
+    spec = importlib.util.spec_from_file_location("gpu_reference", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_reference"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    doc = module.__doc__
+    table = doc[doc.index("=" * 17) :]
+    budgets = {m[1]: int(m[2]) for m in re.finditer(r"^(\S+)\s.*?\s(\d+)$", table, re.M)}
+    total = budgets.pop("total")
+    assert sum(budgets.values()) == total <= 360
+    for step in module.STEPS:
+        assert budgets[step.name] == step.budget_s, step.name
+    assert module.DEADLINE_S <= 360
