@@ -23,6 +23,7 @@ def records_table(by_machine: dict[str, Records]) -> Markdown:
         }
         for machine, kinds in by_machine.items()
         for kind, found in kinds.items()
+        if kind.startswith("bench.")  # the measurements, not run times or earlier ledgers
         for r in found
     ]
     return markdown_table(rows, ["machine", "kind", "date", "mode", "hardware"])

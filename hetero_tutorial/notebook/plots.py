@@ -109,14 +109,20 @@ def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05
             hatched.append("allocator" in row.get("plans", [row["plan"]]))
     fig, ax = plt.subplots(figsize=(9, 0.9 + 0.32 * len(labels)))
     positions = np.arange(len(labels))[::-1]
-    bars = ax.barh(positions, values, color=["tab:orange" if h else "tab:blue" for h in hatched])
+    colours = ["tab:orange" if h else "tab:blue" for h in hatched]
+    # bars grow from 1 (the best fixed plan) on a log axis, a dot at each value (1 included)
+    bars = ax.barh(positions, np.asarray(values) - 1.0, left=1.0, color=colours, height=0.6)
     for bar, chosen in zip(bars, hatched, strict=True):
         bar.set_hatch("//" if chosen else None)
+    ax.scatter(values, positions, color=colours, zorder=3, s=18)
     ax.axvline(1.0, color="k", linewidth=0.8)
     ax.axvline(1 + tolerance, color="k", linestyle=":", label=f"best fixed plan + {tolerance:.0%}")
     ax.set_yticks(positions, labels, fontsize=8)
-    ax.set_xlabel("seconds per iteration / the best fixed plan's (hatched: the allocator's)")
-    ax.set_xlim(min(0.9, min(values) * 0.95), max(1.1, max(values) * 1.05))
+    ax.set_xscale("log")
+    ax.set_xlim(min(0.8, min(values) / 1.2), max(1.25, max(values) * 1.2))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}x"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel("seconds per iteration / the best fixed plan's (orange: the allocator's)")
     ax.legend(loc="lower right")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
@@ -191,9 +197,11 @@ def thread_effects(effects: Sequence[dict[str, Any]]) -> Figure:
     threads = effects[0]["threads"] if effects else "all"
     ax.axhline(1.0, color="k", linewidth=0.8)
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log")  # a ratio: 2x faster and 2x slower lie as far from 1
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}x"))
     ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
     ax.set_xlabel("hidden width (units per layer)")
-    ax.set_ylabel(f"seconds at 1 thread / at {threads}")
+    ax.set_ylabel(f"seconds at 1 thread / at {threads} threads")
     ax.set_title("Above 1: all cores are faster for that part")
     ax.legend()
     ax.grid(alpha=0.3, which="both")

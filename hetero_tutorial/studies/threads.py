@@ -86,8 +86,8 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
 
 def _spread_text(effect: dict[str, Any]) -> str:
     if effect["low"] is None:
-        return f"{effect['ratio']:.2f}x, one iteration: no spread"
-    return f"{effect['ratio']:.2f}x, {effect['how']} {effect['low']:.2f}-{effect['high']:.2f}x"
+        return f"{effect['ratio']:.2f}x (one iteration: no spread)"
+    return f"{effect['ratio']:.2f}x ({effect['low']:.2f}-{effect['high']:.2f}x)"
 
 
 def _widths(widths: Sequence[int]) -> str:
@@ -122,7 +122,11 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
         text += f", {one} below ({_widths(below)})" if below else " (every width measured)"
         if slower:
             text += f"; all cores were slower at {_widths(slower)}"
-    return text, f"time at {one} over all cores' (above 1: all cores faster), {figures}"
+    how = mine[0]["how"] if mine[0]["low"] is not None else "one iteration each"
+    return (
+        text,
+        f"time at {one} over all cores' by width (above 1: all cores faster; {how}): {figures}",
+    )
 
 
 def role_rule(effects: Sequence[dict[str, Any]], role: str) -> str:
