@@ -175,3 +175,19 @@ def findings(profiles: dict[str, PySpyProfile], cprof: Any) -> list[str]:
         f"{format_seconds(cprof.total_seconds)} profiled."
     )
     return lines
+
+
+def patterns_table() -> Markdown:
+    """The transfer patterns, one row per operation and one column per profiler."""
+    return markdown_table(
+        stacks.pattern_rows(),
+        {
+            "operation": "operation",
+            "kind": "kind",
+            "source": "py-spy line",
+            "cprofile": "cProfile",
+            "torch_event": "torch.profiler",
+            "native": "py-spy --native",
+            "note": "why it costs",
+        },
+    )
