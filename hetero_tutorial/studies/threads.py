@@ -38,7 +38,8 @@ def _seconds(row: dict[str, Any], role: str) -> list[float]:
 
 
 def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -> list[dict]:
-    """Per width and role: one thread's seconds over the most threads', paired by iteration.
+    """Per width and role: one thread's seconds over the most threads', paired by iteration
+    (``ratio``: the median of the paired ratios; ``low``/``high``: their spread).
 
     ``rows``: a width sweep over at least two thread counts; ``placement``: whose rows
     (the CPU's own question by default; a row measured once for several placements, as
@@ -61,8 +62,10 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
             a, b = _seconds(one, role), _seconds(many, role)
             if not a or not b:
                 continue
-            value = float(np.median(a) / np.median(b))
-            spread = Spread.of_pairs(a, b, value, per="iteration")
+            # the headline is the median of the paired ratios, so it lies inside its spread
+            ratios = [x / y for x, y in zip(a, b, strict=False)]
+            spread = Spread.of_ratios(ratios, per="iteration")
+            value = spread.value
             # an effect only where the whole spread lies strictly on one side of 1
             side = None if not spread.measured else True if spread.low > 1 else (
                 False if spread.high < 1 else None)  # fmt: skip
