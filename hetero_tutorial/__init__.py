@@ -30,6 +30,8 @@ _NAMES = {
     "measure": "core.timing",
     "compare": "core.timing",
     "CopyCounter": "core.transfers",
+    "distinct_placements": "core.configurations",
+    "same_devices_note": "core.configurations",
     "display_path": "core.paths",
     # rl: the algorithms
     "PPOConfig": "rl.ppo_config",
@@ -43,6 +45,8 @@ _NAMES = {
     "select_device": "allocator.fixed_rule",
     # notebook helpers
     "check": "notebook.exercises",
+    "progress": "notebook.progress",
+    "source": "notebook.code",
     "markdown_table": "notebook.tables",
 }
 """Names importable from the package's top, and the module (under the package) of each."""
@@ -63,6 +67,10 @@ _MODULES = {
     "env_throughput": "studies.env_throughput",
     "env_agreement": "studies.env_agreement",
     "device_ppo": "studies.device_ppo",
+    "copies": "studies.copies",
+    "threads": "studies.threads",
+    "ddpg_placements": "studies.ddpg_placements",
+    "buffer_study": "studies.buffers",
     "allocator_study": "allocator.study",
     "claims": "ledger.claims",
     "verdicts": "ledger.verdicts",
@@ -70,6 +78,7 @@ _MODULES = {
     "env_plots": "notebook.env_plots",
     "env_reports": "notebook.env_reports",
     "reports": "notebook.reports",
+    "diagrams": "notebook.diagrams",
 }
 """Modules importable from the package's top by their short names."""
 

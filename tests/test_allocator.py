@@ -303,72 +303,73 @@ def test_solution_prices_every_candidate_as_the_allocator_does():
 
 
 GPU_ALL, SPLIT, CPU_ALL = ("cuda:0",) * 3, ("cpu", "cpu", "cuda:0"), ("cpu",) * 3
-PLAN_DEVICES = {
-    "fixed-rule": GPU_ALL,
-    "hybrid": SPLIT,
-    "all-cpu": CPU_ALL,
-    "all-accelerator": GPU_ALL,
-}
 
 
-def rows_for(
-    seconds: dict[str, float], allocator_devices=SPLIT, network: str = "net"
-) -> list[dict]:
-    """Comparison rows: each plan on its preset's devices, the allocator on the given ones."""
-    devices = {**PLAN_DEVICES, "allocator": allocator_devices}
-    return [
-        {"network": network, "plan": plan, "seconds_per_iteration": s, "total_seconds": 2 * s,
-         "decision_seconds": 0.5 if plan == "allocator" else None,
-         **dict(zip(("rollout", "storage", "update"), devices[plan], strict=True))}
-        for plan, s in seconds.items()
-    ]  # fmt: skip
+def config_row(plans, devices, seconds, threads=1, network="net", spread=0.0):
+    """One configuration's row: the plans it ran for, its devices, five paired iterations."""
+    iterations = [seconds * (1 + spread * k) for k in (-2, -1, 0, 1, 2)]
+    return {"network": network, "plan": plans[0] if plans else "x", "plans": list(plans),
+            "label": "x", "threads": threads, "seconds_per_iteration": seconds,
+            "iteration_seconds": iterations, "total_seconds": sum(iterations),
+            "decision_seconds": 0.5 if "allocator" in plans else None,
+            **dict(zip(("rollout", "storage", "update"), devices, strict=True))}  # fmt: skip
 
 
-def test_criterion_compares_configurations_not_lucky_twins():
-    seconds = {"fixed-rule": 2.0, "hybrid": 1.0, "all-cpu": 1.2, "all-accelerator": 3.0}
-    # The allocator chose the hybrid devices: the same configuration as the best fixed plan,
-    # measured twice (1.0 and 1.04); their gap is noise, so the slowdown is zero.
-    (row,) = allocator_study.criterion(rows_for({**seconds, "allocator": 1.04}))
-    assert row["best_fixed"] == "hybrid" and row["slowdown"] == pytest.approx(0.0)
-    assert row["within_tolerance"] and row["decision_ok"] and row["configurations"] == 3
-    assert row["same_devices_spread"] == pytest.approx(0.04)
-    # the fixed rule's devices (all on the accelerator) ran twice: 2.0 and 3.0, median 2.5
-    assert row["saved_vs_fixed_rule"] == pytest.approx(1 - 1.02 / 2.5)
-    # Choosing the CPU when the split is faster is 20% slower: outside the tolerance.
-    (slow,) = allocator_study.criterion(rows_for({**seconds, "allocator": 1.2}, CPU_ALL))
-    assert slow["slowdown"] == pytest.approx(0.2) and not slow["within_tolerance"]
-    # A configuration no fixed plan has, and cheaper than all of them: negative slowdown.
-    (found,) = allocator_study.criterion(
-        rows_for({**seconds, "allocator": 0.5}, ("cuda:0", "cpu", "cpu"))
-    )
-    assert found["slowdown"] == pytest.approx(-0.5)
-    with pytest.raises(UsageError, match="lack some of the plans"):
-        allocator_study.criterion(rows_for(seconds))
-
-
-def test_criterion_holds_trivially_with_one_device():
-    seconds = {plan: 1.0 + 0.1 * i for i, plan in enumerate(allocator_study.PLANS)}
+def test_criterion_compares_configurations_each_run_once():
+    # The allocator chose the hybrid devices: the very configuration of the best fixed plan.
     rows = [
-        {**row, "rollout": "cpu", "storage": "cpu", "update": "cpu"} for row in rows_for(seconds)
+        config_row(["fixed-rule", "all-accelerator"], GPU_ALL, 2.5),
+        config_row(["hybrid", "allocator"], SPLIT, 1.0),
+        config_row(["all-cpu"], CPU_ALL, 1.2),
     ]
     (row,) = allocator_study.criterion(rows)
-    assert row["configurations"] == 1 and row["slowdown"] == 0 and row["within_tolerance"]
+    assert row["best_fixed"] == "hybrid" and row["slowdown"] == 0.0
+    assert (row["slowdown_low"], row["slowdown_high"]) == (0.0, 0.0)  # one configuration: exact
+    assert row["within_tolerance"] and row["decision_ok"] and row["configurations"] == 3
+    assert row["saved_vs_fixed_rule"] == pytest.approx(1 - 1.0 / 2.5)
+    assert row["threads_verdict"] is None  # no other thread count ran
+    # Choosing the CPU when the split is faster is 20% slower: outside the tolerance.
+    rows[1]["plans"], rows[2]["plans"] = ["hybrid"], ["all-cpu", "allocator"]
+    rows[2]["decision_seconds"] = 0.5
+    (slow,) = allocator_study.criterion(rows)
+    assert slow["slowdown"] == pytest.approx(0.2) and not slow["within_tolerance"]
+    assert slow["slowdown_low"] == pytest.approx(0.2)  # iterations scale alike: no spread
+    with pytest.raises(UsageError, match="lack some of the plans"):
+        allocator_study.criterion(rows[:1])
 
 
-def test_compare_runs_five_plans_per_network_and_reads_as_a_curriculum():
+def test_the_allocators_thread_choice_is_checked_against_the_others():
+    every = ["fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator"]
+    chosen_one = [config_row(every, CPU_ALL, 1.0, threads=1), config_row([], CPU_ALL, 0.8, 2)]
+    (wrong,) = allocator_study.criterion(chosen_one)
+    assert wrong["configurations"] == 1 and wrong["slowdown"] == 0.0  # criterion: trivially
+    assert wrong["threads_best"] == 2 and wrong["threads_verdict"].startswith("wrong")
+    noisy = [config_row(every, CPU_ALL, 1.0, 1, spread=0.1), config_row([], CPU_ALL, 0.97, 2)]
+    (close,) = allocator_study.criterion(noisy)
+    assert close["threads_verdict"].startswith("as good as 2 thread(s) within the noise")
+    right = [config_row(every, CPU_ALL, 0.8, threads=2), config_row([], CPU_ALL, 1.0, 1)]
+    assert allocator_study.criterion(right)[0]["threads_verdict"].startswith("right")
+
+
+def test_compare_runs_each_configuration_once_and_reads_as_a_curriculum():
     networks = [allocator_study.mlp_network("CartPole-v1", w, **TINY_PPO) for w in (8, 16)]
-    chooser = Allocator(devices=[CPU], threads=(1,), budget_s=0.2)
-    decisions, rows = allocator_study.compare(networks, chooser, iterations=1)
-    assert [(r["network"], r["plan"]) for r in rows[:5]] == [
-        ("mlp-8", plan) for plan in allocator_study.PLANS
-    ]
-    assert len(rows) == 10 and all(r["seconds_per_iteration"] > 0 for r in rows)
+    chooser = Allocator(devices=[CPU], threads=(1, 2), budget_s=0.2)
+    decisions, rows = allocator_study.compare(networks, chooser, iterations=2)
+    for network in ("mlp-8", "mlp-16"):
+        mine = [r for r in rows if r["network"] == network]
+        # one device: the five plans are one configuration, plus the other thread count
+        assert len(mine) == 2 and sorted(r["threads"] for r in mine) == [1, 2]
+        assert sum(len(r["plans"]) for r in mine) == 5
+        assert all(len(r["iteration_seconds"]) == 2 for r in mine)
     summary = allocator_study.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
     assert [step["held"] for step in summary["timeline"]] == [d.held for d in decisions]
-    spent = sum(r["total_seconds"] for r in rows if r["plan"] == "allocator")
+    spent = sum(r["total_seconds"] for r in rows if "allocator" in r["plans"])
     decided = sum(d.measure_seconds for d in decisions)
     assert summary["totals"]["allocator"] == pytest.approx(spent + decided)
     assert set(summary["saved"]) == set(allocator_study.FIXED_PLANS)
+    assert set(summary["threads"]) == {"1", "2"}
+    criterion = allocator_study.criterion(rows)
+    assert all(row["threads_verdict"] for row in criterion)
 
 
 def test_bench_allocator_writes_decisions_and_rows(tmp_path):
@@ -381,9 +382,9 @@ def test_bench_allocator_writes_decisions_and_rows(tmp_path):
     record = results.load(path)
     assert record.kind == "bench.allocator" and record.data["frames"] == "synthetic"
     assert [d["network"] for d in record.data["decisions"]] == ["mlp-8", "cnn-512"]
-    plans = {row["plan"] for row in record.data["rows"]}
+    plans = {plan for row in record.data["rows"] for plan in row["plans"]}
     assert plans == set(allocator_study.PLANS)
-    allocator_rows = [r for r in record.data["rows"] if r["plan"] == "allocator"]
+    allocator_rows = [r for r in record.data["rows"] if "allocator" in r["plans"]]
     assert all(r["decision_seconds"] is not None for r in allocator_rows)
 
 

@@ -65,7 +65,8 @@ def test_a_notebook_run_names_the_notebook_in_its_kernel_only(tmp_path):
     path = tmp_path / "07_example.ipynb"
     nbformat.write(notebook, path)
     with tqdm(disable=True) as progress:
-        execute_notebook(path, tmp_path / "out", progress)
+        seconds, cells = execute_notebook(path, tmp_path / "out", progress)
+    assert seconds > 0 and [(c["cell"], c["section"]) for c in cells] == [(0, "the opening")]
     executed = nbformat.read(tmp_path / "out" / path.name, as_version=4)
     assert "notebooks/07_example.ipynb" in executed.cells[0].outputs[0]["text"]
     assert results.NOTEBOOK_ENV_VAR not in os.environ  # the runner's own records name the runner
@@ -83,3 +84,29 @@ def test_bench_keeps_one_reference_record_per_setting(tmp_path, monkeypatch):
 def test_bench_from_python_raises_usage_errors_instead_of_exiting():
     with pytest.raises(UsageError, match="learning_starts"):
         cli.bench(["ddpg", "--steps", "300", "--learning-starts", "250"])
+
+
+def _run_times(mode, seconds, cells, date="2026-12-01T00:00:00+00:00"):
+    machine = {"cpu_model": "Test CPU", "cpu_logical_cores": 2, "accelerator": None}
+    provenance = {"fingerprint": machine, "date": date, "command": "t", "quick": mode == "quick"}
+    data = {"mode": mode, "notebook_seconds": {"03_x.ipynb": seconds},
+            "cell_seconds": {"03_x.ipynb": cells}, "calibration_units_per_s": 1.0}  # fmt: skip
+    return results.Record("run.times", data, provenance)
+
+
+def test_the_cards_run_time_is_the_median_of_recorded_runs_and_names_the_longest_cell():
+    from hetero_tutorial.app import cards
+
+    sweep = {"cell": 14, "section": "4. A width sweep", "seconds": 50.0}
+    fit = {"cell": 4, "section": "1. Side by side", "seconds": 10.0}
+    runs = [_run_times("quick", s, [fit]) for s in (8.0, 30.0, 9.0)]
+    runs.append(_run_times("full", 80.0, [{**sweep, "seconds": 60.0}, fit]))
+    runs.append(_run_times("full", 70.0, [sweep, {**fit, "seconds": 12.0}]))
+    line = cards.run_time_line("03_x.ipynb", runs)
+    assert line.startswith("**Run time** (the median of recorded runs")
+    assert (
+        "Test CPU (2 cores, no GPU), 9 s in quick mode (3 runs) and 75 s in full mode (2 runs)"
+        in line
+    )
+    assert "the longest cell in full mode is in *4. A width sweep* (55 s)" in line
+    assert "not recorded yet" in cards.run_time_line("09_new.ipynb", runs)

@@ -6,6 +6,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from hetero_tutorial.app import cards
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MAX_CODE_LINES = 25
 
@@ -44,6 +46,15 @@ def test_first_cell_is_the_opening_card(notebook):
         assert heading in text, f"first cell lacks {heading!r}"
     assert re.search(r"gpu", text), "prerequisites must say whether a GPU is needed"
     assert "quick mode" in text and "full mode" in text, "state run time in both modes"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_the_run_time_line_comes_from_the_recorded_runs(path):
+    written = cards.card_run_time(nbformat.read(path, as_version=4))
+    assert written == cards.run_time_line(path.name), (
+        "the card's run time is not the recorded runs' median: regenerate it with "
+        "`python -m hetero_tutorial ledger --readme`"
+    )
 
 
 def test_parameters_cell_reads_quick_mode(notebook):

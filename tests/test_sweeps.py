@@ -3,12 +3,13 @@ import pytest
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import copy_costs
-from hetero_tutorial.notebook.solutions.ppo_placements import rollout_bytes, steady_steps_per_second
+from hetero_tutorial.notebook.solutions.ppo_placements import rollout_bytes
 from hetero_tutorial.rl.envs import env_spec
 from hetero_tutorial.rl.ppo import RolloutStorage
 from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import iteration_costs, train
+from hetero_tutorial.rl.ppo_runs import iteration_costs
 from hetero_tutorial.studies.sweeps import speedups, width_sweep
+from hetero_tutorial.studies.threads import FASTER, UNCLEAR, best_threads, role_rule, thread_effects
 
 SMALL = {"num_envs": 2, "num_steps": 64, "minibatch_size": 64, "update_epochs": 1}
 
@@ -20,23 +21,23 @@ def test_iteration_costs_time_each_plan_after_warmup():
     assert all(len(timing.samples) == 2 and timing.median > 0 for timing in costs.values())
 
 
-def test_width_sweep_rows_and_speedups():
-    rows = width_sweep("CartPole-v1", [8, 16], ("all-accelerator", "hybrid"), iterations=1, **SMALL)
-    assert [(r["width"], r["placement"]) for r in rows] == [
-        (8, "all-accelerator"), (8, "hybrid"), (16, "all-accelerator"), (16, "hybrid")
-    ]  # fmt: skip
-    ratios = speedups(rows)
-    assert ratios[8]["all-accelerator"] == 1.0
-    assert ratios[16]["hybrid"] == pytest.approx(
-        rows[2]["seconds_per_iteration"] / rows[3]["seconds_per_iteration"]
-    )
+def test_width_sweep_runs_plans_on_the_same_devices_once():
+    # Without an accelerator both presets are the CPU: one configuration, standing for both.
+    plans = ("all-accelerator", "hybrid")
+    rows = width_sweep("CartPole-v1", [8, 16], plans, iterations=2, threads=(1, 2), **SMALL)
+    same = placement("all-accelerator").devices == placement("hybrid").devices
+    expected = [(8, 1), (8, 2), (16, 1), (16, 2)] if same else None
+    if same:
+        assert [(r["width"], r["threads"]) for r in rows] == expected
+        assert all(r["stands_for"] == list(plans) for r in rows)
+        assert speedups(rows)[8] == {"all-accelerator": 1.0, "hybrid": 1.0}
+    for row in rows:  # every timed iteration kept, in total and per phase
+        assert len(row["iteration_seconds"]) == 2
+        assert set(row["phase_seconds"]) >= {"rollout", "advantages", "transfer", "update"}
+        assert all(len(v) == 2 for v in row["phase_seconds"].values())
 
 
 def test_a_sweep_over_thread_counts_gives_each_plan_its_fastest():
-    rows = width_sweep("CartPole-v1", [8], ("all-accelerator", "hybrid"), 1, (1, 2), **SMALL)
-    assert [(r["placement"], r["threads"]) for r in rows] == [
-        ("all-accelerator", 1), ("hybrid", 1), ("all-accelerator", 2), ("hybrid", 2)
-    ]  # fmt: skip
     synthetic = [
         {"width": 8, "placement": "all-accelerator", "threads": 1, "seconds_per_iteration": 2.0},
         {"width": 8, "placement": "all-accelerator", "threads": 2, "seconds_per_iteration": 1.0},
@@ -44,6 +45,35 @@ def test_a_sweep_over_thread_counts_gives_each_plan_its_fastest():
         {"width": 8, "placement": "hybrid", "threads": 2, "seconds_per_iteration": 4.0},
     ]
     assert speedups(synthetic)[8]["hybrid"] == 2.0  # 1.0 s (2 threads) / 0.5 s (1 thread)
+
+
+def _thread_rows(update_one, update_all, width):
+    """Sweep rows of all-cpu at 1 and 2 threads: the rollout ties, the update as given."""
+    rows = []
+    for threads, update in ((1, update_one), (2, update_all)):
+        rollout = [1.0, 1.02, 0.98, 1.01, 0.99]
+        seconds = [r + u for r, u in zip(rollout, update, strict=True)]
+        rows.append({"width": width, "placement": "all-cpu", "stands_for": ["all-cpu"],
+                     "threads": threads, "phase_seconds": {"rollout": rollout, "update": update},
+                     "iteration_seconds": seconds})  # fmt: skip
+    return rows
+
+
+def test_thread_effects_name_an_effect_only_past_the_paired_spread():
+    rows = _thread_rows([2.0, 2.1, 1.9, 2.0, 2.05], [1.0, 1.0, 1.0, 1.0, 1.0], 1024)
+    rows += _thread_rows([1.0, 0.9, 1.1, 0.95, 1.05], [1.0] * 5, 64)
+    effects = thread_effects(rows)
+    verdict = {(e["width"], e["role"]): e["verdict"] for e in effects}
+    assert verdict[(1024, "update")] == FASTER and verdict[(64, "update")] == UNCLEAR
+    assert verdict[(1024, "rollout")] == UNCLEAR
+    assert best_threads(effects, "update", 1024) == 2 and best_threads(effects, "update", 64) == 1
+    learner = role_rule(effects, "update")
+    assert learner.startswith(
+        "The learner (update): all 2 cores from width 1024, 1 thread below (64)"
+    )
+    assert "1024: 2.00x" in learner
+    actor = role_rule(effects, "rollout")
+    assert actor.startswith("The actor (rollout): 1 thread. All 2 cores showed no clear effect")
 
 
 def test_speedups_need_the_baseline():
@@ -62,10 +92,3 @@ def test_solution_rollout_bytes_matches_the_storage():
         config = PPOConfig.tuned(env_id)
         storage = RolloutStorage(config.num_steps, config.num_envs, env_spec(env_id), "cpu", False)
         assert rollout_bytes(config) == storage.data.nbytes
-
-
-def test_solution_steady_steps_per_second_leaves_out_the_first_iteration():
-    config = PPOConfig.tuned("CartPole-v1", total_steps=3 * 128, **SMALL)
-    run = train(config, placement("all-cpu"), eval_episodes=0)
-    run.iteration_seconds = [10.0, 1.0, 3.0]
-    assert steady_steps_per_second(run) == pytest.approx(2 * 128 / 4.0)

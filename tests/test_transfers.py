@@ -61,3 +61,41 @@ def test_copy_costs_time_only_pageable_copies_off_cuda():
     assert all("pageable copies only" in row["note"] for row in rows)
     assert transfers.copy_modes("mps:0") == transfers.copy_modes("xpu") == ("pageable",)
     assert transfers.copy_modes("cuda:0") == transfers.COPY_MODES
+
+
+def test_copies_under_inference_mode_are_counted():
+    # Inside torch.inference_mode (where the rollout acts) the dispatcher shows aten.to's
+    # overloads and aten.item, not aten._to_copy: a counter that missed them saw no rollout
+    # copies at all on an accelerator.
+    x, on_meta = torch.ones(3), torch.ones(2, device="meta")
+    with torch.inference_mode(), CopyCounter() as counter:
+        x.to("meta")  # to.dtype_layout
+        x.to(on_meta)  # to.other
+        x.to("meta", torch.float64, non_blocking=True)  # to.device
+        x.to(torch.float64)  # a dtype change on the host: no copy
+        torch.ones(()).item()  # a host tensor's value: no copy
+    assert counter.total(direction=HOST_TO_DEVICE).as_dict() == {
+        "count": 3, "bytes": 36, "non_blocking": 1
+    }  # fmt: skip
+
+
+def test_the_meta_counter_answers_copies_out_of_meta_with_zeros():
+    on_meta = torch.ones(4, 2, device="meta")
+    host = torch.full((4, 2), 7.0)
+    with torch.inference_mode(), transfers.MetaCopyCounter() as counter:
+        with counter.phase("rollout"):
+            back = on_meta.cpu()
+            value = on_meta.sum().item()
+        with counter.phase("weight_sync"):
+            host.copy_(on_meta)
+        with counter.phase("update"):
+            on_meta.to(torch.float64)  # stays on meta: runs, counted as nothing
+            torch.ones(2).to("meta")
+    assert back.device.type == "cpu" and back.shape == (4, 2) and not back.any()
+    assert value == 0.0 and not host.any()
+    assert counter.by_phase() == {
+        "rollout": {"count": 2, "bytes": 36, "non_blocking": 0},
+        "weight_sync": {"count": 1, "bytes": 32, "non_blocking": 0},
+        "update": {"count": 1, "bytes": 8, "non_blocking": 0},
+    }
+    assert counter.total(direction=DEVICE_TO_HOST).count == 3

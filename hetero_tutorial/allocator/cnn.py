@@ -193,13 +193,15 @@ def workload(config: CNNConfig, name: str | None = None) -> Workload:
     )
 
 
-def trainer(config: CNNConfig, placement: Placement, seed: int = 0) -> PPOTrainer:
-    """A PPO trainer of the CNN workload under ``placement``: frames in, Nature CNNs."""
+def trainer(
+    config: CNNConfig, placement: Placement, seed: int = 0, iterations: int = 1
+) -> PPOTrainer:
+    """A PPO trainer of the CNN workload under ``placement`` for ``iterations`` iterations:
+    frames in, Nature CNNs."""
     config.validate()
     envs = make_frames(config)
-    return PPOTrainer(
-        config.ppo_config(), placement, seed, envs=envs, policy=config.policy(_actions(envs))
-    )
+    policy = config.policy(_actions(envs))
+    return PPOTrainer(config.ppo_config(iterations), placement, seed, envs=envs, policy=policy)
 
 
 def iteration_costs(

@@ -1,17 +1,20 @@
 """The allocator against fixed plans, side by side (claims C10, C11), and in a curriculum (C13).
 
-For every network, five plans train interleaved in one process (so drift in the
-machine's speed hits them alike):
+For every network the allocator decides, then five plans are compared:
 
 * ``fixed-rule``: the article's rule of thumb
   (:func:`~hetero_tutorial.allocator.fixed_rule.select_device`), every phase on the device it names;
 * ``hybrid``, ``all-cpu``, ``all-accelerator``: the series' presets;
-* ``allocator``: the placement the allocator chose from its measurements.
+* ``allocator``: the placement the allocator chose from its measurements;
 
-Every plan runs with the CPU thread count the allocator chose, so the rows
-compare placements only. Plans that resolve to the same devices (all of them,
-on a machine without an accelerator) still run as separate trainers, so the
-spread between them shows how noisy the measurement is.
+each at the CPU thread count the allocator chose, so they compare placements. Plans
+that resolve to the same devices run the same code: each *configuration* (devices and
+thread count) is timed once and stands for all its plans (on a machine without an
+accelerator, one configuration stands for all five). The allocator's thread choice is
+checked too: its placement also runs at every other thread count it considered. Every
+configuration runs interleaved with the others, iteration by iteration
+(:func:`~hetero_tutorial.studies.interleave.interleaved_iterations`), so the paired
+ratios of two configurations' iterations give the spread a difference must beat.
 
 Run in order of growing width with one allocator, the MLP networks are a
 curriculum: the allocator measures again at each stage (the signature changed)
@@ -20,23 +23,27 @@ and keeps its placement when a new best is within its margin.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from hetero_tutorial.allocator.allocator import Allocator
 from hetero_tutorial.allocator.cnn import CNNConfig
-from hetero_tutorial.allocator.cnn import iteration_costs as cnn_iteration_costs
+from hetero_tutorial.allocator.cnn import trainer as cnn_trainer
 from hetero_tutorial.allocator.cnn import workload as cnn_workload
 from hetero_tutorial.allocator.decision import Decision
 from hetero_tutorial.allocator.fixed_rule import fixed_rule_placement
+from hetero_tutorial.allocator.pricing import plan_name
 from hetero_tutorial.allocator.workload import Workload, ppo_workload
+from hetero_tutorial.core.configurations import devices_key, group_same
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, placement
-from hetero_tutorial.core.timing import Timing
+from hetero_tutorial.core.timing import Spread
+from hetero_tutorial.rl.ppo import PPOTrainer
 from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import iteration_costs
+from hetero_tutorial.studies.interleave import interleaved_iterations
 
 PLANS = ("fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator")
 FIXED_PLANS = PLANS[:-1]
@@ -45,20 +52,18 @@ TOLERANCE = 0.05
 DECISION_LIMIT_S = 2.0
 """The most a decision's measuring may cost, in seconds."""
 
-IterationCosts = Callable[[Sequence[Placement], int, int | None], dict[str, Timing]]
-"""Seconds per iteration of each placement: (placements, iterations, threads) -> timings."""
-
 
 @dataclass(frozen=True)
 class Network:
-    """A network to compare plans on: its workload, what the article's rule reads, its timer."""
+    """A network to compare plans on: its workload, what the article's rule reads, its trainer."""
 
     workload: Workload
     hidden: int
     """the width the article's rule reads (the fully connected layer's, for a CNN)"""
     heavy_matrix_ops: bool
     """the article's undefined flag, made explicit: True for convolutions, False for small MLPs"""
-    iteration_costs: IterationCosts
+    make_trainer: Callable[[Placement, int], PPOTrainer]
+    """a trainer under a placement, for that many iterations"""
 
     @property
     def name(self) -> str:
@@ -69,19 +74,19 @@ def mlp_network(env_id: str, hidden: int, **overrides: Any) -> Network:
     """PPO on ``env_id`` with two hidden layers of ``hidden`` units (``overrides``: PPOConfig)."""
     config = PPOConfig.tuned(env_id, hidden=hidden, **overrides)
 
-    def costs(plans: Sequence[Placement], iterations: int, threads: int | None):
-        return iteration_costs(config, plans, iterations, threads=threads)
+    def make(plan: Placement, iterations: int) -> PPOTrainer:
+        return PPOTrainer(replace(config, total_steps=iterations * config.batch_size), plan)
 
-    return Network(ppo_workload(config), hidden, False, costs)
+    return Network(ppo_workload(config), hidden, False, make)
 
 
 def cnn_network(config: CNNConfig) -> Network:
     """The CNN workload (:mod:`hetero_tutorial.allocator.cnn`) under ``config``."""
 
-    def costs(plans: Sequence[Placement], iterations: int, threads: int | None):
-        return cnn_iteration_costs(config, plans, iterations, threads=threads)
+    def make(plan: Placement, iterations: int) -> PPOTrainer:
+        return cnn_trainer(config, plan, iterations=iterations)
 
-    return Network(cnn_workload(config), config.hidden, True, costs)
+    return Network(cnn_workload(config), config.hidden, True, make)
 
 
 def plans_for(network: Network, decision: Decision) -> list[Placement]:
@@ -95,22 +100,55 @@ def plans_for(network: Network, decision: Decision) -> list[Placement]:
     ]
 
 
-def _row(network: Network, plan: Placement, timing: Timing, decision: Decision) -> dict[str, Any]:
+def _label(plan: Placement, threads: int | None) -> str:
+    name = plan_name(plan.rollout, plan.update)
+    return name if threads is None else f"{name}, {threads} thread{'s' * (threads > 1)}"
+
+
+def configurations(
+    network: Network, decision: Decision, threads: Sequence[int]
+) -> list[dict[str, Any]]:
+    """What to run for one network: each distinct (devices, threads) once, with the plans it
+    stands for; the allocator's devices at each of ``threads`` (its thread check)."""
+    asked = [(plan, decision.threads, name) for plan, name in zip(
+        plans_for(network, decision), PLANS, strict=True)]  # fmt: skip
+    if decision.threads is not None:
+        others = [count for count in threads if count != decision.threads]
+        asked += [(decision.placement, count, None) for count in others]
+    groups = group_same(asked, lambda item: (devices_key(item[0]), item[1]))
+    return [
+        {
+            "placement": group[0][0],
+            "threads": group[0][1],
+            "plans": [name for _, _, name in group if name is not None],
+            "label": _label(group[0][0], group[0][1]),
+        }
+        for group in groups
+    ]
+
+
+def _row(network: Network, run: dict[str, Any], timed: dict[str, Any], decision: Decision):
+    plan, seconds = run["placement"], timed["iteration_seconds"]
+    q1, q3 = np.percentile(seconds, [25, 75])
+    chosen = "allocator" in run["plans"]
     return {
         "network": network.name,
         "kind": network.workload.kind,
-        "plan": plan.name,
+        "plan": run["plans"][0] if run["plans"] else run["label"],
+        "plans": run["plans"],
+        "label": run["label"],
         "rollout": str(plan.rollout),
         "storage": str(plan.storage),
         "update": str(plan.update),
         "accelerator_missing": plan.accelerator_missing,
-        "threads": decision.threads,
-        "seconds_per_iteration": timing.median,
-        "iqr_s": timing.iqr,
-        "iterations": len(timing.samples),
-        "total_seconds": sum(timing.samples),
-        "decision_seconds": decision.measure_seconds if plan.name == "allocator" else None,
-        "decision_cached": decision.from_cache if plan.name == "allocator" else None,
+        "threads": run["threads"],
+        "seconds_per_iteration": float(np.median(seconds)),
+        "iqr_s": float(q3 - q1),
+        "iterations": len(seconds),
+        "total_seconds": float(sum(seconds)),
+        "iteration_seconds": list(seconds),
+        "decision_seconds": decision.measure_seconds if chosen else None,
+        "decision_cached": decision.from_cache if chosen else None,
     }
 
 
@@ -120,11 +158,12 @@ def compare(
     iterations: int = 3,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Decision], list[dict[str, Any]]]:
-    """For each network in turn: the allocator decides, then the five plans run side by side.
+    """For each network in turn: the allocator decides, then every configuration runs
+    interleaved (see :func:`configurations`).
 
-    Returns the decisions and one row per (network, plan) with the median and
-    IQR of seconds per iteration over ``iterations`` timed iterations (after one
-    warm-up), and, on the allocator's row, the seconds measuring for its decision
+    Returns the decisions and one row per configuration: the plans it stands for, its
+    median and IQR of seconds per iteration over ``iterations`` timed iterations (after
+    one warm-up) and each of them, and, on the allocator's row, the seconds its measuring
     cost (``decision_cached``: this call was answered from the cache).
     """
     decisions, rows = [], []
@@ -132,72 +171,113 @@ def compare(
         if progress is not None:
             progress(network.name)
         decision = allocator.decide(network.workload)
-        plans = plans_for(network, decision)
-        timings = network.iteration_costs(plans, iterations, decision.threads)
-        rows += [_row(network, plan, timings[plan.name], decision) for plan in plans]
+        runs = configurations(network, decision, allocator.threads)
+        timed = interleaved_iterations(
+            lambda plan, n=network: n.make_trainer(plan, iterations + 1),
+            [(run["placement"], run["threads"]) for run in runs],
+            iterations,
+        )
+        rows += [_row(network, run, t, decision) for run, t in zip(runs, timed, strict=True)]
         decisions.append(decision)
     return decisions, rows
 
 
-def _by_network(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def by_plan(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per network, the row each of the five plans ran as (several plans may share a row)."""
     grouped: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
-        grouped.setdefault(row["network"], {})[row["plan"]] = row
+        plans = grouped.setdefault(row["network"], {})
+        plans.update(dict.fromkeys(row.get("plans", [row["plan"]]), row))
     missing = [name for name, plans in grouped.items() if set(plans) != set(PLANS)]
     if missing:
         raise UsageError(f"rows for {missing} lack some of the plans {', '.join(PLANS)}")
     return grouped
 
 
-def _devices(row: dict[str, Any]) -> tuple[str, str, str]:
-    return row["rollout"], row["storage"], row["update"]
+def _ratio(top: dict[str, Any], bottom: dict[str, Any]) -> Spread:
+    """``top``'s seconds per iteration over ``bottom``'s, spread by their paired iterations;
+    exactly 1 when they are one configuration."""
+    if top is bottom:
+        return Spread(1.0, 1.0, 1.0, "the same configuration")
+    value = top["seconds_per_iteration"] / bottom["seconds_per_iteration"]
+    pairs = top.get("iteration_seconds", []), bottom.get("iteration_seconds", [])
+    return Spread.of_pairs(*pairs, value=value, per="iteration")
+
+
+def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, Any]) -> dict:
+    """The allocator's thread count against the others it considered, on its own devices."""
+    same = [
+        r for r in network_rows if (r["rollout"], r["storage"], r["update"]) == (
+            allocator["rollout"], allocator["storage"], allocator["update"])
+    ]  # fmt: skip
+    if allocator["threads"] is None or len(same) < 2:
+        return {"threads_verdict": None}
+    best = min(same, key=lambda r: r["seconds_per_iteration"])
+    ratio = _ratio(allocator, best)
+    if best is allocator:
+        others = [r for r in same if r is not allocator]
+        runner = min(others, key=lambda r: r["seconds_per_iteration"])
+        margin = _ratio(runner, allocator)
+        past = margin.measured and min(margin.low, margin.high) > 1
+        verdict = "right: the fastest measured" + (
+            f", past the noise of {runner['threads']} thread(s)"
+            if past
+            else f", though within the noise of {runner['threads']} thread(s)"
+        )
+    elif ratio.side(1.0) is True:
+        verdict = f"wrong: {best['threads']} thread(s) were faster past the noise"
+    else:
+        verdict = f"as good as {best['threads']} thread(s) within the noise"
+    return {
+        "threads_chosen": allocator["threads"],
+        "threads_best": best["threads"],
+        "threads_seconds": {str(r["threads"]): r["seconds_per_iteration"] for r in same},
+        "threads_ratio": ratio.value,
+        "threads_low": ratio.low,
+        "threads_high": ratio.high,
+        "threads_verdict": verdict,
+    }
 
 
 def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> list[dict[str, Any]]:
-    """Per network: the allocator's placement against the best fixed placement, and the rule's.
+    """Per network: the allocator's configuration against the best fixed one, and the rule's.
 
-    Plans that ran on the same devices (with the same threads) ran the same code:
-    they are one configuration, measured several times, and their spread is noise.
-    So each configuration's cost is the median over its plans, and the criterion
-    compares the allocator's configuration with the cheapest fixed one. Taking
-    the fastest of several identical plans instead would pick the luckiest noise and
-    make any choice look slower than itself.
-
-    ``slowdown``: the allocator's configuration / the best fixed one - 1 (0 when they
-    are the same configuration, negative when the allocator found a cheaper one);
-    ``within_tolerance``: slowdown at most ``tolerance``; ``configurations``: how many
-    distinct placements the plans resolved to (1 on a machine without an accelerator,
-    where the criterion holds trivially); ``decision_ok``: measuring for the decision
-    took under :data:`DECISION_LIMIT_S`; ``saved_vs_fixed_rule``: the share of the fixed
-    rule's configuration's time the allocator's saves (the article reports 22% on
-    Atari, C11); ``same_devices_spread``: slowest / fastest - 1 among the plans on the
-    allocator's devices, the noise floor of the comparison (None without a twin).
+    ``slowdown``: the allocator's seconds / the best fixed plan's - 1 (0 when they are one
+    configuration, negative when the allocator found a cheaper one), with ``slowdown_low``
+    and ``slowdown_high`` from their paired iterations; ``within_tolerance``: slowdown at
+    most ``tolerance``; ``configurations``: how many distinct configurations the five plans
+    ran as (1 without an accelerator, where the criterion holds trivially);
+    ``decision_ok``: measuring took under :data:`DECISION_LIMIT_S`; ``saved_vs_fixed_rule``:
+    the share of the fixed rule's time the allocator's configuration saves (the article
+    reports 22% on Atari, C11), with ``saved_low``/``saved_high``; and the thread check
+    (:func:`thread_check`).
     """
     result = []
-    for network, plans in _by_network(rows).items():
-        groups: dict[tuple[str, str, str], list[float]] = {}
-        for row in plans.values():
-            groups.setdefault(_devices(row), []).append(row["seconds_per_iteration"])
-        cost = {devices: statistics.median(seconds) for devices, seconds in groups.items()}
-        chosen = _devices(plans["allocator"])
-        fixed_cost = {name: cost[_devices(plans[name])] for name in FIXED_PLANS}
+    plans_by_network = by_plan(rows)
+    for network, plans in plans_by_network.items():
+        fixed_cost = {name: plans[name]["seconds_per_iteration"] for name in FIXED_PLANS}
         best = min(fixed_cost, key=fixed_cost.get)
-        twins = groups[chosen]
-        slowdown = cost[chosen] / fixed_cost[best] - 1
-        decision_s = plans["allocator"]["decision_seconds"]
+        chosen = plans["allocator"]
+        slowdown = _ratio(chosen, plans[best])
+        saved = _ratio(chosen, plans["fixed-rule"])
+        decision_s = chosen["decision_seconds"]
         result.append(
             {
                 "network": network,
                 "best_fixed": best,
                 "best_fixed_s": fixed_cost[best],
-                "allocator_s": cost[chosen],
-                "slowdown": slowdown,
-                "configurations": len(groups),
-                "saved_vs_fixed_rule": 1 - cost[chosen] / fixed_cost["fixed-rule"],
+                "allocator_s": chosen["seconds_per_iteration"],
+                "slowdown": slowdown.value - 1,
+                "slowdown_low": None if slowdown.low is None else slowdown.low - 1,
+                "slowdown_high": None if slowdown.high is None else slowdown.high - 1,
+                "configurations": len({id(plans[name]) for name in PLANS}),
+                "saved_vs_fixed_rule": 1 - saved.value,
+                "saved_low": None if saved.high is None else 1 - saved.high,
+                "saved_high": None if saved.low is None else 1 - saved.low,
                 "decision_seconds": decision_s,
-                "same_devices_spread": max(twins) / min(twins) - 1 if len(twins) > 1 else None,
-                "within_tolerance": slowdown <= tolerance,
+                "within_tolerance": slowdown.value - 1 <= tolerance,
                 "decision_ok": decision_s < DECISION_LIMIT_S,
+                **thread_check([r for r in rows if r["network"] == network], chosen),
             }
         )
     return result
@@ -208,14 +288,14 @@ def curriculum(
 ) -> dict[str, Any]:
     """The comparison read as a curriculum whose network grows through ``stages`` (network names).
 
-    ``timeline``: per stage, what the allocator did (held or switched, its plan and
-    the devices of its rollout and update,
-    the seconds its measuring took) and every plan's measured seconds for the
-    stage's timed iterations. ``totals``: each plan's seconds over all stages, the
-    allocator's with every stage's measuring time added. ``saved``: seconds the allocator
-    saved against each fixed plan (negative: it lost time).
+    ``timeline``: per stage, what the allocator did (held or switched, its plan and the
+    devices of its rollout and update, the seconds its measuring took) and every plan's
+    measured seconds for the stage's timed iterations. ``totals``: each plan's seconds over
+    all stages, the allocator's with every stage's measuring time added. ``saved``: seconds
+    the allocator saved against each fixed plan (negative: it lost time). ``threads``: the
+    allocator's devices at each fixed thread count through every stage, where measured.
     """
-    grouped = _by_network(rows)
+    grouped = by_plan(rows)
     by_name = {decision.workload: decision for decision in decisions}
     unknown = [stage for stage in stages if stage not in grouped or stage not in by_name]
     if unknown:
@@ -223,6 +303,8 @@ def curriculum(
     timeline = []
     for stage in stages:
         decision, plans = by_name[stage], grouped[stage]
+        chosen = plans["allocator"]
+        same = [r for r in rows if r["network"] == stage and _devices(r) == _devices(chosen)]
         timeline.append(
             {
                 "stage": stage,
@@ -230,14 +312,30 @@ def curriculum(
                 "rollout": str(decision.placement.rollout),
                 "update": str(decision.placement.update),
                 "held": decision.held,
-                "decision_seconds": plans["allocator"]["decision_seconds"],
+                "decision_seconds": chosen["decision_seconds"],
                 "seconds": {plan: plans[plan]["total_seconds"] for plan in PLANS},
+                "rows": {plan: plans[plan]["label"] for plan in PLANS},
+                "by_threads": {
+                    str(r["threads"]): r["total_seconds"] for r in same if r["threads"] is not None
+                },
             }
         )
     totals = {plan: sum(step["seconds"][plan] for step in timeline) for plan in PLANS}
     totals["allocator"] += sum(step["decision_seconds"] for step in timeline)
     saved = {plan: totals[plan] - totals["allocator"] for plan in FIXED_PLANS}
-    return {"stages": list(stages), "timeline": timeline, "totals": totals, "saved": saved}
+    counts = set.intersection(*(set(step["by_threads"]) for step in timeline)) if timeline else ()
+    threads = {n: sum(step["by_threads"][n] for step in timeline) for n in sorted(counts, key=int)}
+    return {
+        "stages": list(stages),
+        "timeline": timeline,
+        "totals": totals,
+        "saved": saved,
+        "threads": threads if len(threads) > 1 else {},
+    }
+
+
+def _devices(row: dict[str, Any]) -> tuple[str, str, str]:
+    return row["rollout"], row["storage"], row["update"]
 
 
 def record_fields(

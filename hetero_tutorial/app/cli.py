@@ -52,7 +52,9 @@ def _add_ledger(commands: argparse._SubParsersAction) -> None:
         description="Writes data/results/ledger.json and ledger.md and prints the table.",
     )
     parser.add_argument(
-        "--readme", action="store_true", help="regenerate README's tables from data/reference/"
+        "--readme",
+        action="store_true",
+        help="regenerate README's tables and the notebooks' run-time lines from data/reference/",
     )
 
 
@@ -144,10 +146,13 @@ def _run_ledger(readme: bool) -> int:
     from hetero_tutorial.ledger import verdicts as ledger
 
     if readme:
+        from hetero_tutorial.app import cards
         from hetero_tutorial.app import readme as readme_tables
 
         readme_tables.update()
         print(f"README tables regenerated from {results.REFERENCE_DIR}")
+        for path in cards.update_cards():
+            print(f"run-time line of {path.name}'s opening card regenerated")
         return 0
     json_path, md_path = ledger.write()
     print(md_path.read_text())

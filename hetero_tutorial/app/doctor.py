@@ -8,6 +8,7 @@ machine, estimated from a two-second calibration against recorded run times.
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import gymnasium as gym
 import torch
 
 from hetero_tutorial.app.calibration import calibrate
-from hetero_tutorial.core import results
+from hetero_tutorial.app.readme import run_times_by_machine
 from hetero_tutorial.core.devices import accelerator, synchronize
 from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.profiling.pyspy import py_spy_status
@@ -36,17 +37,18 @@ def _accelerator_works(device: torch.device) -> str:
 
 
 def _expected_run_times(rate: float) -> list[dict[str, Any]]:
-    """Scale every reference run-time record by (reference rate / this machine's rate)."""
+    """Scale each reference machine's median run (per mode) by (its rate / this machine's)."""
     estimates = []
-    for record in results.load_references("run.times"):
-        scale = record.data["calibration_units_per_s"] / rate
-        total = sum(record.data["notebook_seconds"].values())
+    for (hardware, mode), runs in run_times_by_machine().items():
+        scale = statistics.median(r.data["calibration_units_per_s"] for r in runs) / rate
+        total = statistics.median(sum(r.data["notebook_seconds"].values()) for r in runs)
         estimates.append(
             {
-                "mode": record.data["mode"],
-                "reference_machine": record.hardware,
+                "mode": mode,
+                "reference_machine": hardware,
                 "reference_seconds": round(total, 1),
                 "expected_seconds_here": round(total * scale, 1),
+                "reference_runs": len(runs),
             }
         )
     return estimates

@@ -31,31 +31,43 @@ def _provenance(record: results.Record) -> str:
     return f"{record.hardware}, {facts['date'][:10]}, `{facts['command']}`"
 
 
-def run_times_table() -> str:
-    """Seconds per notebook in quick and full mode on each reference machine.
+def run_times_by_machine() -> dict[tuple[str, str], list[results.Record]]:
+    """The reference run-time records by (machine, mode): one record per recorded run."""
+    grouped: dict[tuple[str, str], list[results.Record]] = {}
+    for record in results.load_references("run.times"):
+        grouped.setdefault((record.hardware, record.data["mode"]), []).append(record)
+    return dict(sorted(grouped.items()))
 
-    One column per notebook of the series (a notebook a record did not run shows a dash).
-    """
-    records = results.load_references("run.times")
-    if not records:
+
+def run_times_table() -> str:
+    """Seconds per notebook in quick and full mode on each reference machine: the median of
+    its recorded runs (their count in the last column). One column per notebook of the
+    series (a notebook a machine's runs did not include shows a dash)."""
+    grouped = run_times_by_machine()
+    if not grouped:
         return "No run times recorded yet (`make run` writes them; see Contributing)."
-    numbers = sorted(
-        {path.name[:2] for path in (REPO_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb")}
-        | {name[:2] for record in records for name in record.data["notebook_seconds"]}
+    names = sorted(
+        {path.name for path in (REPO_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+        | {name for runs in grouped.values() for r in runs for name in r.data["notebook_seconds"]}
     )
-    lines = ["| machine | mode | " + " | ".join(numbers) + " | total |"]
-    lines.append("|" + "---|" * (len(numbers) + 3))
-    for record in sorted(records, key=lambda r: (r.hardware, r.data["mode"])):
-        seconds = record.data["notebook_seconds"]
-        cells = [
-            next((f"{s:.0f} s" for name, s in seconds.items() if name.startswith(f"{n}_")), "—")
-            for n in numbers
-        ]
-        total = sum(seconds.values()) / 60
+    lines = ["| machine | mode | " + " | ".join(n[:2] for n in names) + " | total | runs |"]
+    lines.append("|" + "---|" * (len(names) + 4))
+    for (hardware, mode), runs in grouped.items():
+        medians = {
+            name: statistics.median(found)
+            for name in names
+            if (
+                found := [
+                    r.data["notebook_seconds"][name]
+                    for r in runs
+                    if name in r.data["notebook_seconds"]
+                ]
+            )
+        }
+        cells = [f"{medians[n]:.0f} s" if n in medians else "—" for n in names]
+        total = sum(medians.values()) / 60
         lines.append(
-            f"| {record.hardware} | {record.data['mode']} | "
-            + " | ".join(cells)
-            + f" | {total:.1f} min |"
+            f"| {hardware} | {mode} | " + " | ".join(cells) + f" | {total:.1f} min | {len(runs)} |"
         )
     return "\n".join(lines)
 
@@ -95,8 +107,14 @@ def _ratio_cell(ratios: list[float]) -> str:
     return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f}x)"
 
 
-def _row(name: str, ours: list[float], peer: list[float], ratios: list[float], target: str,
-         runs: list[str]) -> str:  # fmt: skip
+def _row(
+    name: str,
+    ours: list[float],
+    peer: list[float],
+    ratios: list[float],
+    target: str,
+    runs: list[str],
+) -> str:
     return (
         f"| {name} | {_range(ours)} | {_range(peer)} | {_ratio_cell(ratios)} | {target} | "
         + "; ".join(runs)

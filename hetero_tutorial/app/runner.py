@@ -44,20 +44,43 @@ def notebook_paths(only: list[str] | None = None) -> list[Path]:
     return chosen
 
 
-def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> float:
-    """Run one notebook top to bottom in a fresh kernel; write the executed copy; return seconds."""
+def section_of(notebook: nbformat.NotebookNode, index: int) -> str:
+    """The heading of the section cell ``index`` sits in (the nearest Markdown heading above)."""
+    for cell in reversed(notebook.cells[: index + 1]):
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("#"):
+                    return line.lstrip("#").strip()
+    return "the opening"
+
+
+def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> tuple[float, list[dict]]:
+    """Run one notebook top to bottom in a fresh kernel; write the executed copy.
+
+    Returns its seconds and, per code cell, ``{"cell", "seconds", "section"}``.
+    """
     notebook = nbformat.read(path, as_version=4)
     mode = "quick" if quick_mode() else "full"
     command = f"notebooks/{path.name} ({mode} mode, python -m hetero_tutorial run)"
     code_cells = sum(1 for cell in notebook.cells if cell.cell_type == "code")
     progress.reset(total=code_cells)
     progress.set_description(path.stem)
+    started: dict[int, float] = {}
+    cells: list[dict] = []
+
+    def executed(cell_index: int, **_: object) -> None:
+        seconds = time.perf_counter() - started.pop(cell_index, time.perf_counter())
+        section = section_of(notebook, cell_index)
+        cells.append({"cell": cell_index, "seconds": seconds, "section": section})
+        progress.update(1)
+
     client = NotebookClient(
         notebook,
         timeout=CELL_TIMEOUT_S,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
-        on_cell_executed=lambda **_: progress.update(1),
+        on_cell_execute=lambda cell_index, **_: started.update({cell_index: time.perf_counter()}),
+        on_cell_executed=executed,
     )
     start = time.perf_counter()
     try:
@@ -65,7 +88,7 @@ def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> float:
     finally:
         out_dir.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, out_dir / path.name)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, cells
 
 
 def run_notebooks(
@@ -85,23 +108,30 @@ def run_notebooks(
     print(f"Executing {len(paths)} notebook(s) in {mode} mode; executed copies go to {out_dir}")
     rate = calibrate()
     seconds: dict[str, float] = {}
+    cell_seconds: dict[str, list[dict]] = {}
     failures: list[str] = []
     with tqdm(unit="cell") as cells, tqdm(paths, unit="notebook", position=1) as notebooks:
         for path in notebooks:
             try:
-                seconds[path.name] = execute_notebook(path, out_dir, cells)
+                seconds[path.name], cell_seconds[path.name] = execute_notebook(path, out_dir, cells)
             except CellExecutionError as error:
                 failures.append(f"{path.name}: {str(error).strip().splitlines()[-1]}")
     for name, value in seconds.items():
         print(f"  {name}: {value:.0f} s")
     record = results.Record(
         "run.times",
-        {"mode": mode, "notebook_seconds": seconds, "calibration_units_per_s": rate},
+        {
+            "mode": mode,
+            "notebook_seconds": seconds,
+            "cell_seconds": cell_seconds,
+            "calibration_units_per_s": rate,
+        },
         results.provenance(quick=quick),
     )
     print(f"run times written to {results.save(record, directory=results.RESULTS_DIR / mode)}")
-    if reference and not failures:
-        path = results.save(record, directory=results.reference_directory(record), tag=mode)
+    if reference and not failures:  # one file per run: cards and tables take their median
+        tag = f"{mode}.{record.provenance['date'][:19].replace(':', '')}"
+        path = results.save(record, directory=results.reference_directory(record), tag=tag)
         print(f"reference run times written to {path}")
     json_path, md_path = ledger.write()
     print(f"claims ledger for this machine written to {md_path} (and {json_path.name})")

@@ -78,8 +78,11 @@ def _available() -> str:
 def resolve_device(spec: str | torch.device) -> torch.device:
     """Turn a device string into a device that exists here, or explain what does.
 
-    Accepts ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``, ``"xpu"``, and
-    ``"accelerator"`` (the accelerator :func:`accelerator` finds).
+    Accepts ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``, ``"xpu"``,
+    ``"accelerator"`` (the accelerator :func:`accelerator` finds), and ``"meta"``:
+    PyTorch's device without data, present everywhere, which stands in for an
+    accelerator where copies are counted on a machine without one
+    (:class:`~hetero_tutorial.core.transfers.MetaCopyCounter`); nothing can be learned on it.
     """
     if isinstance(spec, str) and spec.strip().lower() == "accelerator":
         found = accelerator()
@@ -97,6 +100,8 @@ def resolve_device(spec: str | torch.device) -> torch.device:
             f"unknown device {spec!r}. Available on this machine: {_available()} "
             "(or 'accelerator' for the first accelerator found)."
         ) from error
+    if device.type == "meta":
+        return torch.device("meta")
     if device.type != "cpu" and device.type not in ACCELERATOR_TYPES:
         raise DeviceError(
             f"device type {device.type!r} is not one the tutorial uses. Available: {_available()}."

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from hetero_tutorial.core.devices import with_index
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.timing import compare
 
@@ -29,8 +30,40 @@ DEVICE_TO_HOST = "device_to_host"
 DEVICE_TO_DEVICE = "device_to_device"
 
 _aten = torch.ops.aten
-_SOURCE_IS_FIRST_ARG = {_aten._to_copy.default, _aten._local_scalar_dense.default}
-_DESTINATION_IS_FIRST_ARG = {_aten.copy_.default}
+_SCALAR_READS = {_aten._local_scalar_dense.default, _aten.item.default}
+"""``.item()``: under ``torch.inference_mode`` the dispatcher shows ``item`` itself."""
+
+
+def _copy_of(func: Any, args: tuple, kwargs: dict) -> tuple[torch.Tensor, torch.device, int, bool]:
+    """``(source tensor, destination device, bytes, non_blocking)`` when ``func`` copies a
+    tensor to a device (perhaps its own), else None.
+
+    Outside ``torch.inference_mode`` a ``.to(...)`` reaches a dispatch mode as
+    ``aten._to_copy``; inside it (where the rollout acts) as one of ``aten.to``'s
+    overloads, whose own ``_to_copy`` the mode never sees: both are read here.
+    """
+    if func in (_aten._to_copy.default, _aten.to.dtype_layout):
+        source, target = args[0], kwargs.get("device")
+        non_blocking = kwargs.get("non_blocking", False)
+    elif func is _aten.to.device:  # (self, device, dtype, non_blocking=False, ...)
+        source, target = args[0], args[1]
+        non_blocking = args[3] if len(args) > 3 else kwargs.get("non_blocking", False)
+    elif func is _aten.to.other:  # (self, other, non_blocking=False, ...)
+        source, target = args[0], args[1].device
+        non_blocking = args[2] if len(args) > 2 else kwargs.get("non_blocking", False)
+    elif func in _SCALAR_READS:
+        return args[0], torch.device("cpu"), args[0].element_size(), False
+    elif func is _aten.copy_.default:  # (destination, source, non_blocking=False)
+        destination, source = args[0], args[1]
+        non_blocking = args[2] if len(args) > 2 else kwargs.get("non_blocking", False)
+        nbytes = destination.element_size() * destination.numel()
+        return source, destination.device, nbytes, bool(non_blocking)
+    else:
+        return None
+    if target is None:  # a dtype or layout change on the same device
+        return None
+    nbytes = source.element_size() * source.numel()
+    return source, with_index(target), nbytes, bool(non_blocking)  # "cuda" is cuda:0's name
 
 
 @dataclass
@@ -87,21 +120,18 @@ class CopyCounter(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        result = func(*args, **kwargs)
-        if func in _SOURCE_IS_FIRST_ARG:
-            source = args[0]
-            destination = result if isinstance(result, torch.Tensor) else torch.empty(0)
-            nbytes = source.element_size() * source.numel()
-        elif func in _DESTINATION_IS_FIRST_ARG:
-            destination, source = args[0], args[1]
-            nbytes = destination.element_size() * destination.numel()
-        else:
-            return result
-        direction = _direction(source.device, destination.device)
+        copy = _copy_of(func, args, kwargs)
+        if copy is not None:
+            self.record(*copy)
+        return func(*args, **kwargs)
+
+    def record(
+        self, source: torch.Tensor, destination: torch.device, nbytes: int, non_blocking: bool
+    ) -> None:
+        """Count one copy of ``source`` to ``destination`` (nothing if it stays on its device)."""
+        direction = _direction(source.device, destination)
         if direction is not None:
-            non_blocking = bool(kwargs.get("non_blocking", args[2] if len(args) > 2 else False))
             self.stats[(self.current_phase, direction)].add(nbytes, non_blocking)
-        return result
 
     def total(self, phase: str | None = None, direction: str | None = None) -> CopyStats:
         """All copies, or only those of one phase and/or direction."""
@@ -117,6 +147,45 @@ class CopyCounter(TorchDispatchMode):
         """``{phase: {"count", "bytes", "non_blocking"}}`` summed over directions."""
         phases = dict.fromkeys(phase for phase, _ in self.stats)
         return {phase: self.total(phase=phase).as_dict() for phase in phases}
+
+
+META = torch.device("meta")
+"""PyTorch's device without data: it stands in for an accelerator where there is none."""
+
+
+class MetaCopyCounter(CopyCounter):
+    """A :class:`CopyCounter` that lets code written for an accelerator run on the ``meta`` device.
+
+    The meta device holds shapes and dtypes but no data, so every operation on it costs
+    next to nothing, and a copy *out* of it cannot run. This counter records such a copy
+    like any other and answers it with zeros of the right shape and dtype on the
+    destination (``.cpu()``, ``.item()``, ``copy_`` into a host tensor). A PPO iteration,
+    or a DDPG step, with its accelerator phases placed on ``meta`` then runs end to end on
+    a machine without an accelerator: the actions it sends to the environments are zeros,
+    and every cross-device copy the code makes is counted, by phase. Counts that depend on
+    what the environments do (bootstrapping an episode cut off by a time limit) follow
+    the zero actions; the rest are the code's own, as on an accelerator. Copies
+    that leave ``meta`` return zeros, so weights synced back to a CPU actor are zeros too:
+    count with it, never learn with it.
+    """
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        copy = _copy_of(func, args, kwargs)
+        if copy is None:
+            return func(*args, **kwargs)
+        source, destination, nbytes, non_blocking = copy
+        self.record(source, destination, nbytes, non_blocking)
+        if source.device.type != "meta" or destination.type == "meta":
+            return func(*args, **kwargs)
+        if func in _SCALAR_READS:
+            return torch.zeros((), dtype=source.dtype).item()
+        if func is _aten.copy_.default:
+            return args[0].zero_()
+        dtype = {_aten.to.device: lambda: args[2], _aten.to.other: lambda: args[1].dtype}.get(
+            func, lambda: kwargs.get("dtype")
+        )()
+        return torch.zeros(source.shape, dtype=dtype or source.dtype, device=destination)
 
 
 COPY_MODES = ("pageable", "pinned", "pinned non_blocking", "pin on the fly")

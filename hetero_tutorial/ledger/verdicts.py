@@ -110,8 +110,12 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     unclear = verdicts[Status.NO_CLEAR_EFFECT.value]
     unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
     missing = verdicts[Status.MISSING.value]
+    halves = [c.id for c in CLAIMS if "-" in c.id]  # C1-CPU: a claim's half, judged apart
+    counted = (
+        f"{len(CLAIMS) - len(halves)} claims and {len(halves)} half-claim(s) ({', '.join(halves)})"
+    )
     lines = [
-        f"Of {len(CLAIMS)} claims, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
+        f"Of {counted}, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
         f"{len(unclear)} showed no clear effect, {len(unmeasurable)} could not be measured here, "
         f"{len(missing)} are not measured yet."
     ]

@@ -38,12 +38,16 @@ def forward_cost_heatmap(rows: Sequence[dict[str, Any]], devices: Sequence[str])
 
 
 def learning_curves(
-    curves: dict[str, Sequence[tuple[int, float]]], title: str = "", window: int = 20
+    curves: dict[str, Sequence[tuple[int, float]]],
+    title: str = "",
+    window: int = 20,
+    ylabel: str = "episode return",
 ) -> Figure:
     """Return against environment steps, one line per curve.
 
-    Each curve is smoothed by a moving average over ``window`` points, or over a
-    tenth of its points when it is short (a handful of evaluations stays raw).
+    A long curve (training episodes) is smoothed by a moving average over ``window``
+    points, or over a tenth of its points, and its legend says so; a handful of points
+    (greedy evaluations) stays raw.
     """
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for (label, points), style in zip(curves.items(), ("-", "--", ":", "-."), strict=False):
@@ -52,9 +56,10 @@ def learning_curves(
         steps, returns = np.array(points, dtype=float).T
         width = max(1, min(window, len(returns) // 10))
         kernel = np.ones(width) / width
-        ax.plot(steps[len(kernel) - 1 :], np.convolve(returns, kernel, "valid"), style, label=label)
+        shown = label if width == 1 else f"{label} (moving average of {width})"
+        ax.plot(steps[width - 1 :], np.convolve(returns, kernel, "valid"), style, label=shown)
     ax.set_xlabel("environment steps")
-    ax.set_ylabel("episode return (moving average)")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
     ax.grid(alpha=0.3)
@@ -78,50 +83,80 @@ def phase_bars(phase_seconds: dict[str, dict[str, float]], per: str = "s") -> Fi
     return fig
 
 
-def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05) -> Figure:
-    """Seconds per iteration of each plan relative to the best fixed plan, one group per network.
+def _plans_label(row: dict[str, Any]) -> str:
+    plans = row.get("plans", [row["plan"]])
+    names = "all five plans" if len(plans) == 5 else ", ".join(plans) or "allocator's devices"
+    return f"{names} ({row.get('label', row['plan'])})"
 
-    ``rows``: the rows of :func:`hetero_tutorial.allocator.study.compare`. Bars
-    below 1 beat every fixed plan; the dotted line marks the allowed ``tolerance``.
+
+def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05) -> Figure:
+    """Seconds per iteration of each configuration over the best fixed plan's, per network.
+
+    ``rows``: :func:`hetero_tutorial.allocator.study.compare`'s, one per configuration run
+    (the plans it stood for, its devices and threads). The allocator's configuration is
+    hatched; the dotted line marks the allowed ``tolerance`` above the best fixed plan.
     """
-    networks = list(dict.fromkeys(r["network"] for r in rows))
-    plans = list(dict.fromkeys(r["plan"] for r in rows))
-    cost = {(r["network"], r["plan"]): r["seconds_per_iteration"] for r in rows}
-    fig, ax = plt.subplots(figsize=(1.6 + 1.5 * len(networks), 3.8))
-    width = 0.8 / len(plans)
-    for i, plan in enumerate(plans):
-        relative = [
-            cost[(n, plan)] / min(cost[(n, p)] for p in plans if p != "allocator") for n in networks
-        ]
-        hatch = "//" if plan == "allocator" else None
-        ax.bar(np.arange(len(networks)) + i * width, relative, width, label=plan, hatch=hatch)
-    ax.axhline(1.0, color="k", linewidth=0.8)
-    ax.axhline(1 + tolerance, color="k", linestyle=":", label=f"best fixed + {tolerance:.0%}")
-    ax.set_xticks(np.arange(len(networks)) + width * (len(plans) - 1) / 2, networks)
-    ax.set_ylabel("seconds per iteration / best fixed plan")
-    ax.set_title("Each plan against the best fixed plan, per network")
-    ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
-    ax.grid(axis="y", alpha=0.3)
+    fixed = {"fixed-rule", "hybrid", "all-cpu", "all-accelerator"}
+    labels, values, hatched = [], [], []
+    for network in dict.fromkeys(r["network"] for r in rows):
+        mine = [r for r in rows if r["network"] == network]
+        best = min(
+            r["seconds_per_iteration"] for r in mine if fixed & set(r.get("plans", [r["plan"]]))
+        )
+        for row in mine:
+            labels.append(f"{network}: {_plans_label(row)}")
+            values.append(row["seconds_per_iteration"] / best)
+            hatched.append("allocator" in row.get("plans", [row["plan"]]))
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.32 * len(labels)))
+    positions = np.arange(len(labels))[::-1]
+    colours = ["tab:orange" if h else "tab:blue" for h in hatched]
+    # bars grow from 1 (the best fixed plan) on a log axis, a dot at each value (1 included)
+    bars = ax.barh(positions, np.asarray(values) - 1.0, left=1.0, color=colours, height=0.6)
+    for bar, chosen in zip(bars, hatched, strict=True):
+        bar.set_hatch("//" if chosen else None)
+    ax.scatter(values, positions, color=colours, zorder=3, s=18)
+    ax.axvline(1.0, color="k", linewidth=0.8)
+    ax.axvline(1 + tolerance, color="k", linestyle=":", label=f"best fixed plan + {tolerance:.0%}")
+    ax.set_yticks(positions, labels, fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlim(min(0.8, min(values) / 1.2), max(1.25, max(values) * 1.2))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}x"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel("seconds per iteration / the best fixed plan's (orange: the allocator's)")
+    ax.legend(loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
 
 
 def curriculum_timeline(summary: dict[str, Any]) -> Figure:
-    """One bar per plan through the curriculum's stages; the allocator's measuring is hatched.
+    """One bar per contender through the curriculum's stages; the allocator's measuring hatched.
 
-    ``summary``: :func:`hetero_tutorial.allocator.study.curriculum`'s result.
+    ``summary``: :func:`hetero_tutorial.allocator.study.curriculum`'s result. Fixed plans
+    that ran as one configuration at every stage share a bar; ``threads`` adds the
+    allocator's devices at each fixed thread count.
     """
     timeline = summary["timeline"]
-    plans = list(summary["totals"])
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for plan in summary["totals"]:
+        if plan != "allocator":
+            groups.setdefault(tuple(step["rows"][plan] for step in timeline), []).append(plan)
+    bars = {"allocator (its measuring, then its choice)": [
+        (step["decision_seconds"], step["seconds"]["allocator"]) for step in timeline]}  # fmt: skip
+    for names in groups.values():
+        label = ", ".join(names) + " (at the allocator's threads)"
+        bars[label] = [(0.0, step["seconds"][names[0]]) for step in timeline]
+    for count in summary.get("threads", {}):
+        label = f"allocator's devices, {count} thread{'s' * (count != '1')} at every stage"
+        bars[label] = [(0.0, step["by_threads"][count]) for step in timeline]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.5 * len(plans)))
-    for row, plan in enumerate(plans):
+    fig, ax = plt.subplots(figsize=(9, 0.8 + 0.5 * len(bars)))
+    for row, stages in enumerate(bars.values()):
         start = 0.0
-        for index, stage in enumerate(timeline):
-            if plan == "allocator" and stage["decision_seconds"]:
-                ax.barh(row, stage["decision_seconds"], left=start, color="lightgrey", hatch="xx")
-                start += stage["decision_seconds"]
-            seconds = stage["seconds"][plan]
+        for index, (measuring, seconds) in enumerate(stages):
+            if measuring:
+                ax.barh(row, measuring, left=start, color="lightgrey", hatch="xx")
+                start += measuring
             ax.barh(row, seconds, left=start, color=colours[index % len(colours)])
             start += seconds
     handles = [
@@ -131,13 +166,54 @@ def curriculum_timeline(summary: dict[str, Any]) -> Figure:
     handles.append(
         plt.matplotlib.patches.Patch(facecolor="lightgrey", hatch="xx", label="measuring")
     )
-    ax.set_yticks(range(len(plans)), plans)
+    ax.set_yticks(range(len(bars)), list(bars), fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("seconds (timed iterations of every stage, in order)")
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1, 1))
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def thread_effects(effects: Sequence[dict[str, Any]]) -> Figure:
+    """One thread's seconds over all cores', against the width: a line per role.
+
+    ``effects``: :func:`hetero_tutorial.studies.threads.thread_effects`. Above 1, all
+    cores are faster; the bars span the paired iterations' ratios (their IQR from five
+    on, else their range).
+    """
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for role, style in (("rollout", "-o"), ("update", "-s"), ("iteration", ":^")):
+        mine = sorted((e for e in effects if e["role"] == role), key=lambda e: e["width"])
+        if not mine:
+            continue
+        widths = [e["width"] for e in mine]
+        ratios = np.array([e["ratio"] for e in mine])
+        low = np.array([e["low"] if e["low"] is not None else e["ratio"] for e in mine])
+        high = np.array([e["high"] if e["high"] is not None else e["ratio"] for e in mine])
+        spread = np.vstack([np.maximum(ratios - low, 0), np.maximum(high - ratios, 0)])
+        name = {"rollout": "actor (rollout)", "update": "learner (update)"}.get(role, "iteration")
+        ax.errorbar(widths, ratios, yerr=spread, fmt=style, capsize=3, label=name)
+    threads = effects[0]["threads"] if effects else "all"
+    ax.axhline(1.0, color="k", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")  # a ratio: 2x faster and 2x slower lie as far from 1
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
+    ax.set_xlabel("hidden width (units per layer)")
+    ax.set_ylabel(f"seconds at 1 thread / at {threads} threads")
+    ax.set_title("Above 1: all cores are faster for that part")
+    ax.legend()
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig
+
+
+def share_errors(shares: Sequence[float], errors: Sequence[float]) -> np.ndarray:
+    """Error bars (2, n) for shares: +- ``errors``, cut at 0% and 100% (a share is neither
+    negative nor above one, whatever its standard error)."""
+    shares, errors = np.asarray(shares, float), np.asarray(errors, float)
+    return np.vstack([np.minimum(errors, shares), np.minimum(errors, 1.0 - shares)])
 
 
 def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None = None) -> Figure:
@@ -153,7 +229,7 @@ def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None =
     fig, (overall, by_phase) = plt.subplots(1, 2, figsize=(10, 3.6), width_ratios=(1, 2))
     shares = [runs[label]["transfer_share"] for label in labels]
     errors = [runs[label].get("transfer_share_stderr", 0.0) for label in labels]
-    overall.bar(labels, shares, yerr=errors, capsize=4, color="tab:red")
+    overall.bar(labels, shares, yerr=share_errors(shares, errors), capsize=4, color="tab:red")
     if article is not None:
         overall.axhline(
             article, color="k", linestyle="--", label=f"article's claim ({article:.0%})"
@@ -168,7 +244,7 @@ def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None =
         counts = np.array([runs[label]["samples_by_phase"].get(p, 0) for p in phases])
         spread = np.sqrt(values * (1 - values) / np.maximum(counts, 1))
         x = np.arange(len(phases)) + i * width
-        by_phase.bar(x, values, width, yerr=spread, capsize=3, label=label)
+        by_phase.bar(x, values, width, yerr=share_errors(values, spread), capsize=3, label=label)
     by_phase.set_xticks(np.arange(len(phases)) + width * (len(labels) - 1) / 2, phases)
     by_phase.set_ylabel("share of the phase's samples")
     by_phase.set_title("in transfers and waits, per phase")

@@ -21,14 +21,17 @@ from typing import Any
 
 from hetero_tutorial.profiling.stacks import Frame, Stack, Stacks
 
-ROW = 17
+ROW = 20
 """height of one frame's box, in SVG pixels"""
-WIDTH = 1200
-"""width of the drawing, in SVG pixels (the SVG scales to its container)"""
-HEADER = 40
+WIDTH = 960
+"""width of the drawing, in SVG pixels (the SVG scales to its container: about a
+notebook's output width, so a 13 px label stays 13 px on screen)"""
+HEADER = 44
 """room above the flames for the title and the legend, in SVG pixels"""
-CHAR = 6.6
-"""approximate width of one character of the 11 px label font, in SVG pixels"""
+FONT = 13
+"""the labels' font size, in SVG pixels"""
+CHAR = 7.9
+"""approximate width of one character of the label font, in SVG pixels"""
 TRANSFER_RED = (214, 39, 40)
 
 
@@ -86,7 +89,7 @@ def _box(frame: str, node: _Node, x: float, y: float, width: float, total: int) 
     chars = int((width - 4) / CHAR)
     if chars >= 3:
         shown = label if len(label) <= chars else label[: chars - 2] + ".."
-        text = f'<text x="{x + 2:.1f}" y="{y + ROW - 5:.1f}">{html.escape(shown)}</text>'
+        text = f'<text x="{x + 2:.1f}" y="{y + ROW - 6:.1f}">{html.escape(shown)}</text>'
     return (
         f"<g><title>{html.escape(tip)}</title>"
         f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{ROW - 1}" '
@@ -103,11 +106,11 @@ def flamegraph_svg(stacks: Stacks, title: str, marked: Collection[Stack] = ()) -
     height = HEADER + (_depth(root) - 1) * ROW
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="100%" '
-        'font-family="monospace" font-size="11">',
+        f'font-family="monospace" font-size="{FONT}">',
         f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
-        f'<text x="4" y="15" font-size="14">{html.escape(title)}</text>',
-        f'<text x="4" y="31">{root.samples} samples. Width: share of samples. Red: share of a '
-        "box's samples spent in host&lt;-&gt;device transfers and waits.</text>",
+        f'<text x="4" y="17" font-size="{FONT + 2}">{html.escape(title)}</text>',
+        f'<text x="4" y="36">{root.samples} samples. Width: share of samples. Red: share of a '
+        "box's samples in host&lt;-&gt;device transfers and waits.</text>",
     ]
     if root.samples:
         _boxes(root, 0.0, 0, root.samples, height, out)
@@ -146,6 +149,15 @@ def speedscope(stacks: Stacks, name: str) -> dict[str, Any]:
         "name": name,
         "exporter": "hetero_tutorial",
     }
+
+
+def stacked(svgs: Mapping[str, str]) -> str:
+    """HTML that shows several SVGs one under the other, each under its label, at full width
+    (side by side, each would shrink to half and its labels could not be read)."""
+    return "".join(
+        f'<div style="margin-bottom:12px"><b>{html.escape(label)}</b>{svg}</div>'
+        for label, svg in svgs.items()
+    )
 
 
 def side_by_side(svgs: Mapping[str, str]) -> str:

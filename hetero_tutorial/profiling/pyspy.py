@@ -26,7 +26,7 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR, display_path
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.results import Record, load_references
-from hetero_tutorial.profiling import flamegraph, stacks
+from hetero_tutorial.profiling import flamegraph, reading, stacks
 from hetero_tutorial.profiling import target as profile_target
 
 PROFILE_DIR = BUILD_DIR / "profiles"
@@ -263,9 +263,10 @@ def make_profile(
     out_dir.mkdir(parents=True, exist_ok=True)
     training = stacks.training_stacks(samples)
     left_out = sum(samples.values()) - sum(training.values())
-    title = f"{name}: training phases only ({left_out} samples of start-up and set-up left out)"
+    title = f"{name}: from the training loop up ({left_out} samples of start-up left out)"
     svg = out_dir / f"{name}.svg"
-    svg.write_text(flamegraph.flamegraph_svg(training, title, stacks.transfer_stacks(training)))
+    loop, marked = reading.from_the_loop(training, stacks.transfer_stacks(training))
+    svg.write_text(flamegraph.flamegraph_svg(loop, title, marked))
     scope = Path(raw_path).with_name(f"{name}.speedscope.json")
     scope.parent.mkdir(parents=True, exist_ok=True)
     scope.write_text(json.dumps(flamegraph.speedscope(samples, name)))

@@ -6,6 +6,10 @@ the key-averages table and a Chrome trace.
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +66,22 @@ class TorchProfile:
         return calls
 
 
+@contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Send what C++ code writes to the process's stderr (file descriptor 2) to nowhere, for
+    the block: PyTorch's profiler logs a line at every start and stop there, below Python's
+    ``sys.stderr``, and a notebook would show it as an error stream."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _activities(plan: Placement) -> list[ProfilerActivity]:
     """CPU, plus the device's activity where torch.profiler can record one (CUDA, XPU)."""
     activities = [ProfilerActivity.CPU]
@@ -111,9 +131,15 @@ def torch_profile(
         trainer = PPOTrainer(config, plan, seed)
         for _ in range(warmup):
             trainer.run_iteration()
-        with profile(activities=activities) as profiler:
+        profiler = profile(activities=activities)
+        with native_stderr_silenced():  # Kineto's "USDT: ... profiler_start" log line
+            profiler.start()
+        try:
             for _ in range(iterations):
                 trainer.run_iteration()
+        finally:
+            with native_stderr_silenced():
+                profiler.stop()
         trainer.envs.close()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

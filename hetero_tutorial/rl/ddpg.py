@@ -263,9 +263,9 @@ class DDPGTrainer:
     device's one-off start (cuBLAS, lazy kernels: 0.1-0.5 s); see ``first_update_seconds``.
     """
 
-    def __init__(self, config: DDPGConfig) -> None:
+    def __init__(self, config: DDPGConfig, accelerator_device: str | None = None) -> None:
         self.config = config
-        self.placement = placement(config.placement)
+        self.placement = placement(config.placement, accelerator_device)  # "meta": counting
         with torch_threads(config.threads):
             self.env = gym.make(config.env_id)
             self.env.action_space.seed(config.seed)

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from hetero_tutorial.core.devices import accelerator
-from hetero_tutorial.core.timing import compare
+from hetero_tutorial.core.timing import Spread, compare
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import (
     DESIGNS,
@@ -239,3 +239,18 @@ def measure(
         "pinned_rows": pinned,
         "pinned_note": None if cuda else NO_PINNED_PATH,
     }
+
+
+def time_ratio(top: dict[str, Any], bottom: dict[str, Any]) -> tuple[Spread, str]:
+    """``top``'s time per episode over ``bottom``'s (two ``bench.ddpg`` records' fields, whose
+    seeds ran side by side), spread by their seeds; where no whole episode ran with updates
+    (a short run), the inverse ratio of their speeds per step. Returns the spread and what
+    it is per (``"per episode"`` or ``"per step"``)."""
+    value = top["seconds_per_episode"] / bottom["seconds_per_episode"]
+    if np.isfinite(value):
+        runs = [[run["seconds_per_episode"] for run in r.get("runs", [])] for r in (top, bottom)]
+        return Spread.of_pairs(*runs, value=value, per="seed"), "per episode"
+    value = bottom["env_steps_per_s"] / top["env_steps_per_s"]
+    runs = [[run["env_steps_per_s"] for run in r.get("runs", [])] for r in (bottom, top)]
+    per = "per step (no whole episode ran with updates)"
+    return Spread.of_pairs(*runs, value=value, per="seed"), per

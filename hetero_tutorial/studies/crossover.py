@@ -22,10 +22,11 @@ from typing import Any
 import gymnasium as gym
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from hetero_tutorial.core.devices import devices_here, synchronize
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.timing import Timing, compare, measure
+from hetero_tutorial.core.timing import Spread, Timing, compare, format_seconds, measure
 from hetero_tutorial.rl.nets import mlp
 
 GRID_IN_FEATURES = 64
@@ -292,3 +293,131 @@ def summarize(
         "value_update_speedup": ratios(value_update),
         "timers": timers,
     }
+
+
+# --- What the measurements say, in sentences printed from them -------------------------------
+
+
+class _OperationCounter(TorchDispatchMode):
+    """Counts the operators PyTorch's dispatcher runs inside the ``with`` block."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def operations_per_policy_step(hidden: int = 128, env_id: str = "CartPole-v1") -> int:
+    """How many PyTorch operators one policy step of :func:`policy_step_costs` runs (on the CPU)."""
+    env = gym.make(env_id)
+    net = mlp(env.observation_space.shape[0], hidden, env.action_space.n).eval()
+    obs, _ = env.reset(seed=0)
+    with torch.inference_mode(), _OperationCounter() as counter:
+        int(net(torch.as_tensor(obs).unsqueeze(0).to("cpu")).argmax(dim=1).item())
+    env.close()
+    return counter.count
+
+
+def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
+    """What the three stopwatches of :func:`naive_vs_honest` said, per device."""
+    lines = []
+    for device, row in timers.items():
+        first, naive = row["first_call_s"] / row["honest_s"], row["naive_s"] / row["honest_s"]
+        hides = (
+            "a one-off cost that warming up keeps out of the figures" if first > 2
+            else "a small one-off cost" if first > 1.2 else "no one-off cost to speak of here"
+        )  # fmt: skip
+        warm = f"the first call took {first:.1f}x the honest median: {hides}"
+        if naive < 0.8:
+            said = f"the naive timer read {naive:.2f}x the honest one: it timed queueing, not work"
+        elif naive > 1.2:
+            said = f"the naive timer read {naive:.2f}x the honest one: its cold start weighed in"
+        else:
+            said = f"the naive timer read {naive:.2f}x the honest one: close, on this device"
+        lines.append(f"{device}: {warm}; {said}.")
+    return " ".join(lines)
+
+
+def crossover_sentence(rows: list[dict[str, Any]]) -> str:
+    """Whether an accelerator beat the CPU per sample anywhere in the grid, and from where."""
+    widths = crossover_widths(rows)
+    if not widths:
+        return (
+            "Only the CPU was measured here, so there is no crossover on this machine; the "
+            "reference records below show it for GPUs, where data/reference/ has them."
+        )
+    found = {batch: width for batch, width in widths.items() if width is not None}
+    if not found:
+        return "The CPU was cheaper per sample at every width and batch measured: no crossover."
+    listed = ", ".join(f"batch {b}: from width {w}" for b, w in found.items())
+    never = [b for b, w in widths.items() if w is None]
+    tail = f"; the CPU won at every width for batch {', '.join(map(str, never))}" if never else ""
+    return f"The accelerator beats the CPU per sample at {listed}{tail}."
+
+
+def batching_sentence(rows: list[dict[str, Any]], device: str = "cpu", within: float = 0.1) -> str:
+    """Per width, the smallest batch whose cost per sample is within ``within`` of the cheapest
+    on ``device``: where batching stops paying on this machine."""
+    mine = [r for r in rows if r["device"] == device]
+    parts = []
+    for width in sorted({r["width"] for r in mine}):
+        at = sorted((r for r in mine if r["width"] == width), key=lambda r: r["batch_size"])
+        cheapest = min(r["seconds_per_sample"] for r in at)
+        enough = next(r for r in at if r["seconds_per_sample"] <= cheapest * (1 + within))
+        single = at[0]["seconds_per_sample"] / cheapest
+        parts.append(
+            f"width {width}: batch {enough['batch_size']} (batch {at[0]['batch_size']} costs "
+            f"{single:.0f}x as much per sample)"
+        )
+    return (
+        f"On {device}, the smallest batch within {within:.0%} of the cheapest cost per sample: "
+        + "; ".join(parts)
+        + ". Past it, a larger batch buys little."
+    )
+
+
+def policy_step_sentence(costs: dict[str, dict[str, float]], operations: int) -> str:
+    """One policy step on each device: how much is the environment, how much PyTorch's calls,
+    and C1's CPU half against the article's 0.3 ms."""
+    cpu, env = costs["cpu"]["median_s"], costs["env_only"]["median_s"]
+    policy = cpu - env
+    text = (
+        f"One step costs {format_seconds(cpu)} on the CPU, of which the environment alone is "
+        f"{format_seconds(env)}: the policy's part, {format_seconds(policy)} "
+        f"({policy / cpu:.0%}), runs {operations} PyTorch operators (counted by the "
+        f"dispatcher), about {format_seconds(policy / operations)} each. C1's CPU half: the "
+        f"article's 0.3 ms is {0.0003 / cpu:.1f}x this machine's step."
+    )
+    for name in costs:
+        if name in ("cpu", "env_only"):
+            continue
+        spread = Spread.of_medians(costs[name], costs["cpu"])
+        side = spread.side(1.0)
+        verdict = {True: "slower than the CPU", False: "faster than the CPU"}.get(
+            side, "no clear difference" + spread.noise()
+        )
+        text += f" On {name} the step takes {spread} the CPU's time: {verdict} (C1)."
+    return text
+
+
+def value_update_sentence(costs: dict[str, dict[str, float]]) -> str:
+    """C2 from the value-update timings: each accelerator's speed over the CPU's, or why not."""
+    cpu = costs["cpu"]["median_s"]
+    others = [name for name in costs if name != "cpu"]
+    if not others:
+        return (
+            f"One update takes {format_seconds(cpu)} on this CPU; C2 compares it with an "
+            "accelerator, which this machine lacks (reference records below)."
+        )
+    lines = []
+    for name in others:
+        spread = Spread.of_medians(costs["cpu"], costs[name])
+        side = spread.side(1.0)
+        verdict = {True: "faster than the CPU", False: "slower than the CPU"}.get(
+            side, "no clear difference" + spread.noise()
+        )
+        lines.append(f"{name} runs the update at {spread} the CPU's speed: {verdict} (C2: 1.8x).")
+    return " ".join(lines)

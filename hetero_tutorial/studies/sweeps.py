@@ -1,26 +1,35 @@
-"""Seconds per PPO iteration of every placement over network widths and CPU thread counts.
+"""Seconds per PPO iteration, and per phase, over network widths, placements and CPU threads.
 
-A few timed iterations per placement (after a warm-up iteration), interleaved so
-that drift in the machine's speed hits them alike, give each cost
-(:func:`~hetero_tutorial.rl.ppo_runs.iteration_costs`): claim C9's width sweep,
-notebook 03.
+A few timed iterations per configuration (after a warm-up iteration), interleaved so
+that drift in the machine's speed hits them alike: claim C9's width sweep and the
+thread question of notebook 03. A *configuration* is a placement's devices at one CPU
+thread count; placements that resolve to the same devices (every preset, on a machine
+without an accelerator) run once and stand for each other
+(:func:`~hetero_tutorial.core.configurations.distinct_placements`), so no time is spent
+timing the same code twice. Every row keeps each timed iteration's seconds, in total and
+per phase, so ratios between configurations pair up iteration by iteration (their spread
+is the noise an effect must beat: :mod:`hetero_tutorial.studies.threads`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import torch
 
+from hetero_tutorial.core.configurations import distinct_placements
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
+from hetero_tutorial.rl.ppo import PPOTrainer
 from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import iteration_costs
+from hetero_tutorial.studies.interleave import interleaved_iterations
 
 
-def _thread_counts(threads: int | Sequence[int | None] | None) -> list[int]:
+def thread_counts(threads: int | Sequence[int | None] | None) -> list[int]:
     """The distinct CPU thread counts asked for (None: PyTorch's current setting)."""
     asked = [threads] if threads is None or isinstance(threads, int) else list(threads)
     now = torch.get_num_threads()
@@ -33,34 +42,50 @@ def width_sweep(
     placement_names: Sequence[str] = ("all-accelerator", "hybrid", "all-cpu"),
     iterations: int = 3,
     threads: int | Sequence[int | None] | None = None,
+    warmup: int = 1,
     **overrides: Any,
 ) -> list[dict[str, Any]]:
-    """One row per (width, placement, CPU thread count): median and IQR of seconds per iteration.
+    """One row per (width, distinct placement, CPU thread count): seconds per iteration.
 
-    ``threads``: one CPU thread count, or several (None: PyTorch's setting). With
-    several, every plan runs at each, and :func:`speedups` gives each plan its
-    fastest: one thread suits small networks and all cores wide ones, so any one
-    count would handicap the plans whose CPU work it does not suit (the hybrid's
-    actor at large widths, say). ``overrides`` change the environment's tuned PPO
-    settings (e.g. ``num_steps``).
+    ``threads``: one CPU thread count, or several (None: PyTorch's setting); every
+    configuration runs at each, interleaved with the others, iteration by iteration.
+    A row's ``stands_for`` lists the placements that resolved to its devices (measured
+    once, as the first). ``seconds_per_iteration`` and ``iqr_s``: median and IQR of its
+    timed iterations; ``iteration_seconds`` and ``phase_seconds`` (per phase, a list)
+    each timed iteration. ``overrides`` change the environment's tuned PPO settings.
     """
-    plans = [placement(name) for name in placement_names]
+    if iterations < 1:
+        raise UsageError(f"time at least one iteration per width, got {iterations}")
+    groups = distinct_placements([placement(name) for name in placement_names])
+    counts = thread_counts(threads)
     rows = []
     for width in widths:
         config = PPOConfig.tuned(env_id, hidden=width, **overrides)
-        for count in _thread_counts(threads):
-            costs = iteration_costs(config, plans, iterations, threads=count)
-            for name, timing in costs.items():
-                rows.append(
-                    {
-                        "width": width,
-                        "placement": name,
-                        "threads": count,
-                        "seconds_per_iteration": timing.median,
-                        "iqr_s": timing.iqr,
-                        "env_steps_per_s": config.batch_size / timing.median,
-                    }
-                )
+        config = replace(config, total_steps=(iterations + warmup) * config.batch_size)
+        asked = [(group, count) for count in counts for group in groups]
+        runs = interleaved_iterations(
+            lambda plan, c=config: PPOTrainer(c, plan),
+            [(group[0], count) for group, count in asked],
+            iterations,
+            warmup,
+        )
+        for run, (group, _) in zip(runs, asked, strict=True):
+            timed = run["iteration_seconds"]
+            median = float(np.median(timed))
+            q1, q3 = np.percentile(timed, [25, 75])
+            rows.append(
+                {
+                    "width": width,
+                    "placement": group[0].name,
+                    "stands_for": [plan.name for plan in group],
+                    "threads": run["threads"],
+                    "seconds_per_iteration": median,
+                    "iqr_s": float(q3 - q1),
+                    "env_steps_per_s": config.batch_size / median,
+                    "iteration_seconds": timed,
+                    "phase_seconds": run["phase_seconds"],
+                }
+            )
     return rows
 
 
@@ -69,12 +94,14 @@ def speedups(
 ) -> dict[int, dict[str, float]]:
     """Per width: each placement's speed relative to ``baseline`` (above 1: faster than it).
 
-    Each placement counts at its fastest thread count where several were swept.
+    Each placement counts at its fastest thread count where several were swept; a row
+    measured once for several placements (``stands_for``) counts for each of them.
     """
     cost: dict[tuple[int, str], float] = {}
     for r in rows:
-        key = (r["width"], r["placement"])
-        cost[key] = min(cost.get(key, math.inf), r["seconds_per_iteration"])
+        for name in r.get("stands_for", [r["placement"]]):
+            key = (r["width"], name)
+            cost[key] = min(cost.get(key, math.inf), r["seconds_per_iteration"])
     result: dict[int, dict[str, float]] = {}
     for width, name in cost:
         if (width, baseline) not in cost:
@@ -83,18 +110,26 @@ def speedups(
     return result
 
 
+def distinct_plans_measured(rows: list[dict[str, Any]]) -> int:
+    """How many distinct placements a sweep measured (1 on a machine without an accelerator)."""
+    return len({r["placement"] for r in rows})
+
+
 def hybrid_fields(
     env_id: str,
     runs: dict[str, Any],
     sweep: list[dict[str, Any]],
     copy_rows: list[dict[str, Any]],
+    counted_copies: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The fields of a ``bench.hybrid`` record (claims C6, C9): the side-by-side runs
-    (:class:`~hetero_tutorial.rl.ppo_runs.PPOResult` by placement), the width sweep and
-    the copy costs."""
+    (:class:`~hetero_tutorial.rl.ppo_runs.PPOResult` by placement; one run standing for
+    every placement when they resolved to the same devices), the width and thread sweep,
+    the copy costs, and the copies each plan makes counted by phase (``counted_copies``)."""
     return {
         "env_id": env_id,
         "runs": {name: run.fields() for name, run in runs.items()},
         "width_sweep": sweep,
         "copy_costs": copy_rows,
+        "counted_copies": counted_copies or {},
     }

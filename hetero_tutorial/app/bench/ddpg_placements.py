@@ -1,7 +1,9 @@
 """DDPG under each placement, interleaved: env steps/s and copies per 1000 samples (C4, C7).
 
 The default is the article's pattern A (the transition buffer), whose batches
-cross from host to device one field at a time under the hybrid plan.
+cross from host to device one field at a time under the hybrid plan. Placements that
+resolve to the same devices run once; every placement's copies are counted, on the
+accelerator or on the meta device (see :mod:`hetero_tutorial.studies.ddpg_placements`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.rl.buffers import DESIGNS
-from hetero_tutorial.rl.ddpg import DDPGConfig, placement_comparison
+from hetero_tutorial.rl.ddpg import DDPGConfig
+from hetero_tutorial.studies.ddpg_placements import compare_placements
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,9 +33,4 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         seed=args.seed,
         eval_episodes=1,
     )
-    return {
-        "buffer": args.buffer,
-        "hidden": args.hidden,
-        "steps": args.steps,
-        "rows": placement_comparison(config),
-    }
+    return compare_placements(config)

@@ -13,11 +13,13 @@ from typing import Any
 
 import torch
 
+from hetero_tutorial.core.configurations import distinct_placements
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import copy_costs
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import train_side_by_side
+from hetero_tutorial.studies.copies import ppo_copies
 from hetero_tutorial.studies.sweeps import hybrid_fields, width_sweep
 
 COPY_SIZES = [4_096, 262_144, 16_777_216]
@@ -40,14 +42,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    plans = [placement("all-accelerator"), placement("hybrid")]
+    names = ("all-accelerator", "hybrid")
+    groups = distinct_placements([placement(name) for name in names])  # the same devices: once
     config = PPOConfig.tuned(args.env, total_steps=args.steps)
     runs = train_side_by_side(
-        config, plans, seed=args.seed, threads=args.threads, eval_every=args.steps // 4
+        config,
+        [group[0] for group in groups],
+        seed=args.seed,
+        threads=args.threads,
+        eval_every=args.steps // 4,
     )
     sweep = width_sweep(
         args.env, args.widths, iterations=args.sweep_iterations, threads=args.sweep_threads
     )
     device = accelerator()
     copies = copy_costs(COPY_SIZES, device) if device is not None else []
-    return hybrid_fields(args.env, runs, sweep, copies)
+    counted = {name: ppo_copies(config, name, seed=args.seed) for name in names}
+    return hybrid_fields(args.env, runs, sweep, copies, counted)

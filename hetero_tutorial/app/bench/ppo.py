@@ -14,6 +14,7 @@ from typing import Any
 from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import train
+from hetero_tutorial.studies.copies import ppo_copies
 
 RECORD_TAG = "placement"
 """One record per placement (see the package docstring)."""
@@ -54,11 +55,10 @@ def config_from(args: argparse.Namespace) -> PPOConfig:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     plan = placement(args.placement, args.accelerator)
     print(plan.describe())
+    config = config_from(args)
     result = train(
-        config_from(args),
-        plan,
-        seed=args.seed,
-        threads=args.threads,
-        count_copies=not args.no_copy_count,
+        config, plan, seed=args.seed, threads=args.threads, count_copies=not args.no_copy_count
     )
-    return result.fields()
+    # every copy the placement makes, counted on the accelerator or on the meta stand-in (C4)
+    counted = ppo_copies(config, args.placement, args.accelerator, args.seed)
+    return {**result.fields(), "counted_copies": counted}

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from hetero_tutorial.rl.envs import env_spec
 from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import PPOResult
 
 
-def steady_steps_per_second(run: PPOResult) -> float:
-    """Environment steps per second over every iteration but the first (warm-up, copy counting)."""
-    if len(run.iteration_seconds) < 2:
-        raise ValueError("need at least two iterations to leave the first one out")
-    later = run.iteration_seconds[1:]
-    return run.config.batch_size * len(later) / sum(later)
+def rollout_copies(num_envs: int, num_steps: int) -> int:
+    """Host<->device copies the all-accelerator baseline's rollout makes per iteration.
+
+    Two per *vector* step, whatever the number of environments (the observations of all
+    of them in, their actions out: ``Collector.act``), plus three per rollout
+    (``Collector.collect``): the sampling noise in, the rewards and dones in, the last
+    observation in (for the advantages' bootstrap). Episodes cut off by a time limit
+    add two more each (their final observation in, its value out), left out here.
+    """
+    return 2 * num_steps + 3
 
 
 def rollout_bytes(config: PPOConfig) -> int:

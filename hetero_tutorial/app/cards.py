@@ -1,0 +1,103 @@
+"""The run-time line of every notebook's opening card, generated from the recorded runs.
+
+A card that says "about 10 s" goes stale the day a cell changes. So the line is built
+from the reference run-time records (``data/reference/<machine>/run.times.*.json``,
+written by ``python -m hetero_tutorial run [--quick] --reference``): per machine, the
+median over its recorded runs in each mode, and the cell that took longest in full mode,
+named by its section. ``python -m hetero_tutorial ledger --readme`` rewrites the cards
+with the README's tables, and a test checks that each card matches the records.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+import nbformat
+
+from hetero_tutorial.core import results
+from hetero_tutorial.core.paths import REPO_DIR
+
+NOTEBOOKS_DIR = REPO_DIR / "notebooks"
+RUN_TIME = "**Run time**"
+"""How the card's run-time paragraph starts; it runs to the end of the card."""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value < 120 else f"{value / 60:.1f} min"
+
+
+def _longest_cell(runs: list[results.Record], name: str) -> tuple[str, float] | None:
+    """The section and median seconds of the code cell that took longest, over ``runs``."""
+    by_cell: dict[tuple[int, str], list[float]] = defaultdict(list)
+    for record in runs:
+        for cell in record.data.get("cell_seconds", {}).get(name, []):
+            by_cell[(cell["cell"], cell["section"])].append(cell["seconds"])
+    if not by_cell:
+        return None
+    (_, section), seconds = max(by_cell.items(), key=lambda item: statistics.median(item[1]))
+    return section, statistics.median(seconds)
+
+
+def run_time_line(name: str, records: list[results.Record] | None = None) -> str:
+    """The card's run-time paragraph for notebook file ``name`` (e.g. ``03_hybrid_....ipynb``)."""
+    records = results.load_references("run.times") if records is None else records
+    by_machine: dict[str, dict[str, list[results.Record]]] = defaultdict(lambda: defaultdict(list))
+    for record in records:
+        if name in record.data["notebook_seconds"]:
+            by_machine[record.hardware][record.data["mode"]].append(record)
+    if not by_machine:
+        return (
+            f"{RUN_TIME}: not recorded yet in quick mode or full mode (`python -m hetero_tutorial "
+            "run --quick --reference` and `run --reference` record it)."
+        )
+    parts = []
+    for hardware, modes in sorted(by_machine.items()):
+        said = []
+        for mode in ("quick", "full"):
+            runs = modes.get(mode, [])
+            if runs:
+                median = statistics.median(r.data["notebook_seconds"][name] for r in runs)
+                said.append(
+                    f"{_seconds(median)} in {mode} mode ({len(runs)} run{'s' * (len(runs) > 1)})"
+                )
+            else:
+                said.append(f"not recorded in {mode} mode")
+        text = f"on {hardware}, {' and '.join(said)}"
+        longest = _longest_cell(modes.get("full", []), name)
+        if longest is not None:
+            text += f"; the longest cell in full mode is in *{longest[0]}* ({_seconds(longest[1])})"
+        parts.append(text)
+    return (
+        f"{RUN_TIME} (the median of recorded runs, from `data/reference/`): "
+        + "; ".join(parts)
+        + "."
+    )
+
+
+def card_run_time(notebook: nbformat.NotebookNode) -> str:
+    """The run-time paragraph of a notebook's opening card, as written."""
+    card = notebook.cells[0].source
+    return card[card.index(RUN_TIME) :].strip() if RUN_TIME in card else ""
+
+
+def notebook_paths() -> list[Path]:
+    return sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+
+
+def update_cards(paths: list[Path] | None = None) -> list[Path]:
+    """Rewrite the run-time paragraph of each notebook's card from the records; return the
+    notebooks changed (outputs untouched: the notebooks are stored without them)."""
+    records = results.load_references("run.times")
+    changed = []
+    for path in notebook_paths() if paths is None else paths:
+        notebook = nbformat.read(path, as_version=4)
+        card = notebook.cells[0].source
+        line = run_time_line(path.name, records)
+        if RUN_TIME not in card or card_run_time(notebook) == line:
+            continue
+        notebook.cells[0].source = card[: card.index(RUN_TIME)] + line
+        nbformat.write(notebook, path)
+        changed.append(path)
+    return changed

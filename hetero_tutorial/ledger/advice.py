@@ -1,0 +1,216 @@
+"""What to do on this machine: recommendations generated from its own records.
+
+Notebook 08 ends with this: where each phase should run, how many CPU threads, which
+replay buffer, which batch sizes, and whether the allocator is worth its measuring
+time. Each recommendation comes with the measured figure behind it, and says
+``no clear effect`` where the spread of the repeats decides nothing; a question whose
+record is missing says which notebook answers it. Nothing here is written in advance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hetero_tutorial.core.results import Record
+from hetero_tutorial.core.timing import Spread, format_seconds
+from hetero_tutorial.ledger.rules import Records
+from hetero_tutorial.studies.buffers import time_ratio
+from hetero_tutorial.studies.threads import ROLES, rule_parts, thread_effects
+
+Advice = dict[str, str]
+"""``question``, ``advice``, ``figure`` (the measurement behind it) and ``source`` (a record)."""
+
+BATCH_WITHIN = 0.10
+"""A batch size "pays" once its cost per sample is within this fraction of the cheapest."""
+
+
+def _newest(records: Records, kind: str) -> Record | None:
+    found = records.get(kind, [])
+    return max(found, key=lambda r: r.provenance["date"]) if found else None
+
+
+def _missing(question: str, notebook: str, kind: str) -> Advice:
+    return {
+        "question": question,
+        "advice": f"not measured yet: run notebook {notebook}",
+        "figure": "",
+        "source": kind,
+    }
+
+
+def _side(spread: Spread, yes: str, no: str, unclear: str) -> str:
+    """``yes`` if the spread lies wholly above 1, ``no`` wholly below, else ``unclear``."""
+    side = spread.side(1.0)
+    return unclear if side is None else yes if side else no
+
+
+def where_phases_run(records: Records) -> Advice:
+    record = _newest(records, "bench.crossover")
+    question = "where each phase should run"
+    if record is None:
+        return _missing(question, "00", "bench.crossover")
+    step, update = record.data["policy_step"], record.data["value_update"]
+    accel = next((name for name in step if name not in ("cpu", "env_only")), None)
+    figure = (
+        f"one CartPole step with a 128-unit policy: {format_seconds(step['cpu']['median_s'])} "
+        f"on the CPU; a 256-unit value update: {format_seconds(update['cpu']['median_s'])}"
+    )
+    if accel is None:
+        advice = "everything on the CPU: there is no accelerator here to place a phase on"
+        return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
+    rollout = Spread.of_medians(step[accel], step["cpu"])  # above 1: the accelerator is slower
+    learner = Spread.of_medians(update["cpu"], update[accel])  # above 1: the accelerator faster
+    advice = (
+        _side(rollout, "rollout on the CPU", f"rollout on {accel}", "rollout: no clear effect")
+        + "; "
+        + _side(learner, f"update on {accel}", "update on the CPU", "update: no clear effect")
+    )
+    figure += (
+        f"; {accel}'s step takes {rollout} the CPU's time, its update runs at {learner} "
+        "the CPU's speed"
+    )
+    return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
+
+
+def threads(records: Records) -> Advice:
+    record = _newest(records, "bench.hybrid")
+    question = "how many CPU threads"
+    if record is None:
+        return _missing(question, "03", "bench.hybrid")
+    rows = [r for r in record.data["width_sweep"] if "phase_seconds" in r]
+    if len({r["threads"] for r in rows}) < 2:
+        return {
+            "question": question,
+            "advice": "not measured: the width sweep ran at one thread count",
+            "figure": "",
+            "source": record.kind,
+        }
+    effects = thread_effects(rows)
+    parts = [rule_parts(effects, role) for role in ("rollout", "update")]
+    advice = "; ".join(text for text, _ in parts)
+    figure = "; ".join(f"{ROLES[role]}: {figures}" for role, (_, figures) in zip(
+        ("rollout", "update"), parts, strict=True))  # fmt: skip
+    return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
+
+
+def buffer(records: Records) -> Advice:
+    question = "which replay buffer"
+    study = _newest(records, "bench.buffers")
+    if study is None:
+        return _missing(question, "04", "bench.buffers")
+    cpu = [r for r in study.data["rows"] if r["device"] == "cpu"]
+    largest = max(r["capacity"] for r in cpu)
+    rate = {r["design"]: r["sample_transitions_per_s"] for r in cpu if r["capacity"] == largest}
+    figure = (
+        f"sampling at {largest:,} transitions: tensor {rate['tensor']:,.0f}/s, pattern A "
+        f"{rate['transition']:,.0f}/s, pattern B {rate['trajectory']:,.0f}/s"
+    )
+    advice = "the tensor buffer (preallocated, one gather per batch)"
+    runs = {r.data["buffer"]: r for r in records.get("bench.ddpg", [])}
+    if {"tensor", "transition"} <= set(runs):
+        spread, per = time_ratio(runs["transition"].data, runs["tensor"].data)
+        in_ddpg = _side(
+            spread,
+            "and it makes DDPG faster",
+            "though DDPG ran slower with it",
+            "though in DDPG its speed shows no clear effect",
+        )
+        advice += f", {in_ddpg}"
+        figure += f"; DDPG with it: {spread} pattern A's speed, {per}"
+    return {"question": question, "advice": advice, "figure": figure, "source": study.kind}
+
+
+def batch_sizes(records: Records) -> Advice:
+    record = _newest(records, "bench.crossover")
+    question = "which batch sizes (per forward call)"
+    if record is None:
+        return _missing(question, "00", "bench.crossover")
+    grid = [r for r in record.data["grid"] if r["device"] == "cpu"]
+    parts = []
+    for width in sorted({r["width"] for r in grid}):
+        rows = sorted((r for r in grid if r["width"] == width), key=lambda r: r["batch_size"])
+        cheapest = min(r["seconds_per_sample"] for r in rows)
+        enough = next(r for r in rows if r["seconds_per_sample"] <= cheapest * (1 + BATCH_WITHIN))
+        parts.append((width, enough["batch_size"], enough["seconds_per_sample"]))
+    batches = {batch for _, batch, _ in parts}
+    if len(batches) == 1:
+        advice = f"on the CPU, batch at least {batches.pop()} at every width measured"
+    else:
+        advice = "on the CPU, batch at least " + ", ".join(
+            f"{batch} at width {width}" for width, batch, _ in parts
+        )
+    figure = (
+        f"the smallest batch within {BATCH_WITHIN:.0%} of the cheapest cost per sample "
+        "measured (past it, batching buys little): "
+        + ", ".join(f"width {w}: {format_seconds(s)} per sample" for w, _, s in parts)
+    )
+    return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
+
+
+def allocator_worth(records: Records) -> Advice:
+    record = _newest(records, "bench.allocator")
+    question = "is the allocator worth its measuring time"
+    if record is None:
+        return _missing(question, "05", "bench.allocator")
+    curriculum = record.data["curriculum"]
+    verdicts = [row.get("threads_verdict") for row in record.data["criterion"]]
+    checked = [v for v in verdicts if v]
+    right = sum(1 for v in checked if not v.startswith("wrong"))
+    spent = sum(step["decision_seconds"] for step in curriculum["timeline"])
+    total = curriculum["totals"]["allocator"]
+    # what running without it would have cost: each fixed thread count throughout (its
+    # devices), or, with no thread check recorded, each fixed plan
+    fixed = {f"{n} thread(s) throughout": s for n, s in curriculum.get("threads", {}).items()}
+    fixed = fixed or {p: s for p, s in curriculum["totals"].items() if p != "allocator"}
+    best = min(fixed, key=fixed.get)
+    figure = (
+        f"over the curriculum the allocator took {format_seconds(total)}, "
+        f"{format_seconds(spent)} of it measuring; without it: "
+        + ", ".join(f"{name} {format_seconds(s)}" for name, s in fixed.items())
+    )
+    if checked:
+        figure += f"; its thread choice was right, within the noise, on {right} of {len(checked)}"
+    if total < fixed[best]:
+        advice = (
+            f"yes: with its measuring it beat the best fixed choice ({best}) by "
+            f"{format_seconds(fixed[best] - total)}"
+        )
+    else:
+        advice = (
+            f"not over runs this short: the best fixed choice ({best}) beat it by "
+            f"{format_seconds(total - fixed[best])}, its measuring included; over thousands "
+            "of iterations per stage the measuring is a fixed cost, and what decides is "
+            "whether its choices were right"
+        )
+    return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
+
+
+QUESTIONS: tuple[Callable[[Records], Advice], ...] = (
+    where_phases_run,
+    threads,
+    buffer,
+    batch_sizes,
+    allocator_worth,
+)
+"""The recommendations, in the order notebook 08 shows them."""
+
+
+def advice(records: Records) -> list[Advice]:
+    """Every recommendation for the machine whose ``records`` these are."""
+    return [question(records) for question in QUESTIONS]
+
+
+def markdown(items: list[Advice], hardware: str = "this machine") -> str:
+    """The recommendations as Markdown: a heading line, then one bullet per question."""
+    lines = [f"**What to do on {hardware}**, from its own records:", ""]
+    for item in items:
+        figure = f" *Measured*: {item['figure']}." if item["figure"] else ""
+        question = item["question"][0].upper() + item["question"][1:]
+        lines.append(f"- **{question}**: {item['advice']}.{figure}")
+    return "\n".join(lines)
+
+
+def summary_records(records: Records) -> dict[str, Any]:
+    """Which record kinds the advice read (for the notebook to say what it stands on)."""
+    return {kind: len(found) for kind, found in records.items()}

@@ -1,0 +1,392 @@
+"""The rules that turn one machine's records into a verdict per claim, and the shared vocabulary.
+
+Each rule reads the records it names (``Claim.needs`` in :mod:`~hetero_tutorial.ledger.claims`)
+and returns a :class:`Verdict`: ``held`` / ``did not hold`` only when the whole spread of
+the measurement's repeats lies on one side of the rule's threshold, ``no clear effect``
+when it straddles it (or there was one repeat), ``not measurable here`` when the machine
+cannot answer the claim. A count (copies per step) has no noise, so it is judged as it is.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from hetero_tutorial.core.results import Record
+from hetero_tutorial.core.timing import Spread
+from hetero_tutorial.studies.sweeps import speedups
+
+
+class Status(str, enum.Enum):
+    HELD = "held"
+    NOT_HELD = "did not hold"
+    NO_CLEAR_EFFECT = "no clear effect"
+    NOT_MEASURABLE = "not measurable here"
+    MISSING = "not measured yet"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim judged on one machine's measurements."""
+
+    status: Status
+    measured: str
+    """The measured figure, in words (or why there is none)."""
+    ratio: float | None = None
+    """The measured counterpart of ``Claim.article_ratio``, when there is one."""
+
+
+Records = dict[str, list[Record]]
+"""One machine's records, by kind (several for kinds saved once per placement or buffer)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers the rules share
+# ---------------------------------------------------------------------------------------------
+
+
+def _accelerated(record: Record) -> bool:
+    """Whether the record's machine had an accelerator."""
+    return bool(record.provenance["fingerprint"].get("accelerator"))
+
+
+def _no_accelerator() -> Verdict:
+    return Verdict(Status.NOT_MEASURABLE, "no accelerator: nothing to compare the CPU with")
+
+
+class _NoMatchingRecord(Exception):
+    """A rule's record kind is there, but not the record it needs (e.g. another placement's)."""
+
+
+def _newest(records: Records, kind: str, **match: Any) -> Record:
+    """The newest record of ``kind`` whose fields equal ``match``."""
+    found = [r for r in records.get(kind, []) if all(r.data.get(k) == v for k, v in match.items())]
+    if not found:
+        wanted = ", ".join(f"{k} {v}" for k, v in match.items())
+        raise _NoMatchingRecord(f"needs a {kind} record with {wanted}")
+    return max(found, key=lambda r: r.provenance["date"])
+
+
+def _held(condition: bool) -> Status:
+    return Status.HELD if condition else Status.NOT_HELD
+
+
+def _against(spread: Spread, threshold: float, above: bool = True) -> Status:
+    """Held (did not hold) only when the whole spread lies on the claim's (other) side of
+    ``threshold``; no clear effect when it straddles it or there is no spread."""
+    side = spread.side(threshold, above)
+    return Status.NO_CLEAR_EFFECT if side is None else _held(side)
+
+
+def _combined(statuses: Iterable[Status]) -> Status:
+    """Did not hold if any part did not; held if every part held; else no clear effect."""
+    statuses = set(statuses)
+    if Status.NOT_HELD in statuses:
+        return Status.NOT_HELD
+    return Status.HELD if statuses == {Status.HELD} else Status.NO_CLEAR_EFFECT
+
+
+def _note(status: Status, spread: Spread, unit: str = "{:.2f}x") -> str:
+    """The noise a verdict could not see past (or its absence), where the effect is unclear."""
+    return spread.noise(unit) if status is Status.NO_CLEAR_EFFECT else ""
+
+
+def _ratio_verdict(
+    spread: Spread, threshold: float, text: str, above: bool = True, after: str = ""
+) -> Verdict:
+    """A ratio rule's verdict (see :func:`_against`): ``text`` with ``{}`` where the ratio and
+    its spread go, then the noise if unclear, then ``after``."""
+    status = _against(spread, threshold, above)
+    return Verdict(status, text.format(spread) + _note(status, spread) + after, spread.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules, one per claim
+# ---------------------------------------------------------------------------------------------
+
+
+def c1(records: Records) -> Verdict:
+    record = _newest(records, "bench.crossover")
+    costs = record.data["policy_step"]
+    accel = next((name for name in costs if name not in ("cpu", "env_only")), None)
+    if accel is None or not _accelerated(record):
+        return _no_accelerator()
+    cpu_ms, accel_ms = costs["cpu"]["median_s"] * 1e3, costs[accel]["median_s"] * 1e3
+    text = f"CPU {cpu_ms:.3f} ms, {accel} {accel_ms:.3f} ms per step: {{}} the CPU's time"
+    return _ratio_verdict(Spread.of_medians(costs[accel], costs["cpu"]), 1.0, text)
+
+
+C1_CPU_S = 0.0003
+"""The article's CPU figure for one CartPole step with a 128-unit policy, in seconds."""
+C1_CPU_BAND = (0.5, 2.0)
+"""C1's CPU half holds when this CPU's step lies within a factor of 2 of the article's."""
+
+
+def c1_cpu(records: Records) -> Verdict:
+    """C1's CPU half, on its own: the CPU's step against the article's 0.3 ms, on any machine."""
+    cpu = _newest(records, "bench.crossover").data["policy_step"]["cpu"]
+    spread = Spread.of_medians(cpu, {"median_s": C1_CPU_S, "iqr_s": 0.0})
+    low, high = C1_CPU_BAND
+    status = _combined((_against(spread, low), _against(spread, high, above=False)))
+    faster = f"{1 / spread.value:.1f}x faster than" if spread.value < 1 else "slower than"
+    text = (
+        f"CPU {cpu['median_s'] * 1e3:.3f} ms per step (IQR {cpu.get('iqr_s', 0) * 1e3:.3f} ms), "
+        f"{{}} the article's 0.3 ms: {faster} the article's CPU (half a claim: the GPU half "
+        "needs an accelerator)"
+    )
+    return Verdict(status, text.format(spread) + _note(status, spread), spread.value)
+
+
+def c2(records: Records) -> Verdict:
+    record = _newest(records, "bench.crossover")
+    speedups = record.data["value_update_speedup"]
+    if not speedups or not _accelerated(record):
+        return _no_accelerator()
+    accel, speedup = next(iter(speedups.items()))
+    costs = record.data.get("value_update", {})
+    spread = Spread.of_medians(costs["cpu"], costs[accel]) if accel in costs else Spread(speedup)
+    return _ratio_verdict(spread, 1.0, f"{accel} {{}} the CPU's speed")
+
+
+C3_BATCH = 256
+"""The batch size at which C3's rule of thumb is checked (a typical update minibatch)."""
+
+
+def c3(records: Records) -> Verdict:
+    record = _newest(records, "bench.crossover")
+    crossover = {int(b): w for b, w in record.data["crossover_width_by_batch"].items()}
+    if not crossover or not _accelerated(record):
+        return _no_accelerator()
+    batch = min(crossover, key=lambda b: abs(b - C3_BATCH))
+    width = crossover[batch]
+    others = ", ".join(f"batch {b}: {w or 'never'}" for b, w in sorted(crossover.items()))
+    text = f"accelerator wins from width {width or 'never'} at batch {batch} ({others})"
+    return Verdict(_held(width is not None and 128 <= width <= 512), text)
+
+
+def _counted(record: Record, placement: str = "all-accelerator") -> dict[str, Any] | None:
+    """The copies a record counted for ``placement`` (on an accelerator, or on ``meta``)."""
+    counted = record.data.get("counted_copies") or {}
+    if "copies_per_env_step" in counted:  # a bench.ppo record: one placement
+        return counted if counted.get("placement", placement) == placement else None
+    return counted.get(placement)
+
+
+def _legacy_copies(ppo: Record, ddpg: Record) -> tuple[float, float] | None:
+    """Copies per step as records made before copies were counted on ``meta`` held them
+    (measured on an accelerator only)."""
+    if not _accelerated(ppo) or not _accelerated(ddpg):
+        return None
+    row = next(r for r in ddpg.data["rows"] if r["placement"] == "all-accelerator")
+    return ppo.data["copies_per_env_step"], row["copies_per_1000_samples"] / 1000
+
+
+def c4(records: Records) -> Verdict:
+    """Copies per environment step of all-accelerator PPO and DDPG: counts, so no noise."""
+    ppo = _newest(records, "bench.ppo", placement="all-accelerator")
+    ddpg = _newest(records, "bench.ddpg_placements")
+    counted = _counted(ppo), _counted(ddpg)
+    if None not in counted:
+        copies = tuple(c["copies_per_env_step"] for c in counted)
+        where = {c["counted_on"] for c in counted}
+        on = ", ".join(sorted(where))
+        on = "meta, a stand-in for an accelerator" if where == {"meta"} else on
+    elif (legacy := _legacy_copies(ppo, ddpg)) is not None:
+        copies, on = legacy, "the accelerator"
+    else:
+        return Verdict(
+            Status.NOT_MEASURABLE,
+            "no accelerator, and no copies counted on the meta device in these records "
+            "(notebooks 01 and 04 count them)",
+        )
+    text = f"PPO {copies[0]:.3f}, DDPG {copies[1]:.3f} copies per environment step, "
+    text += f"both all-accelerator, counted on {on}"
+    return Verdict(_held(copies[0] > copies[1]), text, copies[0] / max(copies[1], 1e-12))
+
+
+C5_BAND = (0.37 / 1.5, 0.37 * 1.5)
+"""C5 holds when the measured transfer share is within a factor of 1.5 of the article's 37%."""
+
+
+def c5(records: Records) -> Verdict:
+    record = _newest(records, "bench.profile", placement="all-accelerator")
+    if record.data.get("accelerator_missing") or not _accelerated(record):
+        return _no_accelerator()
+    data = record.data
+    share, stderr = data["transfer_share"], data.get("transfer_share_stderr")
+    timer = data.get("timer_sync_share")  # None: an older record, with the timer's syncs inside
+    timer_text = "timer's syncs inside" if timer is None else f"+{timer:.0%} in the timer's syncs"
+    text = f"{share:.0%} of samples in copies and waits for data ({timer_text}; hidden "
+    text += f"{data['hidden']})"
+    # +- two standard errors: where another recording of the same run could land
+    spread = Spread.about(share, None if stderr is None else 4 * stderr)
+    low, high = C5_BAND
+    status = _combined((_against(spread, low), _against(spread, high, above=False)))
+    return Verdict(status, text + _note(status, spread, "{:.0%}"))
+
+
+def c6(records: Records) -> Verdict:
+    record = _newest(records, "bench.hybrid")
+    if not _accelerated(record):
+        return _no_accelerator()
+    runs = record.data["runs"]
+    baseline, hybrid = runs["all-accelerator"], runs["hybrid"]
+    speedup = baseline["median_iteration_seconds"] / hybrid["median_iteration_seconds"]
+    # The plans' iterations ran interleaved, so they pair up (the first: warm-up, copy count).
+    times = [run.get("iteration_seconds", [])[1:] for run in (baseline, hybrid)]
+    use = ", ".join(
+        f"{name} {run['utilisation']['process_cpu_percent']:.0f}/"
+        + (f"{gpu:.0f}" if (gpu := run["utilisation"]["gpu_percent"]) is not None else "n/a")
+        for name, run in (("baseline", baseline), ("hybrid", hybrid))
+    )
+    spread = Spread.of_pairs(*times, value=speedup, per="iteration")
+    return _ratio_verdict(
+        spread, 1.1, "hybrid {} the baseline's speed", after=f"; CPU %/GPU %: {use}"
+    )
+
+
+def c7(records: Records) -> Verdict:
+    record = _newest(records, "bench.ddpg_placements")
+    if not _accelerated(record):
+        return _no_accelerator()
+    rows = {row["placement"]: row for row in record.data["rows"]}
+    cpu = rows["all-cpu"]
+    switching = max(
+        (rows[name] for name in ("hybrid", "all-accelerator")),
+        key=lambda row: row["copies_per_1000_samples"],
+    )
+    # The placements ran in interleaved turns, so each turn's speeds pair up.
+    turns = [row.get("chunk_steps_per_s", []) for row in (switching, cpu)]
+    ratio = switching["env_steps_per_s"] / cpu["env_steps_per_s"]
+    spread = Spread.of_pairs(*turns, value=ratio, per="turn")
+    text = (
+        f"{switching['placement']}: {switching['copies_per_1000_samples']:.0f} copies per 1000 "
+        "samples, {} the all-CPU speed"
+    )
+    return _ratio_verdict(spread, 1.0, text, above=False)
+
+
+def c8(records: Records) -> Verdict:
+    transition = _newest(records, "bench.ddpg", buffer="transition")
+    trajectory = _newest(records, "bench.ddpg", buffer="trajectory")
+    speedup = transition.data["seconds_per_episode"] / trajectory.data["seconds_per_episode"]
+    if not math.isfinite(speedup):
+        return Verdict(Status.NO_CLEAR_EFFECT, "no whole episode ran with updates in these "
+                       "runs (too short), so there is no time per episode to compare")  # fmt: skip
+    spreads = (transition.data["eval_return_spread"], trajectory.data["eval_return_spread"])
+    buffers = (transition, trajectory)
+    seeds = min(len(record.data["seeds"]) for record in buffers)
+    stability = "one seed, so no spread over seeds to compare"
+    if seeds > 1:
+        stability = f"spread of greedy returns over {seeds} seeds {spreads[0]:.0f} (transition) vs "
+        stability += f"{spreads[1]:.0f} (trajectory)"
+    # The designs ran side by side (interleaved) for each seed, so their ratios pair up.
+    by_seed = [[run["seconds_per_episode"] for run in r.data.get("runs", [])] for r in buffers]
+    spread = Spread.of_pairs(*by_seed, value=speedup, per="seed")
+    text = "trajectory buffer {} the transition buffer's speed"
+    return _ratio_verdict(spread, 1.1, text, after=f"; {stability}")
+
+
+def _stands_for(row: dict[str, Any]) -> list[str]:
+    """The placements a sweep row was measured for (several, where they ran the same code)."""
+    return row.get("stands_for", [row["placement"]])
+
+
+def c9(records: Records) -> Verdict:
+    record = _newest(records, "bench.hybrid")
+    if not _accelerated(record):
+        return _no_accelerator()
+    # The hybrid's speed relative to the baseline, each at its fastest CPU thread count.
+    rows = record.data["width_sweep"]
+    advantage = {w: s["hybrid"] for w, s in speedups(rows).items()}
+    small = min(advantage, key=lambda w: abs(w - 128))
+    large = min(advantage, key=lambda w: abs(w - 512))
+    if small == large:
+        return Verdict(Status.MISSING, "the width sweep needs widths near 128 and near 512")
+    change = advantage[large] / advantage[small] - 1
+    text = (
+        f"hybrid vs baseline: {advantage[small]:.2f}x at width {small}, "
+        f"{advantage[large]:.2f}x at {large}, {change:+.0%}: the ratio {{}}"
+    )
+    fastest = [  # the four timings behind the ratio, each plan at its fastest thread count
+        min(
+            (r for r in rows if r["width"] == width and name in _stands_for(r)),
+            key=lambda r: r["seconds_per_iteration"],
+        )
+        for width in (small, large)
+        for name in ("all-accelerator", "hybrid")
+    ]
+    parts = [(row["seconds_per_iteration"], row.get("iqr_s")) for row in fastest]
+    return _ratio_verdict(Spread.of_quotient(1 + change, parts), 0.9, text, above=False)
+
+
+def _slowdown(row: dict[str, Any]) -> Spread:
+    """The allocator's slowdown on one network with the spread of its paired iterations
+    (older records: +- half the spread of identical plans); exact (no spread) where it
+    chose the best fixed configuration or a cheaper one."""
+    if row["slowdown"] <= 0:
+        return Spread.about(row["slowdown"], 0.0)
+    if row.get("slowdown_low") is not None:
+        return Spread(row["slowdown"], row["slowdown_low"], row["slowdown_high"], "per iteration")
+    return Spread.about(row["slowdown"], row.get("same_devices_spread"))
+
+
+def c10(records: Records) -> Verdict:
+    record = _newest(records, "bench.allocator")
+    if not _accelerated(record):
+        return _no_accelerator()
+    rows = [row for row in record.data["criterion"] if row["network"].startswith("mlp")]
+    # Held where the allocator chose the best fixed configuration (or a cheaper one); else its
+    # slowdown +- half the spread of identical plans must lie wholly within 5% (or beyond).
+    by_row = {r["network"]: _against(_slowdown(r), 0.05, False) for r in rows}
+    worst = max(rows, key=lambda row: row["slowdown"])
+    within = sum(row["slowdown"] <= 0.05 for row in rows)
+    text = f"allocator within 5% of the best fixed plan on {within} of {len(rows)} MLPs (worst: "
+    text += f"{worst['slowdown']:+.0%} on {worst['network']}"
+    if worst.get("slowdown_low") is not None:
+        text += f", per iteration {worst['slowdown_low']:+.0%}..{worst['slowdown_high']:+.0%})"
+    elif worst.get("same_devices_spread") is not None:  # an older record
+        text += f", where identical plans differ by {worst['same_devices_spread']:.0%})"
+    else:
+        text += ")"
+    unclear = [name for name, status in by_row.items() if status is Status.NO_CLEAR_EFFECT]
+    text += f"; within the measured noise on {', '.join(unclear)}" if unclear else ""
+    return Verdict(_combined(by_row.values()), text)
+
+
+def c11(records: Records) -> Verdict:
+    record = _newest(records, "bench.allocator")
+    if not _accelerated(record):
+        return _no_accelerator()
+    cnn = [row for row in record.data["criterion"] if row["network"].startswith("cnn")]
+    if not cnn:
+        return Verdict(Status.MISSING, "the allocator record has no CNN row")
+    saved = cnn[0]["saved_vs_fixed_rule"]
+    text = f"allocator {saved:+.0%} time saved against the fixed rule on {cnn[0]['network']}"
+    ratio = 1 / (1 - saved) if saved < 1 else None
+    if saved == 0:  # the fixed rule's own configuration: nothing saved, and no noise in that
+        return Verdict(Status.NOT_HELD, text + " (the fixed rule's configuration)", ratio)
+    if cnn[0].get("saved_low") is not None:  # the paired iterations' spread
+        spread = Spread(saved, cnn[0]["saved_low"], cnn[0]["saved_high"], "per iteration")
+    else:  # an older record: +- half of identical plans'
+        spread = Spread.about(saved, cnn[0].get("same_devices_spread"))
+    status = _against(spread, 0.10)
+    return Verdict(status, text + _note(status, spread, "{:.0%}"), ratio)
+
+
+def c12(records: Records) -> Verdict:
+    return Verdict(Status.NOT_MEASURABLE, "outside this series (no GAIL, no MuJoCo HalfCheetah)")
+
+
+def c13(records: Records) -> Verdict:
+    record = _newest(records, "bench.allocator")
+    if not _accelerated(record):
+        return _no_accelerator()
+    timeline = record.data["curriculum"]["timeline"]
+    on_accelerator = [stage["update"] != "cpu" for stage in timeline]
+    moved = not on_accelerator[0] and on_accelerator[-1]
+    text = " -> ".join(f"{stage['stage']}: {stage['decision']}" for stage in timeline)
+    return Verdict(_held(moved), text)

@@ -1,0 +1,236 @@
+"""Notebook 05's tables and sentences: the allocator's measurements, choices and their checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.display import Markdown
+
+from hetero_tutorial.allocator.decision import Decision
+from hetero_tutorial.allocator.fixed_rule import select_device
+from hetero_tutorial.core import results
+from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.rl.ppo import PHASES
+
+signed = "{:+.1%}".format
+
+
+def timers_table(timers: list[dict[str, Any]]) -> Markdown:
+    return markdown_table(
+        timers,
+        {
+            "device": "device",
+            "first_call_s": "first call",
+            "naive_s": "article's timer (per call)",
+            "honest_s": "warmed up, synchronised (per call)",
+        },
+        dict.fromkeys(("first_call_s", "naive_s", "honest_s"), format_seconds),
+    )
+
+
+def fixed_rule_table(widths: tuple[int, ...] = (64, 128, 192, 256, 512, 1024)) -> Markdown:
+    return markdown_table(
+        [
+            {"width": w, "plain": select_device(w, False), "heavy": select_device(w, True)}
+            for w in widths
+        ],
+        {
+            "width": "hidden width",
+            "plain": "select_device(w, False)",
+            "heavy": "select_device(w, True)",
+        },
+    )
+
+
+def cost_table(decision: Decision) -> Markdown:
+    return markdown_table(
+        decision.cost_rows(),
+        {
+            "phase": "phase",
+            "where": "where",
+            "seconds_per_call": "per call",
+            "calls_per_iteration": "calls/iteration",
+            "seconds_per_iteration": "per iteration",
+            "samples": "samples",
+        },
+        {"seconds_per_call": format_seconds, "seconds_per_iteration": format_seconds},
+    )
+
+
+def candidates_table(decision: Decision) -> Markdown:
+    columns = {"plan": "plan", "threads": "threads"}
+    columns |= {f"{p}_s": p.replace("_", " ") for p in PHASES}
+    columns["total_s"] = "total per iteration"
+    formats = {f"{p}_s": format_seconds for p in (*PHASES, "total")}
+    return markdown_table(decision.candidate_rows(), columns, formats)
+
+
+def decisions_table(decisions: list[Decision]) -> Markdown:
+    return markdown_table(
+        [d.fields() for d in decisions],
+        {
+            "network": "network",
+            "plan": "allocator's plan",
+            "threads": "threads",
+            "estimated_seconds_per_iteration": "estimated per iteration",
+            "measure_seconds": "measuring",
+            "rounds": "rounds",
+            "held": "held",
+        },
+        {"estimated_seconds_per_iteration": format_seconds, "measure_seconds": format_seconds},
+    )
+
+
+def rows_table(rows: list[dict[str, Any]]) -> Markdown:
+    """One row per configuration run: the plans it stood for, devices, threads, seconds."""
+    shown = [{**r, "plans": ", ".join(r["plans"]) or "(the thread check)"} for r in rows]
+    return markdown_table(
+        shown,
+        {
+            "network": "network",
+            "plans": "plans it ran for",
+            "label": "configuration",
+            "seconds_per_iteration": "median per iteration",
+            "iqr_s": "IQR",
+        },
+        {"seconds_per_iteration": format_seconds, "iqr_s": format_seconds},
+    )
+
+
+def _spread(v: dict[str, Any]) -> str:
+    if v["slowdown_low"] is None:
+        return "—"
+    if v["slowdown"] == v["slowdown_low"] == v["slowdown_high"] == 0:
+        return "exact: one configuration"
+    return f"{v['slowdown_low']:+.1%}..{v['slowdown_high']:+.1%}"
+
+
+def criterion_table(verdicts: list[dict[str, Any]]) -> Markdown:
+    shown = [{**v, "spread": _spread(v)} for v in verdicts]
+    return markdown_table(
+        shown,
+        {
+            "network": "network",
+            "best_fixed": "best fixed plan",
+            "configurations": "distinct placements",
+            "slowdown": "allocator vs best fixed",
+            "spread": "paired spread",
+            "within_tolerance": "within 5%",
+            "threads_verdict": "its thread choice",
+            "decision_seconds": "measuring",
+            "saved_vs_fixed_rule": "time saved vs fixed rule",
+        },
+        {"slowdown": signed, "decision_seconds": format_seconds, "saved_vs_fixed_rule": signed},
+    )
+
+
+def criterion_sentences(verdicts: list[dict[str, Any]]) -> list[str]:
+    """Per network, what the comparison says, noise and collapse taken into account."""
+    lines = []
+    for v in verdicts:
+        if v["configurations"] == 1:
+            text = (
+                f"{v['network']}: the five plans were one configuration here, so the "
+                "criterion holds trivially: there was no placement to choose"
+            )
+        elif v["slowdown"] == 0:
+            text = f"{v['network']}: the allocator chose the best fixed plan's configuration"
+        else:
+            low, high = v["slowdown_low"], v["slowdown_high"]
+            inside = low is not None and min(low, high) <= 0 <= max(low, high)
+            text = (
+                f"{v['network']}: the allocator's configuration ran {v['slowdown']:+.1%} "
+                f"against the best fixed plan ({v['best_fixed']})"
+            )
+            text += ", within the noise of the paired iterations" if inside else ""
+        if v.get("threads_verdict"):
+            text += f"; its thread count ({v['threads_chosen']}) was {v['threads_verdict']}"
+        lines.append(text + ".")
+    return lines
+
+
+def cnn_sentence(verdicts: list[dict[str, Any]], frames: str) -> str:
+    cnn = next((v for v in verdicts if v["network"].startswith("cnn")), None)
+    if cnn is None:
+        return "No CNN network in this comparison."
+    if cnn["configurations"] == 1:
+        return (
+            f"{cnn['network']} ({frames} frames): the fixed rule and the allocator were one "
+            "configuration here, so there is nothing to save; the article's C11: 22% faster."
+        )
+    return (
+        f"Measured here ({frames} frames): the allocator saved {cnn['saved_vs_fixed_rule']:+.1%} "
+        f"of the fixed rule's time per iteration on {cnn['network']}. The article (C11): 22%."
+    )
+
+
+def _contenders(summary: dict[str, Any]) -> dict[str, float]:
+    """Seconds over all stages per contender: fixed plans that ran as one configuration at
+    every stage merged into one, then each fixed thread count on the allocator's devices."""
+    timeline = summary["timeline"]
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for plan in summary["totals"]:
+        if plan != "allocator":
+            groups.setdefault(tuple(step["rows"][plan] for step in timeline), []).append(plan)
+    found = {", ".join(names): summary["totals"][names[0]] for names in groups.values()}
+    found |= {
+        f"the allocator's devices at {n} thread(s), every stage": s
+        for n, s in summary.get("threads", {}).items()
+    }
+    return found
+
+
+def curriculum_table(summary: dict[str, Any]) -> Markdown:
+    allocator = summary["totals"]["allocator"]
+    rows = [{"plan": "allocator (with its measuring)", "total": allocator}]
+    rows += [
+        {"plan": p, "total": s, "saved": s - allocator} for p, s in _contenders(summary).items()
+    ]
+    return markdown_table(
+        rows,
+        {"plan": "contender", "total": "seconds, all stages", "saved": "allocator saved (-: lost)"},
+        {"total": format_seconds, "saved": "{:+.2f} s".format},
+    )
+
+
+def curriculum_sentence(summary: dict[str, Any]) -> str:
+    allocator = summary["totals"]["allocator"]
+    spent = sum(step["decision_seconds"] for step in summary["timeline"])
+    contenders = _contenders(summary)
+    best = min(contenders, key=contenders.get)
+    verdict = "saved" if contenders[best] > allocator else "lost"
+    return (
+        f"Over the curriculum the allocator took {format_seconds(allocator)}, of which "
+        f"{format_seconds(spent)} measuring; the best fixed contender ({best}) took "
+        f"{format_seconds(contenders[best])}: the allocator {verdict} "
+        f"{format_seconds(abs(contenders[best] - allocator))} against it."
+    )
+
+
+def references() -> Markdown:
+    found = results.load_references("bench.allocator", with_accelerator=True)
+    if not found:
+        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+    return markdown_table(
+        [{"machine": r.hardware, **v} for r in found for v in r.data["criterion"]],
+        {
+            "machine": "machine",
+            "network": "network",
+            "best_fixed": "best fixed plan",
+            "slowdown": "allocator vs best fixed",
+            "saved_vs_fixed_rule": "saved vs fixed rule",
+        },
+        {"slowdown": signed, "saved_vs_fixed_rule": signed},
+    )
+
+
+def price_cases(decision: Decision) -> list[tuple[Any, ...]]:
+    """The inputs the pricing exercise is checked on: every candidate the allocator priced."""
+    rows = decision.cost_rows()
+    return [(rows, str(c.rollout), str(c.update), c.threads) for c in decision.candidates]
+
+
+def findings(verdicts: list[dict[str, Any]], summary: dict[str, Any]) -> list[str]:
+    """What notebook 05 measured on this machine, each line from the numbers."""
+    return [*criterion_sentences(verdicts), curriculum_sentence(summary)]

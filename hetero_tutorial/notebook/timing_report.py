@@ -1,0 +1,130 @@
+"""Notebook 00's tables and findings: devices, stopwatches, the forward grid, C1-C3."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.display import Markdown
+
+from hetero_tutorial.core import results
+from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.studies.crossover import batching_sentence
+
+ARTICLE_STEP = {"article: cpu": 0.0003, "article: gpu": 0.0005}
+"""The article's C1 figures, in seconds per step: claims to test, not measurements."""
+
+
+def timers_table(timers: dict[str, dict[str, float]]) -> Markdown:
+    """One row per device: the first call, the naive timer and the honest one."""
+    seconds = dict.fromkeys(("first_call_s", "naive_s", "honest_s"), format_seconds)
+    return markdown_table(
+        [{"device": name, **row} for name, row in timers.items()],
+        {
+            "device": "device",
+            "first_call_s": "first call",
+            "naive_s": "naive (per call)",
+            "honest_s": "honest (median)",
+        },
+        seconds,
+    )
+
+
+def policy_step_table(costs: dict[str, dict[str, float]]) -> Markdown:
+    """One CartPole step per device (and the environment alone), beside the article's."""
+    rows = [{"what": name, **cost} for name, cost in costs.items()]
+    rows += [
+        {"what": name, "median_s": s, "note": "the article's"} for name, s in ARTICLE_STEP.items()
+    ]
+    return markdown_table(
+        rows,
+        {"what": "one step", "median_s": "median", "iqr_s": "IQR", "note": ""},
+        {"median_s": format_seconds, "iqr_s": format_seconds},
+    )
+
+
+def value_update_table(costs: dict[str, dict[str, float]]) -> Markdown:
+    return markdown_table(
+        [{"device": name, **cost} for name, cost in costs.items()],
+        {"device": "device", "median_s": "median per update", "iqr_s": "IQR"},
+        {"median_s": format_seconds, "iqr_s": format_seconds},
+    )
+
+
+def crossover_table(widths_by_batch: dict[int, int | None]) -> Markdown:
+    return markdown_table(
+        [
+            {"batch": b, "width": w if w is not None else "never"}
+            for b, w in widths_by_batch.items()
+        ],
+        {"batch": "batch size", "width": "accelerator wins from width"},
+    )
+
+
+def references() -> Markdown:
+    """Notebook 00's measurements recorded on machines with an accelerator, or why none."""
+    found = results.load_references("bench.crossover", with_accelerator=True)
+    if not found:
+        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+    return markdown_table(
+        [
+            {
+                "machine": r.hardware,
+                "date": r.provenance["date"][:10],
+                "c1": r.data["policy_step_speedup"],
+                "c2": r.data["value_update_speedup"],
+                "crossover": r.data["crossover_width_by_batch"],
+            }
+            for r in found
+        ],
+        {
+            "machine": "machine",
+            "date": "date",
+            "c1": "C1: accel/CPU speed, one step",
+            "c2": "C2: accel/CPU speed, update",
+            "crossover": "crossover width by batch",
+        },
+    )
+
+
+def findings(
+    timers: dict[str, dict[str, float]],
+    grid: list[dict[str, Any]],
+    policy_step: dict[str, dict[str, float]],
+    operations: int,
+) -> list[str]:
+    """What notebook 00 measured on this CPU, each line from the numbers."""
+    cpu = timers["cpu"]
+    step, env = policy_step["cpu"]["median_s"], policy_step["env_only"]["median_s"]
+    return [
+        f"Honest timing: a 1024-unit forward pass (batch 512) takes "
+        f"{format_seconds(cpu['honest_s'])} here; the naive timer read "
+        f"{cpu['naive_s'] / cpu['honest_s']:.2f}x that.",
+        batching_sentence(grid),
+        f"One 128-unit policy step: {format_seconds(step)} ({format_seconds(env)} of it the "
+        f"environment), {operations} PyTorch operators; C1's CPU half says 300 us.",
+    ]
+
+
+def _row(device: str, width: int, batch: int, per_sample: float) -> dict[str, Any]:
+    return {"device": device, "width": width, "batch_size": batch, "seconds_per_sample": per_sample}
+
+
+def exercise_cases(grid: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The inputs the batching exercise is checked on: this machine's grid first, then a grid
+    with a tie (the smaller batch wins it) and one with a second device to ignore."""
+    tie = [_row("cpu", 64, 1, 3e-6), _row("cpu", 64, 16, 1e-6), _row("cpu", 64, 256, 1e-6)]
+    two = [_row("cpu", 8, 1, 2e-6), _row("cpu", 8, 4, 1e-6), _row("cuda:0", 8, 1, 1e-7)]
+    two += [_row("cuda:0", 8, 4, 9e-6), _row("cpu", 16, 4, 3e-6), _row("cpu", 16, 1, 4e-6)]
+    return [(grid,), (tie,), (two, "cpu"), (two, "cuda:0")]
+
+
+def guess_line(guess: int | None, answer: dict[int, int] | None, width: int) -> str:
+    """The learner's prediction beside what their (checked) function found on this machine."""
+    if answer is None:
+        return "Solve the exercise above, then run this cell to compare with your guess."
+    found = answer.get(width)
+    if guess is None:
+        return f"The cheapest batch per sample at width {width} here: {found}. (No guess written.)"
+    verdict = "as you predicted" if guess == found else f"not {guess}, as you predicted"
+    return f"The cheapest batch per sample at width {width} here is {found}: {verdict}."

@@ -1,0 +1,160 @@
+"""Host<->device copies per environment step, counted on any machine (claim C4).
+
+How many copies a placement makes is a property of the code, not of the hardware: the
+rollout's two copies per vector step, the hybrid plan's one batched transfer and one
+weight sync per iteration. So they can be counted without an accelerator: the
+accelerator's phases run on PyTorch's ``meta`` device (shapes, no data), and a
+:class:`~hetero_tutorial.core.transfers.MetaCopyCounter` counts every copy across
+devices and answers copies out of ``meta`` with zeros. With an accelerator the same
+functions count on it, for real.
+
+:func:`ppo_copies` counts one PPO iteration, :func:`ddpg_copies` a stretch of DDPG steps
+with one update each; both return plain dicts for the records (``counted_on`` says
+where: ``"meta"`` is the stand-in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import torch
+
+from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.core.transfers import META, CopyCounter, MetaCopyCounter
+from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGTrainer
+from hetero_tutorial.rl.ppo import PPOTrainer
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import copies_per_step
+
+
+def counting_device(device: str | torch.device | None = None) -> torch.device:
+    """``device``, or this machine's accelerator, or ``meta`` (the stand-in) without one."""
+    if device is not None:
+        return torch.device(device)
+    found = accelerator()
+    return found if found is not None else META
+
+
+def _counter(device: torch.device) -> CopyCounter:
+    return MetaCopyCounter() if device.type == "meta" else CopyCounter()
+
+
+def _one_device(algorithm: str, placement_name: str, device: torch.device) -> dict[str, Any]:
+    """The count of a placement with every phase on the CPU: there is no other device to copy
+    to, so nothing is run (running it under a dispatch mode would only cost time)."""
+    return {
+        "algorithm": algorithm,
+        "placement": placement_name,
+        "counted_on": str(device),
+        "by_phase": {},
+        "copies_per_env_step": 0.0,
+        "note": "every phase on the CPU: one device, nothing to copy",
+    }
+
+
+def ppo_copies(
+    config: PPOConfig,
+    placement_name: str = "all-accelerator",
+    device: str | torch.device | None = None,
+    seed: int = 0,
+    update_epochs: int | None = 1,
+) -> dict[str, Any]:
+    """Copies of one PPO iteration of ``config`` under a preset, by phase and per env step.
+
+    ``device``: where the accelerator's phases run (default :func:`counting_device`).
+    ``update_epochs``: the update's epochs in the counted iteration (None: the config's).
+    The update copies once per update, not per epoch (every epoch's minibatch order
+    goes over in one copy, the diagnostics come back in one), and on ``meta`` each
+    epoch costs seconds of Python, so one epoch is counted by default; a test checks
+    that the counts do not depend on it.
+    """
+    device = counting_device(device)
+    plan = placement(placement_name, accelerator_device=device)
+    if all(d.type == "cpu" for d in plan.devices):
+        return {**_one_device("ppo", placement_name, device), "copies_per_iteration": 0}
+    epochs = config.update_epochs if update_epochs is None else update_epochs
+    counted = replace(config, total_steps=config.batch_size, update_epochs=epochs)
+    trainer = PPOTrainer(counted, plan, seed)
+    trainer.counter = _counter(device)  # run_iteration counts its first iteration under it
+    trainer.run_iteration()
+    trainer.close()
+    by_phase = copies_per_step(trainer)
+    return {
+        "algorithm": "ppo",
+        "placement": placement_name,
+        "counted_on": str(device),
+        "env_id": config.env_id,
+        "steps_counted": config.batch_size,
+        "update_epochs_counted": epochs,
+        "by_phase": by_phase,
+        "copies_per_env_step": sum(p["count_per_env_step"] for p in by_phase.values()),
+        "copies_per_iteration": sum(p["count_per_iteration"] for p in by_phase.values()),
+    }
+
+
+def ddpg_copies(
+    config: DDPGConfig,
+    placement_name: str = "all-accelerator",
+    device: str | torch.device | None = None,
+    steps: int = 20,
+) -> dict[str, Any]:
+    """Copies of ``steps`` DDPG steps (one update each) under a preset, by phase.
+
+    The buffer is first filled with ``batch_size`` random-action steps (not counted),
+    so every counted step samples a batch and updates.
+    """
+    device = counting_device(device)
+    if all(d.type == "cpu" for d in placement(placement_name, device).devices):
+        return {**_one_device("ddpg", placement_name, device), "copies_per_1000_samples": 0.0}
+    config = replace(
+        config,
+        learning_starts=config.batch_size,
+        total_steps=config.batch_size + steps + 2,
+        count_copies_steps=steps,
+        eval_episodes=1,
+    )
+    with _counter(device):  # building (a rollout actor copied off meta) and filling: not counted
+        trainer = DDPGTrainer(replace(config, placement=placement_name), str(device))
+        for step in range(config.learning_starts):
+            trainer.step(step)
+    with _counter(device) as counter:
+        for step in range(config.learning_starts, config.learning_starts + steps):
+            trainer.step(step, counter.phase)
+    trainer.env.close()
+    by_phase = {
+        phase: {
+            "count_per_1000_steps": 1000 * stats["count"] / steps,
+            "bytes_per_env_step": stats["bytes"] / steps,
+        }
+        for phase, stats in counter.by_phase().items()
+    }
+    per_step = counter.total().count / steps
+    return {
+        "algorithm": "ddpg",
+        "placement": placement_name,
+        "counted_on": str(device),
+        "buffer": config.buffer,
+        "steps_counted": steps,
+        "by_phase": by_phase,
+        "copies_per_env_step": per_step,
+        "copies_per_1000_samples": 1000 * per_step,
+    }
+
+
+def copies_sentence(ppo: dict[str, Any], ddpg: dict[str, Any]) -> str:
+    """C4 in one sentence, from two counts: which algorithm switches devices more per step."""
+    where = "counted on the meta device (a stand-in: the code's copies, no data moved)"
+    if ppo["counted_on"] != "meta":
+        where = f"counted on {ppo['counted_on']}"
+    a, b = ppo["copies_per_env_step"], ddpg["copies_per_env_step"]
+    more = "PPO" if a > b else "DDPG" if b > a else "neither"
+    ratio = max(a, b) / max(min(a, b), 1e-12)
+    text = (
+        f"All-accelerator PPO ({ppo['env_id']}) makes {a:.3f} copies per environment step, "
+        f"all-accelerator DDPG ({ddpg['buffer']} buffer) {b:.2f}, {where}: "
+    )
+    if more == "neither":
+        return text + "the same number."
+    return text + f"{more} switches devices {ratio:.1f}x as often per step."

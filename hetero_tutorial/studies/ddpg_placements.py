@@ -1,0 +1,83 @@
+"""DDPG under each placement: speed where the placements differ, copies on any machine (C4, C7).
+
+:func:`~hetero_tutorial.rl.ddpg.placement_comparison` trains DDPG under each placement,
+interleaved. Placements that resolve to the same devices (all of them, without an
+accelerator) would time the same code three times, so :func:`compare_placements` runs
+one per configuration (each row says which placements it ``stands_for``), and counts
+every placement's copies per step with :func:`~hetero_tutorial.studies.copies.ddpg_copies`,
+on the accelerator or on the ``meta`` stand-in: C4 and C7's copy counts on any machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hetero_tutorial.core.configurations import distinct_placements, same_devices_note
+from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
+from hetero_tutorial.core.timing import Spread
+from hetero_tutorial.rl.ddpg import DDPGConfig, placement_comparison
+from hetero_tutorial.studies.copies import ddpg_copies
+
+
+def compare_placements(
+    config: DDPGConfig, names: Sequence[str] = PLACEMENT_NAMES, chunk_steps: int = 50
+) -> dict[str, Any]:
+    """The fields of a ``bench.ddpg_placements`` record: ``rows`` (one per distinct
+    configuration: speed, each turn's speed, copies counted in the run) and
+    ``counted_copies`` (per placement, by phase), with ``note`` saying what was merged."""
+    plans = [placement(name) for name in names if name in PLACEMENT_NAMES]
+    groups = distinct_placements(plans)
+    rows = placement_comparison(config, [group[0].name for group in groups], chunk_steps)
+    for row, group in zip(rows, groups, strict=True):
+        row["stands_for"] = [plan.name for plan in group]
+    return {
+        "buffer": config.buffer,
+        "hidden": config.hidden,
+        "steps": config.total_steps,
+        "rows": rows,
+        "counted_copies": {plan.name: ddpg_copies(config, plan.name) for plan in plans},
+        "note": same_devices_note(groups),
+    }
+
+
+def speed_sentence(rows: Sequence[dict[str, Any]]) -> str:
+    """C7's question from the rows: each accelerated placement's speed over all-CPU's, with
+    the spread of their interleaved turns; or why there is nothing to compare."""
+    by_name = {name: row for row in rows for name in row.get("stands_for", [row["placement"]])}
+    cpu = by_name["all-cpu"]
+    if all(row is cpu for row in by_name.values()):
+        return (
+            "Every placement ran as one configuration here (the same devices): there is no "
+            "speed ratio to take, so C7 needs an accelerator (reference records below)."
+        )
+    lines = []
+    for name in ("hybrid", "all-accelerator"):
+        row = by_name.get(name)
+        if row is None:
+            continue
+        if row is cpu:
+            lines.append(f"{name} ran as all-cpu here (the same devices): no speed to compare.")
+            continue
+        turns = row.get("chunk_steps_per_s", []), cpu.get("chunk_steps_per_s", [])
+        spread = Spread.of_pairs(*turns, value=row["env_steps_per_s"] / cpu["env_steps_per_s"],
+                                 per="turn")  # fmt: skip
+        side = spread.side(1.0, above=False)
+        verdict = {True: "slower than all-CPU", False: "not slower than all-CPU"}.get(
+            side, "no clear effect" + spread.noise()
+        )
+        lines.append(f"{name}: {spread} the all-CPU speed: {verdict} (article: 0.85x).")
+    return " ".join(lines)
+
+
+def copies_rows(counted: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per placement of counted copies: per 1000 steps, in total and by phase."""
+    return [
+        {
+            "placement": name,
+            "counted_on": found["counted_on"],
+            "copies_per_1000_samples": found["copies_per_1000_samples"],
+            "by_phase": found["by_phase"],
+        }
+        for name, found in counted.items()
+    ]

@@ -1,0 +1,152 @@
+"""CPU threads as a resource: one thread against all cores, for the actor and for the learner.
+
+PyTorch splits a large matrix product over its intra-op threads; a small one (the
+actor's forward pass on a handful of observations) gains nothing and pays for waking
+the threads. Where that line falls depends on the width, the batch and the machine, so
+it is measured: the width sweep (:func:`~hetero_tutorial.studies.sweeps.width_sweep`)
+runs every configuration at one thread and at all cores, interleaved iteration by
+iteration, and keeps each phase's seconds per iteration. :func:`thread_effects` pairs
+those iterations (one thread over all cores, per phase and width) and
+:func:`thread_rule` turns them into the rule this machine gives, naming an effect only
+where the whole spread of the paired ratios lies on one side of 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.timing import Spread
+
+ROLES = {
+    "rollout": "the actor (rollout)",
+    "update": "the learner (update)",
+    "iteration": "a whole iteration",
+}
+"""The parts whose thread count is judged, and how a sentence names them."""
+
+FASTER, SLOWER, UNCLEAR = "all cores faster", "one thread faster", "no clear effect"
+
+
+def _seconds(row: dict[str, Any], role: str) -> list[float]:
+    if role == "iteration":
+        return list(row["iteration_seconds"])
+    return list(row["phase_seconds"].get(role, []))
+
+
+def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -> list[dict]:
+    """Per width and role: one thread's seconds over the most threads', paired by iteration
+    (``ratio``: the median of the paired ratios; ``low``/``high``: their spread).
+
+    ``rows``: a width sweep over at least two thread counts; ``placement``: whose rows
+    (the CPU's own question by default; a row measured once for several placements, as
+    every preset is without an accelerator, counts for each). ``ratio`` above 1: all
+    cores are faster.
+    ``verdict``: :data:`FASTER`, :data:`SLOWER` or :data:`UNCLEAR` (the spread straddles 1,
+    or one timed iteration gave no spread).
+    """
+    if not rows:
+        raise UsageError("no sweep rows to read thread effects from")
+    mine = [r for r in rows if placement in r.get("stands_for", [r["placement"]])]
+    counts = sorted({r["threads"] for r in mine})
+    if len(counts) < 2:
+        raise UsageError(f"the sweep ran {placement} at {counts} thread(s) only: sweep 1 and more")
+    effects = []
+    for width in sorted({r["width"] for r in mine}):
+        at = {r["threads"]: r for r in mine if r["width"] == width}
+        one, many = at[counts[0]], at[counts[-1]]
+        for role in ROLES:
+            a, b = _seconds(one, role), _seconds(many, role)
+            if not a or not b:
+                continue
+            # the headline is the median of the paired ratios, so it lies inside its spread
+            ratios = [x / y for x, y in zip(a, b, strict=False)]
+            spread = Spread.of_ratios(ratios, per="iteration")
+            value = spread.value
+            # an effect only where the whole spread lies strictly on one side of 1
+            side = None if not spread.measured else True if spread.low > 1 else (
+                False if spread.high < 1 else None)  # fmt: skip
+            effects.append(
+                {
+                    "width": width,
+                    "role": role,
+                    "few_threads": counts[0],
+                    "threads": counts[-1],
+                    "one_thread_s": float(np.median(a)),
+                    "all_cores_s": float(np.median(b)),
+                    "ratio": value,
+                    "low": spread.low,
+                    "high": spread.high,
+                    "how": spread.how,
+                    "verdict": UNCLEAR if side is None else FASTER if side else SLOWER,
+                }
+            )
+    return effects
+
+
+def _spread_text(effect: dict[str, Any]) -> str:
+    if effect["low"] is None:
+        return f"{effect['ratio']:.2f}x (one iteration: no spread)"
+    return f"{effect['ratio']:.2f}x ({effect['low']:.2f}-{effect['high']:.2f}x)"
+
+
+def _widths(widths: Sequence[int]) -> str:
+    return ", ".join(str(w) for w in widths)
+
+
+def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
+    """``(the rule for role, the figures behind it)``: see :func:`role_rule`."""
+    mine = [e for e in effects if e["role"] == role]
+    if not mine:
+        return f"{ROLES[role].capitalize()}: not measured", ""
+    n, few = mine[0]["threads"], mine[0]["few_threads"]
+    one = f"{few} thread{'s' * (few > 1)}"
+    faster = [e["width"] for e in mine if e["verdict"] == FASTER]
+    slower = [e["width"] for e in mine if e["verdict"] == SLOWER]
+    widths = [e["width"] for e in mine]
+    # the smallest width from which every wider one ran faster on all cores
+    start = next((w for w in widths if all(x in faster for x in widths if x >= w)), None)
+    figures = "; ".join(f"{e['width']}: {_spread_text(e)}" for e in mine)
+    name = ROLES[role].capitalize()
+    if start is None and not slower:
+        text = (
+            f"{name}: {one}. All {n} cores showed no clear effect at any width measured "
+            f"(within the noise of the paired iterations), so {one} does as well and "
+            "leaves the other cores free"
+        )
+    elif start is None:
+        text = f"{name}: {one}. All {n} cores were slower at width {_widths(slower)}"
+    else:
+        below = [w for w in widths if w < start]
+        text = f"{name}: all {n} cores from width {start}"
+        text += f", {one} below ({_widths(below)})" if below else " (every width measured)"
+        if slower:
+            text += f"; all cores were slower at {_widths(slower)}"
+    how = mine[0]["how"] if mine[0]["low"] is not None else "one iteration each"
+    return (
+        text,
+        f"time at {one} over all cores' by width (above 1: all cores faster; {how}): {figures}",
+    )
+
+
+def role_rule(effects: Sequence[dict[str, Any]], role: str) -> str:
+    """One sentence: how many threads ``role`` should get on this machine, by width, and the
+    paired ratios behind it; an effect is named only where their spread lies past 1."""
+    text, figures = rule_parts(effects, role)
+    return f"{text}. {figures[0].upper()}{figures[1:]}." if figures else f"{text}."
+
+
+def thread_rule(effects: Sequence[dict[str, Any]]) -> list[str]:
+    """The rule this machine gives for the actor and the learner (and a whole iteration)."""
+    return [role_rule(effects, role) for role in ROLES]
+
+
+def best_threads(effects: Sequence[dict[str, Any]], role: str, width: int) -> int:
+    """The thread count to give ``role`` at ``width``: all cores only past the noise."""
+    found = [e for e in effects if e["role"] == role and e["width"] == width]
+    if not found:
+        raise UsageError(f"no {role} effect measured at width {width}")
+    return found[0]["threads"] if found[0]["verdict"] == FASTER else found[0]["few_threads"]
