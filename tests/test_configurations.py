@@ -15,7 +15,9 @@ CPU, META = torch.device("cpu"), torch.device("meta")
 
 def test_presets_collapse_where_they_resolve_to_the_same_devices():
     names = ("all-accelerator", "hybrid", "all-cpu")
-    cpu_only = [Placement(name, CPU, CPU, CPU, name != "all-cpu") for name in names]
+    cpu_only = [
+        Placement(name, CPU, CPU, CPU, accelerator_missing=name != "all-cpu") for name in names
+    ]
     (group,) = distinct_placements(cpu_only)
     assert [p.name for p in group] == ["all-accelerator", "hybrid", "all-cpu"]
     note = same_devices_note([group])
@@ -28,7 +30,10 @@ def test_designs_with_an_accelerator_stay_apart():
     designs = [placement(name, accelerator_device="meta") for name in names]
     groups = distinct_placements(designs)
     assert [len(g) for g in groups] == [1, 1, 1] and same_devices_note(groups) is None
-    assert devices_key(designs[1]) == (("rollout", "cpu"), ("storage", "cpu"), ("update", "meta"))
+    assert devices_key(designs[1]) == (
+        ("rollout", "cpu"), ("storage", "cpu"), ("update", "meta"), ("env", "cpu"),
+        ("batched_envs", "False"),
+    )  # fmt: skip
 
 
 def test_group_same_keeps_the_order_of_first_appearance():

@@ -10,19 +10,23 @@ import torch
 from gymnasium.envs.classic_control.pendulum import angle_normalize
 
 from hetero_tutorial.notebook import env_plots, env_reports
-from hetero_tutorial.notebook.solutions.device_envs import (
-    package_cost,
-    package_wrap,
-    pendulum_cost,
-    wrap_angle,
-)
-from hetero_tutorial.studies import env_throughput
+from hetero_tutorial.notebook.solutions.device_envs import pendulum_cost, wrap_angle
+from hetero_tutorial.rl.device_envs import BatchedPendulum
+from hetero_tutorial.studies import env_agreement, env_throughput
 
 matplotlib.use("Agg")
 
 THETA = torch.tensor([0.0, 1.0, math.pi - 1e-3, -math.pi, 3.5, 7.0, -10.0, 100.0, -0.5])
 THETA_DOT = torch.tensor([0.0, 1.0, -8.0, 8.0, 0.5, -3.0, 2.0, 0.0, 7.5])
 TORQUE = torch.tensor([0.0, 2.0, -2.0, 3.0, -9.0, 0.1, 1.5, -0.7, 0.0])
+
+
+def package_wrap(theta: torch.Tensor) -> torch.Tensor:
+    """The package's own wrap (:class:`BatchedPendulum` wraps in place; this copies first)."""
+    return BatchedPendulum._wrap(theta.clone())
+
+
+package_cost = env_agreement.pendulum_step_cost
 
 
 def test_the_wrap_solution_is_gymnasiums_and_the_packages():

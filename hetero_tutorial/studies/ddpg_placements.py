@@ -14,19 +14,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from hetero_tutorial.core.configurations import distinct_placements, same_devices_note
-from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
+from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES, placement
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.ddpg import DDPGConfig, placement_comparison
 from hetero_tutorial.studies.copies import ddpg_copies
 
 
 def compare_placements(
-    config: DDPGConfig, names: Sequence[str] = PLACEMENT_NAMES, chunk_steps: int = 50
+    config: DDPGConfig, names: Sequence[str] = ENV_ON_CPU_NAMES, chunk_steps: int = 50
 ) -> dict[str, Any]:
     """The fields of a ``bench.ddpg_placements`` record: ``rows`` (one per distinct
     configuration: speed, each turn's speed, copies counted in the run) and
     ``counted_copies`` (per placement, by phase), with ``note`` saying what was merged."""
-    plans = [placement(name) for name in names if name in PLACEMENT_NAMES]
+    plans = [placement(name) for name in names if name in ENV_ON_CPU_NAMES]
     groups = distinct_placements(plans)
     rows = placement_comparison(config, [group[0].name for group in groups], chunk_steps)
     for row, group in zip(rows, groups, strict=True):

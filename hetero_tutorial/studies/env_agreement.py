@@ -57,3 +57,15 @@ def one_step_gaps(env_id: str, num_envs: int = 16, steps: int = 300, seed: int =
         gaps["episodes_ended"] += int(ended.sum())
     reference.close()
     return {"env_id": env_id, "num_envs": num_envs, "steps": steps, **gaps}
+
+
+def pendulum_step_cost(
+    theta: torch.Tensor, theta_dot: torch.Tensor, torque: torch.Tensor
+) -> torch.Tensor:
+    """The cost the batched Pendulum charges for one step from these states (its reward,
+    negated): what notebook 07's cost exercise is checked against."""
+    env = make_batched_env("Pendulum-v1", len(theta), check_actions=False)
+    env.reset(seed=0)
+    env.state = torch.stack([theta, theta_dot], dim=1)
+    _, reward, *_ = env.step(torque[:, None].float())
+    return -reward

@@ -22,6 +22,8 @@ SOLUTIONS = {
     "td_target": "replay_buffers",
     "plan_seconds": "allocator",
     "speedup_and_time_saved": "claims_ledger",
+    "wrap_angle": "device_envs",
+    "pendulum_cost": "device_envs",
 }
 """Each exercise's name, and the module (under this package) that holds its solution."""
 

@@ -6,8 +6,6 @@ import math
 
 import torch
 
-from hetero_tutorial.rl.device_envs import BatchedPendulum
-
 
 def wrap_angle(theta: torch.Tensor) -> torch.Tensor:
     """Angles wrapped into [-pi, pi): Gymnasium's ``angle_normalize``, for a whole batch.
@@ -28,19 +26,3 @@ def pendulum_cost(
     """
     u = torch.clamp(torque, -2.0, 2.0)
     return wrap_angle(theta) ** 2 + 0.1 * theta_dot**2 + 0.001 * u**2
-
-
-def package_wrap(theta: torch.Tensor) -> torch.Tensor:
-    """The package's own wrap (:class:`BatchedPendulum` wraps in place; this copies first)."""
-    return BatchedPendulum._wrap(theta.clone())
-
-
-def package_cost(
-    theta: torch.Tensor, theta_dot: torch.Tensor, torque: torch.Tensor
-) -> torch.Tensor:
-    """The cost the package's batched Pendulum charges: one step from these states, negated."""
-    env = BatchedPendulum(len(theta), check_actions=False)
-    env.reset(seed=0)
-    env.state = torch.stack([theta, theta_dot], dim=1)
-    _, reward, *_ = env.step(torque[:, None].float())
-    return -reward
