@@ -1,0 +1,97 @@
+"""The overlapped pipeline stops cleanly, however a run ends: a worker that raises, a worker
+killed by a signal, a stuck worker, Ctrl-C in the learner. No process outlives the run."""
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+
+import pytest
+from test_pipeline import run_children, shared_memory_files
+
+from hetero_tutorial.rl.pipeline import train_pipeline
+from hetero_tutorial.rl.pipeline_worker import WorkerFailed
+from hetero_tutorial.rl.ppo_config import PPOConfig
+
+LONG = PPOConfig(env_id="CartPole-v1", total_steps=400 * 512)
+"""A run far longer than any of these tests lets it go on."""
+
+
+def fail_at_rollout_2(worker: int, rollout: int) -> None:
+    if rollout == 2:
+        raise RuntimeError("a test hook's failure inside the worker")
+
+
+def stuck_at_rollout_1(worker: int, rollout: int) -> None:
+    if rollout == 1:
+        time.sleep(3600)
+
+
+def _assert_nothing_left(shm_before: set[str]) -> None:
+    assert not run_children(), "a worker outlived its run"
+    assert shared_memory_files() <= shm_before, "a shared-memory segment outlived its run"
+
+
+def test_a_worker_that_raises_stops_the_run_naming_it_with_its_traceback():
+    shm_before = shared_memory_files()
+    with pytest.raises(WorkerFailed, match="rollout worker 0") as failure:
+        train_pipeline(LONG, workers=1, eval_episodes=0, worker_hook=fail_at_rollout_2)
+    message = str(failure.value)
+    assert "Traceback" in message and "a test hook's failure inside the worker" in message
+    _assert_nothing_left(shm_before)
+
+
+def test_a_worker_killed_by_sigkill_is_detected_within_5_seconds():
+    shm_before = shared_memory_files()
+    killed_at = []
+
+    def kill_a_worker(done: int, total: int) -> None:
+        if done == 3:
+            (worker,) = [p for p in multiprocessing.active_children() if "rollout" in p.name]
+            os.kill(worker.pid, signal.SIGKILL)
+            killed_at.append(time.monotonic())
+
+    with pytest.raises(WorkerFailed, match="SIGKILL"):
+        train_pipeline(LONG, workers=1, eval_episodes=0, progress=kill_a_worker)
+    assert time.monotonic() - killed_at[0] < 5.0
+    _assert_nothing_left(shm_before)
+
+
+def test_the_learner_does_not_wait_forever_for_a_stuck_worker():
+    began = time.monotonic()
+    with pytest.raises(WorkerFailed, match="no rollout arrived for 2 s"):
+        train_pipeline(
+            LONG, workers=1, eval_episodes=0, worker_hook=stuck_at_rollout_1, stall_timeout=2.0
+        )
+    assert time.monotonic() - began < 20  # 2 s stalled, then a grace period and a kill
+    assert not run_children()
+
+
+def test_keyboard_interrupt_in_the_learner_stops_every_worker():
+    shm_before = shared_memory_files()
+
+    def stop_button(done: int, total: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train_pipeline(LONG, workers=2, eval_episodes=0, progress=stop_button)
+    _assert_nothing_left(shm_before)
+
+
+def test_sigint_as_a_notebooks_stop_button_sends_it_stops_every_worker():
+    shm_before = shared_memory_files()
+    started = threading.Event()
+
+    def interrupt_soon() -> None:
+        started.wait(30)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)  # what Jupyter's stop button sends the kernel
+
+    timer = threading.Thread(target=interrupt_soon, daemon=True)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        train_pipeline(LONG, workers=1, eval_episodes=0, progress=lambda d, t: started.set())
+    timer.join()
+    _assert_nothing_left(shm_before)
