@@ -29,6 +29,11 @@ def worker_name(index: int) -> str:
     return f"worker {index}"
 
 
+def configuration_label(backend: str, workers: int, max_policy_lag: int) -> str:
+    """An overlapped configuration's name, e.g. ``mp, 1 worker, lag 1``."""
+    return f"{backend}, {workers} worker{'s' if workers > 1 else ''}, lag {max_policy_lag}"
+
+
 class Timeline:
     """Intervals ``{process, kind, start, end}`` of every process, in seconds from ``origin``."""
 
@@ -151,8 +156,7 @@ class PipelineResult:
     @property
     def label(self) -> str:
         """e.g. ``mp, 1 worker, lag 1``."""
-        plural = "s" if self.workers > 1 else ""
-        return f"{self.backend}, {self.workers} worker{plural}, lag {self.max_policy_lag}"
+        return configuration_label(self.backend, self.workers, self.max_policy_lag)
 
     def fields(self) -> dict[str, Any]:
         """The run as the fields of a results record (``bench.pipeline``'s runs)."""
