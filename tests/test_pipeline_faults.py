@@ -42,20 +42,40 @@ def test_a_worker_that_raises_stops_the_run_naming_it_with_its_traceback():
     _assert_nothing_left(shm_before)
 
 
-def test_a_worker_killed_by_sigkill_is_detected_within_5_seconds():
+def _rollout_worker() -> multiprocessing.Process:
+    (worker,) = [p for p in multiprocessing.active_children() if "rollout" in p.name]
+    return worker
+
+
+def test_a_worker_killed_by_sigkill_mid_run_is_detected_within_5_seconds():
     shm_before = shared_memory_files()
-    killed_at = []
+    running, killed_at = threading.Event(), []
 
-    def kill_a_worker(done: int, total: int) -> None:
-        if done == 3:
-            (worker,) = [p for p in multiprocessing.active_children() if "rollout" in p.name]
-            os.kill(worker.pid, signal.SIGKILL)
-            killed_at.append(time.monotonic())
+    def kill_soon() -> None:  # from outside, at any moment of the run
+        running.wait(30)
+        time.sleep(0.3)
+        os.kill(_rollout_worker().pid, signal.SIGKILL)
+        killed_at.append(time.monotonic())
 
+    killer = threading.Thread(target=kill_soon, daemon=True)
+    killer.start()
     with pytest.raises(WorkerFailed, match="SIGKILL"):
-        train_pipeline(LONG, workers=1, eval_episodes=0, progress=kill_a_worker)
+        train_pipeline(LONG, workers=1, eval_episodes=0, progress=lambda d, t: running.set())
     assert time.monotonic() - killed_at[0] < 5.0
+    killer.join()
     _assert_nothing_left(shm_before)
+
+
+def test_a_dead_worker_is_named_when_the_learner_next_asks_it_for_a_rollout():
+    def kill_and_wait(done: int, total: int) -> None:
+        if done == 3:
+            worker = _rollout_worker()
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.join(5)  # certainly dead before the learner sends its next request
+
+    with pytest.raises(WorkerFailed, match="rollout worker 0"):
+        train_pipeline(LONG, workers=1, eval_episodes=0, progress=kill_and_wait)
+    assert not run_children()
 
 
 def test_the_learner_does_not_wait_forever_for_a_stuck_worker():

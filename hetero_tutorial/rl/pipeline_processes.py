@@ -187,7 +187,11 @@ class ProcessEngine:
         self.weights.publish(weights, version)
 
     def submit(self, request: RolloutRequest) -> None:
-        self.conns[request.worker].send(request)
+        try:
+            self.conns[request.worker].send(request)
+        except OSError:  # its end is closed: the worker died; say how
+            self._receive(GRACE_SECONDS)
+            raise WorkerFailed(f"rollout worker {request.worker} stopped listening") from None
 
     def next_report(self, timeout: float) -> RolloutReport | None:
         """The next filled rollout's report, or None if none came within ``timeout`` seconds.
@@ -206,8 +210,10 @@ class ProcessEngine:
             index = self.conns.index(conn)
             try:
                 kind, payload = conn.recv()
-            except EOFError:
-                break  # its process is ending; the sentinel below says how
+            except (EOFError, OSError):  # closed, or reset by a killed peer
+                process = self.processes[index]
+                process.join(1.0)  # it is ending; the check below says how
+                break
             if kind == "error":
                 raise WorkerFailed(
                     f"rollout worker {index} (pid {self.worker_pids[index]}) raised an error; "
