@@ -135,6 +135,16 @@ def test_a_run_measures_speed_waits_lag_and_a_timeline_on_one_clock():
     assert not run_children()
 
 
+def test_one_worker_at_lag_1_repeats_exactly_from_a_seed():
+    """Requests name their weight version, so process timing cannot change the decisions."""
+    first, second = (
+        train_pipeline(CONFIG, seed=4, workers=1, max_policy_lag=1, eval_episodes=0)
+        for _ in range(2)
+    )
+    assert torch.equal(flat(first.run.policy), flat(second.run.policy))
+    assert first.run.episodes == second.run.episodes
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -142,6 +152,8 @@ def test_a_run_measures_speed_waits_lag_and_a_timeline_on_one_clock():
         ({"max_policy_lag": -1}, "max_policy_lag must be 0 or more"),
         ({"backend": "threads"}, "unknown backend"),
         ({"address": "auto"}, "use it with backend='ray'"),
+        ({"slots_per_worker": 1}, "slots_per_worker must be at least 2"),
+        ({"start_method": "fork"}, "spawn"),
     ],
 )
 def test_bad_settings_are_clear_errors(options, message):

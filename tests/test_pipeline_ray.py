@@ -79,8 +79,10 @@ def shared_ray():
         yield
 
 
-def test_an_existing_ray_is_used_and_left_running_with_no_actor_left(shared_ray):
+def test_an_existing_ray_is_used_left_running_and_learns_as_the_process_engine(shared_ray):
     result = train_pipeline(CONFIG, seed=0, workers=1, max_policy_lag=1, backend="ray")
+    processes = train_pipeline(CONFIG, seed=0, workers=1, max_policy_lag=1, backend="mp")
+    assert torch.equal(flat(result.run.policy), flat(processes.run.policy))  # same decisions
     assert result.policy_lag_histogram == {0: 1, 1: CONFIG.num_iterations - 1}
     assert result.fields()["backend"] == "ray"
     assert ray.is_initialized()

@@ -15,8 +15,8 @@ The learner's loop, in the order it runs (:func:`train_pipeline`):
 1. **start** the workers (each: CPU environments, a CPU actor copy, PPO's ``Collector``)
    and **publish** the initial weights as version 0;
 2. **hand out** rollouts: :class:`LagSchedule` says which may start now, on which worker
-   and slot; the rollout itself and its advantages are PPO's own code
-   (:mod:`~hetero_tutorial.rl.pipeline_worker`);
+   and slot, with the newest weights version; the rollout itself and its advantages are
+   PPO's own code (:mod:`~hetero_tutorial.rl.pipeline_worker`);
 3. **wait** for a filled rollout (the learner's idle time);
 4. **judge its lag**: above ``max_policy_lag`` it is dropped, and counted;
 5. **transfer**: copy it out of its slot (the worker may refill the slot at once), to the
@@ -66,6 +66,8 @@ from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import PPOResult, policy_greedy_returns
 
 BACKENDS = ("mp", "ray")
+START_METHODS = ("spawn", "forkserver")
+"""How worker processes may start: never ``fork`` (see pipeline_processes)."""
 
 
 def usable_cores() -> int:
@@ -91,6 +93,10 @@ class LagSchedule:
     a worker collects the next rollout while the learner updates on the last. Rollouts
     that overtake one another (several workers, uneven speeds) can still arrive too
     stale; the learner drops those.
+
+    Each request names the weights to collect with: the learner's newest when it is
+    sent. Both engines honour it, so what acts is decided here, not by which process
+    woke first, and one worker's runs repeat exactly from a seed.
     """
 
     def __init__(self, total: int, workers: int, slots: int, max_lag: int, now: float) -> None:
@@ -121,10 +127,9 @@ class LagSchedule:
             worker = min(free, key=lambda w: self.in_flight[w])
             slot = self.free_slots[worker].popleft()
             allowed_at = self.done_at[max(self.started - self.max_lag, 0)]
+            free_since = self.free_since[(worker, slot)]
             requests.append(
-                RolloutRequest(
-                    self.started, worker, slot, self.free_since[(worker, slot)], allowed_at
-                )
+                RolloutRequest(self.started, worker, slot, free_since, allowed_at, self.version)
             )
             self.in_flight[worker] += 1
             self.started += 1
@@ -174,9 +179,21 @@ class LagAwareLearner(Learner):
 # --- The run --------------------------------------------------------------------------------
 
 
-def _check(config: PPOConfig, workers: int, max_lag: int, backend: str, slots: int) -> None:
+def _check(
+    config: PPOConfig, workers: int, max_lag: int, backend: str, slots: int, start_method: str
+) -> None:
     config.validate()
-    require_positive(workers=workers, slots_per_worker=slots)
+    require_positive(workers=workers)
+    if slots < 2:
+        raise UsageError(
+            f"slots_per_worker must be at least 2 (got {slots}): a worker fills one slot "
+            "while the learner copies another out"
+        )
+    if start_method not in START_METHODS:
+        raise UsageError(
+            f"start_method {start_method!r}: use one of {', '.join(START_METHODS)}; fork copies "
+            "a process mid-flight, and a lock held by one of its threads deadlocks the child"
+        )
     if max_lag < 0:
         raise UsageError(f"max_policy_lag must be 0 or more, got {max_lag}")
     if backend not in BACKENDS:
@@ -241,7 +258,7 @@ def train_pipeline(
     plan = plan if plan is not None else placement("hybrid")
     workers = workers if workers is not None else default_workers()
     slots = slots_per_worker if slots_per_worker is not None else max(2, max_policy_lag + 1)
-    _check(config, workers, max_policy_lag, backend, slots)
+    _check(config, workers, max_policy_lag, backend, slots, start_method)
     spec = env_spec(config.env_id)
     gpu = plan.update if plan.update.type == "cuda" else None
     with torch_threads(threads), UtilisationSampler(gpu) as sampler:

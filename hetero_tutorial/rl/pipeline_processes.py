@@ -6,9 +6,10 @@ What travels, and how:
   :class:`~hetero_tutorial.rl.ppo.RolloutStorage` whose tensors live in shared memory.
   The worker fills one while the learner copies another out; a rollout never goes
   through a pipe, only its small :class:`~hetero_tutorial.rl.pipeline_worker.RolloutReport`;
-* **weights**: one flat tensor in shared memory and its version number
+* **weights**: one flat tensor per version in shared memory, the last few versions kept
   (:class:`SharedWeights`), written by the learner after each update and read by a
-  worker before each rollout, under one lock so a read never sees half an update;
+  worker before each rollout (the version its request names), under one lock so a read
+  never sees half an update;
 * **requests and reports**: one pipe per worker. The learner waits on every pipe and on
   every worker's process sentinel at once, so a report and a death both wake it at
   once: a worker that is killed is noticed within the wait's timeout, never waited on.
@@ -44,32 +45,42 @@ from hetero_tutorial.rl.pipeline_worker import (
 from hetero_tutorial.rl.ppo import RolloutStorage
 from hetero_tutorial.rl.ppo_config import PPOConfig
 
-START_METHODS = ("spawn", "forkserver")
 GRACE_SECONDS = 2.0
 """How long a worker has to stop when asked, before it is terminated (then killed)."""
 
 
 class SharedWeights:
-    """The learner's weights as one flat float32 tensor in shared memory, with a version."""
+    """The learner's last few weight versions in shared memory, each one flat float32 tensor.
 
-    def __init__(self, size: int, lock: object) -> None:
-        self.data = torch.zeros(size).share_memory_()
-        self.version = torch.full((1,), -1, dtype=torch.int64).share_memory_()
+    Version ``v`` lives in row ``v % len(data)`` beside its number, so a worker reads the
+    version its request names even when the learner has published newer ones since:
+    which weights act is then decided by the learner's schedule, not by how fast a
+    process happened to wake up, and runs repeat exactly from a seed. A version already
+    overwritten (a request that waited very long) falls back to the newest.
+    """
+
+    def __init__(self, size: int, versions: int, lock: object) -> None:
+        self.data = torch.zeros(versions, size).share_memory_()
+        self.versions = torch.full((versions,), -1, dtype=torch.int64).share_memory_()
+        self.newest = torch.full((1,), -1, dtype=torch.int64).share_memory_()
         self.lock = lock
 
     def publish(self, weights: torch.Tensor, version: int) -> None:
         """Write ``weights`` (any device) as ``version``: one copy, under the lock."""
         staged = weights.detach().to("cpu")  # off the accelerator before taking the lock
+        row = version % len(self.data)
         with self.lock:
-            self.data.copy_(staged)
-            self.version[0] = version
+            self.data[row].copy_(staged)
+            self.versions[row] = version
+            self.newest[0] = version
 
-    def load(self, target: torch.Tensor, have: int) -> int:
-        """Copy the newest weights into ``target`` unless it holds them; return their version."""
+    def load(self, target: torch.Tensor, have: int, wanted: int) -> int:
+        """Copy version ``wanted`` (or, if overwritten, the newest) into ``target``."""
         with self.lock:
-            version = int(self.version[0])
+            version = wanted if int(self.versions[wanted % len(self.data)]) == wanted else -1
+            version = version if version >= 0 else int(self.newest[0])
             if version != have:
-                target.copy_(self.data)
+                target.copy_(self.data[version % len(self.data)])
         return version
 
 
@@ -149,7 +160,8 @@ class ProcessEngine:
     ) -> None:
         began = time.perf_counter()
         ctx = torch_mp.get_context(start_method)
-        self.weights = SharedWeights(weights_size, ctx.Lock())
+        # Enough versions that one worker's queued requests always find theirs.
+        self.weights = SharedWeights(weights_size, slots_per_worker + 2, ctx.Lock())
         self.slots = [
             [shared_storage(config, spec) for _ in range(slots_per_worker)] for _ in range(workers)
         ]

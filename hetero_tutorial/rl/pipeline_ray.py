@@ -151,14 +151,15 @@ class RolloutActor:
         return os.getpid()
 
     def run(
-        self, request: RolloutRequest, weights: np.ndarray, version: int
+        self, request: RolloutRequest, weights: np.ndarray
     ) -> tuple[RolloutReport, list[np.ndarray]]:
-        """One rollout with the weights Ray delivered; returns the report and the rollout."""
+        """One rollout with the weights Ray delivered (the request's version); returns the
+        report and the rollout."""
 
-        def load(target: torch.Tensor, have: int) -> int:
-            if have != version:
+        def load(target: torch.Tensor, have: int, wanted: int) -> int:
+            if have != wanted:
                 np.copyto(target.numpy(), weights)
-            return version
+            return wanted
 
         report = self.worker.run(request, self.storage, load)
         return report, [tensor.numpy() for tensor in self.storage.tensors]  # Ray copies them
@@ -242,8 +243,10 @@ class RayEngine:
         self.version = version
 
     def submit(self, request: RolloutRequest) -> None:
+        if request.version != self.version:
+            raise RuntimeError(f"asked for weights {request.version}; the newest is {self.version}")
         actor = self.actors[request.worker]
-        self.pending[actor.run.remote(request, self.weights_ref, self.version)] = request
+        self.pending[actor.run.remote(request, self.weights_ref)] = request
 
     def next_report(self, timeout: float) -> RolloutReport | None:
         """The next filled rollout's report, or None if none came within ``timeout`` seconds."""

@@ -40,9 +40,10 @@ collector does, so one worker makes the sequential plan's rollouts."""
 WAIT_KINDS = ("wait_slot", "wait_weights")
 """Why a worker waited: for a free rollout slot, or for weights new enough for the lag bound."""
 
-LoadWeights = Callable[[torch.Tensor, int], int]
-"""``load(target, have) -> version``: copy the newest weights into ``target`` unless they
-are version ``have`` already; return the version ``target`` now holds."""
+LoadWeights = Callable[[torch.Tensor, int, int], int]
+"""``load(target, have, wanted) -> version``: copy weight version ``wanted`` into ``target``
+(unless it holds version ``have`` = ``wanted`` already; where that version has been
+overwritten, the newest), and return the version ``target`` now holds."""
 
 Hook = Callable[[int, int], None]
 """A test's hook, called as ``hook(worker, rollout_index)`` before each rollout."""
@@ -69,6 +70,8 @@ class RolloutRequest:
     """when the slot became free (CLOCK seconds)"""
     weights_since: float
     """when the lag bound first allowed this rollout to start (CLOCK seconds)"""
+    version: int
+    """the weight version to collect with: the learner's newest when it sent the request"""
 
 
 @dataclass
@@ -120,7 +123,7 @@ class RolloutWorker:
         # what this worker was waiting on.
         reason = WAIT_KINDS[request.weights_since > request.slot_free_since]
         intervals = [(reason, self.idle_since, began)]
-        self.version = load(self.params.data, self.version)  # the newest weights
+        self.version = load(self.params.data, self.version, request.version)
         if self.hook is not None:
             self.hook(self.index, request.index)  # a test's: fail, or be slow
         c = self.collector
