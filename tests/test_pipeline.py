@@ -11,8 +11,9 @@ import torch
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.pipeline import LagSchedule, train_pipeline
+from hetero_tutorial.rl.pipeline import train_pipeline
 from hetero_tutorial.rl.pipeline_results import LEARNER, LEARNER_WAIT
+from hetero_tutorial.rl.pipeline_schedule import LagSchedule
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import train
 
