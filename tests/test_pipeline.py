@@ -102,6 +102,7 @@ def test_a_run_measures_speed_waits_lag_and_a_timeline_on_one_clock():
     assert result.policy_lag_histogram == {0: 1, 1: CONFIG.num_iterations - 1}
     assert result.env_steps_per_s > 0 and len(result.run.eval_returns) == 2
     assert 0 <= result.learner_idle_share <= 1 and 0 <= result.worker_idle_share <= 1
+    assert result.worker_idle_shares() == [pytest.approx(result.worker_idle_share)]
     processes = {i["process"] for i in result.timeline}
     assert processes == {LEARNER, "worker 0"}
     kinds = {i["kind"] for i in result.timeline}

@@ -148,6 +148,16 @@ class PipelineResult:
             for kind in WAIT_KINDS
         }
 
+    def worker_idle_shares(self) -> list[float]:
+        """Each worker's share of the steady window spent waiting (for a slot or weights)."""
+        if self.window_seconds <= 0:
+            return [0.0] * self.workers
+        return [
+            busy_seconds(self.timeline, worker_name(w), WAIT_KINDS, self.window)
+            / self.window_seconds
+            for w in range(self.workers)
+        ]
+
     @property
     def worker_idle_share(self) -> float:
         """Share of the steady window the workers (on average) waited, for a slot or weights."""
@@ -172,6 +182,7 @@ class PipelineResult:
             "learner_idle_share": self.learner_idle_share,
             "worker_idle_share": self.worker_idle_share,
             "worker_wait_shares": self.worker_wait_shares(),
+            "worker_idle_shares": self.worker_idle_shares(),
             "policy_lag_histogram": {str(k): v for k, v in self.policy_lag_histogram.items()},
             "dropped_rollouts": self.dropped_rollouts,
             "dropped_lags": self.dropped_lags,

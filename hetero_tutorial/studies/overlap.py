@@ -146,6 +146,7 @@ def pipeline_row(result: PipelineResult, sequential: PPOResult) -> dict[str, Any
         learner_idle_share=result.learner_idle_share,
         worker_idle_share=result.worker_idle_share,
         worker_wait_shares=result.worker_wait_shares(),
+        worker_idle_shares=result.worker_idle_shares(),
         policy_lag_histogram={str(k): v for k, v in result.policy_lag_histogram.items()},
         dropped_rollouts=result.dropped_rollouts,
         startup_seconds=result.startup_seconds,
