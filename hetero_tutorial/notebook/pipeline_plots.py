@@ -105,7 +105,13 @@ def speedup_by_workers(summary: Sequence[dict[str, Any]]) -> Figure:
         ideal = {e["workers"]: e["ideal_speedup"] for e in entries if e["max_policy_lag"] == lag}
         points = sorted(ideal.items())
         ax.plot(
-            *zip(*points, strict=True), "--", color=colour, alpha=0.6, label=f"ideal, lag {lag}"
+            *zip(*points, strict=True),
+            "--",
+            marker="_",
+            markersize=24,
+            color=colour,
+            alpha=0.6,
+            label=f"ideal, lag {lag}",
         )
     ax.axhline(1.0, color="k", linewidth=0.8, label="sequential plan")
     ax.set_xticks(sorted({e["workers"] for e in entries}))
@@ -123,7 +129,8 @@ def learning_by_lag(
     """Training return against environment steps: per label, the mean over seeds of their
     learning curves (points at the same steps), and the range over seeds as a band."""
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for label, per_seed in curves.items():
+    styles = ("-", "--", ":", "-.")
+    for (label, per_seed), style in zip(curves.items(), styles * len(curves), strict=False):
         by_step: dict[int, list[float]] = {}
         for curve in per_seed:
             for step, value in curve:
@@ -133,7 +140,7 @@ def learning_by_lag(
             continue
         values = [by_step[s] for s in steps]
         mean = [float(np.mean(v)) for v in values]
-        (line,) = ax.plot(steps, mean, label=f"{label} (mean of {len(per_seed)} seeds)")
+        (line,) = ax.plot(steps, mean, style, label=f"{label} (mean of {len(per_seed)} seeds)")
         low, high = [min(v) for v in values], [max(v) for v in values]
         ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2)
     ax.set_xlabel("environment steps")
@@ -156,6 +163,7 @@ def clipping_by_lag(by_lag: dict[str, dict[str, float]]) -> Figure:
         ax.bar(x - 0.2, [by_lag[g][first] for g in lags], 0.4, label="first minibatch")
         ax.bar(x + 0.2, [by_lag[g][last] for g in lags], 0.4, label="last minibatch")
         ax.set_xticks(x, [f"lag {g}" for g in lags])
+        ax.set_ylim(bottom=0)
         ax.set_title(name)
         ax.grid(axis="y", alpha=0.3)
     kl.legend(fontsize=8)
