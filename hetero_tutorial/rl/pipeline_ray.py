@@ -16,7 +16,11 @@ Where Ray runs (``address``):
 * ``None`` (default): if this process is already connected to a Ray, use it; otherwise
   start one on this machine with :func:`local_ray` and shut it down after the run. It
   listens on the loopback address only, so a laptop on a classroom network does not
-  expose a cluster port;
+  expose a cluster port. Everything of Ray's that listens (the GCS, the raylet's node
+  and object managers, every worker process's gRPC server, the driver's included, the
+  runtime-env and dashboard agents, the autoscaler's monitor) binds to the node's
+  address, which :func:`start_local_ray` makes the loopback one; there is no dashboard;
+  ``tests/test_pipeline_ray.py`` checks every listening socket of the run's processes;
 * ``"auto"`` or ``"ray://host:port"``: join that cluster; only this run's actors are
   stopped afterwards, never the cluster. Start one with ``ray start --head`` on one
   machine and ``ray start --address=HEAD:6379`` on the others (notebook 06).
