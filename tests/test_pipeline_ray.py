@@ -14,7 +14,7 @@ import torch
 
 ray = pytest.importorskip("ray", reason="Ray is the optional extra [ray] (make setup installs it)")
 
-from test_pipeline import CONFIG, flat, run_children  # noqa: E402
+from test_pipeline import CONFIG, flat, run_children, shared_memory_files  # noqa: E402
 from test_pipeline_faults import LONG, fail_at_rollout_2  # noqa: E402
 
 from hetero_tutorial.core.placement import placement  # noqa: E402
@@ -58,6 +58,7 @@ def test_a_ray_run_starts_a_loopback_only_ray_learns_as_the_sequential_plan_and_
             listeners.extend(run_listeners())
 
     sequential = train(CONFIG, placement("hybrid"), seed=2, eval_episodes=2)
+    shm_before = shared_memory_files()
     result = train_pipeline(
         CONFIG, seed=2, workers=1, max_policy_lag=0, backend="ray", eval_episodes=2, progress=look
     )
@@ -71,6 +72,7 @@ def test_a_ray_run_starts_a_loopback_only_ray_learns_as_the_sequential_plan_and_
     while run_children() and time.monotonic() < deadline:  # Ray's processes exit as told
         time.sleep(0.2)
     assert not run_children(), "a process of Ray's outlived the run"
+    assert shared_memory_files() <= shm_before, "Ray's object store outlived the run"
 
 
 @pytest.fixture(scope="module")
