@@ -36,7 +36,7 @@ UPDATE_PHASES = ("transfer", "update", "weight_sync")
 SEQUENTIAL = "sequential"
 CURVE_BINS = 30
 """Points of each run's learning curve in a record (the mean training return per span)."""
-TIMELINE_SECONDS = 3.0
+TIMELINE_SECONDS = 1.5
 """Seconds of each overlapped timeline kept in a record, from the start of its steady window."""
 
 
