@@ -20,6 +20,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import OtherLoad
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.rl.pipeline import train_pipeline, usable_cores
@@ -204,24 +205,31 @@ def overlap_study(
         for seed in seeds:
             if progress is not None:
                 progress(f"seed {seed}: sequential")
-            sequential = train(
-                config, plan, seed, count_copies=False, threads=threads, eval_episodes=eval_episodes
-            )
-            rows.append(sequential_row(sequential))
-            for backend, count, lag in configurations(backends, workers, lags):
-                if progress is not None:
-                    progress(f"seed {seed}: {backend}, {count} worker(s), lag {lag}")
-                result = train_pipeline(
+            with OtherLoad() as load:
+                sequential = train(
                     config,
                     plan,
                     seed,
-                    workers=count,
-                    max_policy_lag=lag,
-                    backend=backend,
+                    count_copies=False,
                     threads=threads,
                     eval_episodes=eval_episodes,
                 )
-                rows.append(pipeline_row(result, sequential))
+            rows.append(sequential_row(sequential) | {"other_load_cores": load.cores})
+            for backend, count, lag in configurations(backends, workers, lags):
+                if progress is not None:
+                    progress(f"seed {seed}: {backend}, {count} worker(s), lag {lag}")
+                with OtherLoad() as load:
+                    result = train_pipeline(
+                        config,
+                        plan,
+                        seed,
+                        workers=count,
+                        max_policy_lag=lag,
+                        backend=backend,
+                        threads=threads,
+                        eval_episodes=eval_episodes,
+                    )
+                rows.append(pipeline_row(result, sequential) | {"other_load_cores": load.cores})
                 if seed == seeds[0]:
                     start = result.window[0]
                     timelines[result.label] = [
@@ -264,6 +272,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     Speeds: the median over seeds, and the range (``*_low``, ``*_high``) of the per-seed
     ratios. Learning: the mean greedy return over seeds and its standard deviation.
+    ``other_load_cores``: the median (and ``_max``) over seeds of the CPU cores other
+    programs kept busy during the runs (:class:`~hetero_tutorial.core.machine_load.OtherLoad`).
     """
     keys = list(
         dict.fromkeys((r["plan"], r["backend"], r["workers"], r["max_policy_lag"]) for r in rows)
@@ -290,6 +300,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "speedup_high": max(speedups),
             "eval_return_mean": statistics.fmean(returns),
             "eval_return_spread": _spread(returns),
+            "other_load_cores": statistics.median(r["other_load_cores"] for r in mine),
+            "other_load_cores_max": max(r["other_load_cores"] for r in mine),
         }
         if plan != SEQUENTIAL:
             entry |= {

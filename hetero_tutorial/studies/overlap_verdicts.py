@@ -92,10 +92,29 @@ def ray_verdicts(study: dict[str, Any]) -> list[str]:
     return found
 
 
+def load_verdict(study: dict[str, Any]) -> str:
+    """How busy other programs kept the machine's cores while the study ran."""
+    loads = [r["other_load_cores"] for r in study["rows"] if "other_load_cores" in r]
+    if not loads:
+        return "the load from other programs was not measured"
+    text = (
+        f"other programs kept {statistics.median(loads):.2f} of the {study['cores']} cores busy "
+        f"during a run (median over runs; {max(loads):.2f} at most)"
+    )
+    if max(loads) >= 0.25:
+        text += (
+            ": an overlapped run needs a free core for each of its processes, so others' load "
+            "slows it more than the one-process sequential plan; read its speed-ups as "
+            "measured under that load"
+        )
+    return text
+
+
 def verdicts(study: dict[str, Any]) -> list[str]:
     """Every conclusion the study's numbers support, as sentences."""
     summary = study["summary"]
-    found = [speed_verdict(e) for e in summary if e["plan"] != SEQUENTIAL]
+    found = [load_verdict(study)]
+    found += [speed_verdict(e) for e in summary if e["plan"] != SEQUENTIAL]
     for backend in dict.fromkeys(e["backend"] for e in summary if e["backend"]):
         for workers in dict.fromkeys(e["workers"] for e in summary if e["backend"] == backend):
             lag0 = find(summary, backend=backend, workers=workers, max_policy_lag=0)
