@@ -6,7 +6,7 @@ import pytest
 
 from hetero_tutorial.app import cli
 from hetero_tutorial.core import results
-from hetero_tutorial.notebook import pipeline_plots
+from hetero_tutorial.notebook import pipeline_plots, pipeline_tables
 from hetero_tutorial.notebook.solutions import pipeline as solutions
 from hetero_tutorial.studies import overlap, overlap_verdicts
 
@@ -102,4 +102,7 @@ def test_bench_pipeline_records_rows_summary_timelines_and_targets(tmp_path):
     pipeline_plots.gantt({"overlapped": record.data["timelines"]["mp, 1 worker, lag 1"]})
     pipeline_plots.learning_by_lag({"lag 1": [rows[2]["learning_curve"]]})
     pipeline_plots.clipping_by_lag(overlap.clipping_by_lag(rows))
+    assert "mp, 1 worker, lag 1" in pipeline_tables.summary_table(summary).data
+    assert "lag" in pipeline_tables.clipping_table(overlap.clipping_by_lag(rows)).data
+    assert any("other programs kept" in v for v in record.data["verdicts"])
     plt.close("all")
