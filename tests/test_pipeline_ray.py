@@ -88,7 +88,7 @@ def test_an_existing_ray_is_used_left_running_and_learns_as_the_process_engine(s
     assert result.policy_lag_histogram == {0: 1, 1: CONFIG.num_iterations - 1}
     assert result.fields()["backend"] == "ray"
     assert ray.is_initialized()
-    _wait_for_no_actors()
+    _assert_no_actor_left()
 
 
 def test_a_ray_worker_that_raises_stops_the_run_naming_it_with_its_traceback(shared_ray):
@@ -97,7 +97,7 @@ def test_a_ray_worker_that_raises_stops_the_run_naming_it_with_its_traceback(sha
             LONG, workers=1, backend="ray", eval_episodes=0, worker_hook=fail_at_rollout_2
         )
     assert "a test hook's failure inside the worker" in str(failure.value)
-    _wait_for_no_actors()
+    _assert_no_actor_left()
 
 
 def test_a_ray_worker_killed_by_sigkill_is_detected_within_5_seconds(shared_ray):
@@ -112,7 +112,7 @@ def test_a_ray_worker_killed_by_sigkill_is_detected_within_5_seconds(shared_ray)
     with pytest.raises(WorkerFailed, match="died"):
         train_pipeline(LONG, workers=1, backend="ray", eval_episodes=0, progress=kill_a_worker)
     assert time.monotonic() - killed_at[0] < 5.0
-    _wait_for_no_actors()
+    _assert_no_actor_left()
 
 
 def test_keyboard_interrupt_stops_the_ray_workers(shared_ray):
@@ -122,11 +122,8 @@ def test_keyboard_interrupt_stops_the_ray_workers(shared_ray):
 
     with pytest.raises(KeyboardInterrupt):
         train_pipeline(LONG, workers=1, backend="ray", eval_episodes=0, progress=stop_button)
-    _wait_for_no_actors()
+    _assert_no_actor_left()
 
 
-def _wait_for_no_actors(seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while rollout_actors() and time.monotonic() < deadline:
-        time.sleep(0.2)
+def _assert_no_actor_left() -> None:
     assert not rollout_actors(), "a rollout actor outlived its run"

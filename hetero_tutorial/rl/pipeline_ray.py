@@ -36,6 +36,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import numpy as np
+import psutil
 import torch
 
 from hetero_tutorial.core.errors import UsageError
@@ -151,8 +152,11 @@ class RolloutActor:
         self.worker = RolloutWorker(config, seed, index, hook)
         self.storage = self.worker.new_storage()
 
-    def ready(self) -> int:
-        return os.getpid()
+    def ready(self) -> tuple[int, str]:
+        """(process id, Ray node id) of this actor."""
+        import ray
+
+        return os.getpid(), ray.get_runtime_context().get_node_id()
 
     def run(
         self, request: RolloutRequest, weights: np.ndarray
@@ -193,6 +197,8 @@ class RayEngine:
         self.owns_ray = self.connected = False
         self.actors: list[Any] = []
         self.worker_pids: list[int] = []
+        self.local_pids: list[int] = []
+        """the actors' process ids on this machine (close() waits for them to exit)"""
         self.pending: dict[Any, RolloutRequest] = {}
         self.arrays: dict[int, list[np.ndarray]] = {}
         self.weights_ref: Any = None
@@ -214,8 +220,12 @@ class RayEngine:
             actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutActor)
             self.actors = [actor.remote(config, seed, i, threads, hook) for i in range(workers)]
             pids = [a.ready.remote() for a in self.actors]
-            for index, pid in enumerate(pids):
-                self.worker_pids.append(self._get(pid, index, start_timeout))
+            here = ray.get_runtime_context().get_node_id()
+            for index, ref in enumerate(pids):
+                pid, node = self._get(ref, index, start_timeout)
+                self.worker_pids.append(pid)
+                if node == here:
+                    self.local_pids.append(pid)
         except BaseException:
             self.close()
             raise
@@ -277,7 +287,14 @@ class RayEngine:
         for actor in self.actors:
             with suppress(Exception):  # already gone
                 ray.kill(actor, no_restart=True)
-        self.actors, self.pending, self.arrays = [], {}, {}
+        # ray.kill only asks; wait until this machine's actors have exited, so that none
+        # outlives the run (nor uses CPU in the next one's measurements).
+        processes = []
+        for pid in self.local_pids:
+            with suppress(psutil.Error):
+                processes.append(psutil.Process(pid))
+        psutil.wait_procs(processes, timeout=10)
+        self.actors, self.pending, self.arrays, self.local_pids = [], {}, {}, []
         if self.owns_ray or self.connected:
             ray.shutdown()  # started here: stops it; joined: only disconnects
             self.owns_ray = self.connected = False
