@@ -4,6 +4,8 @@ killed by a signal, a stuck worker, Ctrl-C in the learner. No process outlives t
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -115,3 +117,17 @@ def test_sigint_as_a_notebooks_stop_button_sends_it_stops_every_worker():
         train_pipeline(LONG, workers=1, eval_episodes=0, progress=lambda d, t: started.set())
     timer.join()
     _assert_nothing_left(shm_before)
+
+
+def test_a_script_without_a_main_guard_is_told_what_to_do(tmp_path):
+    script = tmp_path / "no_guard.py"
+    script.write_text(
+        "from hetero_tutorial.rl.pipeline import train_pipeline\n"
+        "from hetero_tutorial.rl.ppo_config import PPOConfig\n"
+        "train_pipeline(PPOConfig(total_steps=1024), workers=1, eval_episodes=0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert 'if __name__ == "__main__":' in done.stderr and "while starting" in done.stderr

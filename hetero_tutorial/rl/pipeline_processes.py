@@ -45,6 +45,12 @@ from hetero_tutorial.rl.pipeline_worker import (
 from hetero_tutorial.rl.ppo import RolloutStorage
 from hetero_tutorial.rl.ppo_config import PPOConfig
 
+STARTING_HINT = (
+    "Its own error, if any, is printed above. A script that "
+    'starts the pipeline must do so under `if __name__ == "__main__":`: each worker '
+    "process imports the script again (the spawn start method), and would start workers "
+    "of its own."
+)
 GRACE_SECONDS = 2.0
 """How long a worker has to stop when asked, before it is terminated (then killed)."""
 
@@ -168,6 +174,7 @@ class ProcessEngine:
         self.conns: list[Connection] = []
         self.processes: list[multiprocessing.Process] = []
         self.worker_pids: list[int] = []
+        self._starting = True
         try:
             for index in range(workers):
                 mine, theirs = ctx.Pipe()
@@ -183,7 +190,11 @@ class ProcessEngine:
             ready = 0
             deadline = time.monotonic() + start_timeout
             while ready < workers:
-                if self._receive(deadline - time.monotonic()) is None:
+                try:
+                    message = self._receive(deadline - time.monotonic())
+                except WorkerFailed as failure:
+                    raise WorkerFailed(f"{failure} {STARTING_HINT}") from None
+                if message is None:
                     raise WorkerFailed(
                         f"the rollout workers did not start within {start_timeout:.0f} s; "
                         "is the machine overloaded? Try fewer workers."
@@ -192,6 +203,7 @@ class ProcessEngine:
         except BaseException:
             self.close()
             raise
+        self._starting = False
         self.startup_seconds = time.perf_counter() - began
         """seconds from creating the slots to every worker being ready"""
 
@@ -235,9 +247,10 @@ class ProcessEngine:
         for index, process in enumerate(self.processes):
             if process.exitcode is not None or (process.sentinel in ready):
                 process.join(1.0)
+                when = "while starting" if self._starting else "mid-run"
                 raise WorkerFailed(
                     f"rollout worker {index} (pid {self.worker_pids[index]}) {_death(process)} "
-                    "mid-run; the run is stopped and its other workers with it."
+                    f"{when}; the run is stopped and its other workers with it."
                 )
         return None
 
