@@ -26,21 +26,27 @@ def predicted_lags(
 ) -> dict[int, int]:
     """The policy lag of every rollout of one worker, simulated: how many rollouts have each.
 
-    Rollout k may start once the worker is free and ``k - max_policy_lag`` rollouts are
-    done; it loads the weights of the updates finished by then; the learner updates on
-    the rollouts in order, each as soon as it has arrived and the previous update ended.
-    The learner is at version k when it reaches rollout k (none is dropped with one
-    worker), so rollout k's lag is k minus the version it was collected with.
+    The pipeline's rules (rl/pipeline_schedule.py): the learner sends the request for
+    rollout k as soon as both hold: it is done with k - max_policy_lag rollouts, and one
+    of the worker's ``max(2, max_policy_lag + 1)`` slots is free (a slot frees when the
+    learner copies a rollout out, as its update starts). The request names the learner's
+    weight version when it is sent; the worker works through its requests in order; the
+    learner updates on each rollout once it has arrived and the previous update ended.
+    The learner is at version k when it reaches rollout k (one worker drops none), so
+    rollout k's lag is k minus the version its request named.
     """
+    slots = max(2, max_policy_lag + 1)
+    copied_at: list[float] = []  # when the learner copied rollout j out (its update began)
     done_at: list[float] = []  # when the update on rollout j ended
-    worker_free = learner_free = 0.0
+    worker_free = 0.0
     lags = []
     for k in range(iterations):
-        waits_for = k - max_policy_lag  # this many rollouts must be done first
-        start = max(worker_free, done_at[waits_for - 1] if waits_for > 0 else 0.0)
-        version = sum(1 for end in done_at if end <= start)
-        worker_free = start + rollout_seconds
-        learner_free = max(worker_free, learner_free) + update_seconds
-        done_at.append(learner_free)
+        done_enough = done_at[k - max_policy_lag - 1] if k > max_policy_lag else 0.0
+        slot_free = copied_at[k - slots] if k >= slots else 0.0
+        sent = max(done_enough, slot_free)
+        version = sum(1 for end in done_at if end <= sent)
+        worker_free = max(worker_free, sent) + rollout_seconds  # the rollout arrives then
+        copied_at.append(max(worker_free, done_at[-1] if done_at else 0.0))
+        done_at.append(copied_at[-1] + update_seconds)
         lags.append(k - version)
     return dict(sorted(Counter(lags).items()))
