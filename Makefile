@@ -16,7 +16,7 @@ setup: $(STAMP) ## create .venv and install the pinned dependencies (only when m
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "hetero-tutorial needs Python 3.10 or newer; run: make PYTHON=python3.11 ...")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,atari]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,atari,ray]"
 	$(BIN)/python -m ipykernel install --user --name hetero-tutorial --display-name "Python (hetero-tutorial)"
 	touch $(STAMP)
 
@@ -57,7 +57,7 @@ format: setup ## apply ruff's formatting and safe fixes
 lock: ## regenerate constraints.txt from a clean virtual environment (torch pinned to 2.13.0)
 	rm -rf build/lock-venv
 	$(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".[dev,atari]"
+	build/lock-venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".[dev,atari,ray]"
 	{ echo "# Exact versions for the set-up (make setup). Regenerate with: make lock"; \
 	  build/lock-venv/bin/python -m pip freeze --exclude-editable | sed 's/+cpu$$//'; } > constraints.txt
 	rm -rf build/lock-venv

@@ -25,7 +25,7 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import Timing, torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
-from hetero_tutorial.rl.envs import evaluate
+from hetero_tutorial.rl.envs import EnvSpec, evaluate
 from hetero_tutorial.rl.ppo import PPOTrainer
 from hetero_tutorial.rl.ppo_config import PPOConfig
 
@@ -118,14 +118,24 @@ def greedy_returns(trainer: PPOTrainer, episodes: int) -> list[float]:
     The evaluation seeds (``10_000 + seed``) are apart from training's. Trainers on batched
     environments are evaluated on Gymnasium's too: the same dynamics (tested step for step).
     """
-    policy, device, spec = trainer.collector.policy, trainer.placement.rollout, trainer.spec
+    policy, device = trainer.collector.policy, trainer.placement.rollout
+    return policy_greedy_returns(policy, device, trainer.spec, episodes, trainer.seed)
+
+
+def policy_greedy_returns(
+    policy: nn.Module, device: torch.device, spec: EnvSpec, episodes: int, seed: int
+) -> list[float]:
+    """Returns of ``episodes`` greedy episodes of ``policy`` (on ``device``) in ``spec``'s env.
+
+    Seeded ``10_000 + seed``, as :func:`greedy_returns`: any run's policy, a pipeline's too.
+    """
 
     def greedy_actions(obs: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
             actions = policy.greedy(torch.from_numpy(obs).to(device)).cpu().numpy()
         return actions if spec.discrete else np.clip(actions, spec.action_low, spec.action_high)
 
-    return evaluate(greedy_actions, trainer.config.env_id, episodes, 10_000 + trainer.seed)
+    return evaluate(greedy_actions, spec.env_id, episodes, 10_000 + seed)
 
 
 def copies_per_step(trainer: PPOTrainer) -> dict[str, dict[str, float]]:

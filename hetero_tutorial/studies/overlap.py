@@ -1,0 +1,364 @@
+"""Rollout and update at the same time: what overlapping buys over the sequential hybrid plan.
+
+:func:`overlap_study` trains, seed by seed, the sequential hybrid plan
+(:func:`~hetero_tutorial.rl.ppo_runs.train`) and then every overlapped configuration
+(:func:`~hetero_tutorial.rl.pipeline.train_pipeline`: backend x workers x policy lag)
+from the same seed: A, B, C, A, B, C, ... so that the machine's drift (up to 2x over
+minutes on shared machines) hits every configuration alike, and each speed-up is a
+ratio within one seed's round. A run is a whole training run; the greedy return after
+it says what was learned, at equal environment steps.
+
+The ideal speed-up comes from the sequential run's own phase times (:func:`ideal_speedup`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, replace
+from typing import Any
+
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import OtherLoad
+from hetero_tutorial.core.placement import Placement, placement
+from hetero_tutorial.core.timing import torch_threads
+from hetero_tutorial.rl.pipeline import train_pipeline, usable_cores
+from hetero_tutorial.rl.pipeline_results import PipelineResult, Timeline
+from hetero_tutorial.rl.pipeline_worker import CLOCK
+from hetero_tutorial.rl.ppo import PPOTrainer
+from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo_runs import PPOResult, train
+
+ROLLOUT_PHASES = ("rollout", "advantages")
+"""The sequential plan's phases a rollout worker takes over."""
+UPDATE_PHASES = ("transfer", "update", "weight_sync")
+"""The sequential plan's phases the learner keeps."""
+SEQUENTIAL = "sequential"
+CURVE_BINS = 30
+"""Points of each run's learning curve in a record (the mean training return per span)."""
+TIMELINE_SECONDS = 1.5
+"""Seconds of each overlapped timeline kept in a record, from the start of its steady window."""
+
+
+def ideal_speedup(
+    rollout_seconds: float, update_seconds: float, workers: int, cores: int, max_policy_lag: int
+) -> float:
+    """The speed-up overlapping could give at best, from a sequential run's phase times.
+
+    With rollout time R and update time U per iteration, the sequential plan takes
+    R + U. Overlapped, ``W_eff`` workers collect while the learner updates, so an
+    iteration takes max(R / W_eff, U) at best::
+
+        ideal = (R + U) / max(R / W_eff, U),   W_eff = min(W, cores - 1, max_policy_lag)
+
+    The learner keeps one core, so at most ``cores - 1`` workers run beside it; and
+    under a lag bound L at most L rollouts can be collected during an update (rollout
+    k waits until k - L are done), so a bound of 0 allows no overlap: ideal 1.
+    Overheads (copying rollouts, waking processes) are left out: they are what the
+    measured speed-up pays on top.
+    """
+    effective = min(workers, cores - 1, max_policy_lag)
+    if effective < 1:
+        return 1.0
+    return (rollout_seconds + update_seconds) / max(rollout_seconds / effective, update_seconds)
+
+
+def phase_split(run: PPOResult) -> tuple[float, float]:
+    """(rollout, update) seconds per iteration of a sequential run, the parts that overlap."""
+    iterations = len(run.iteration_seconds)
+    rollout = sum(run.phase_seconds.get(p, 0.0) for p in ROLLOUT_PHASES) / iterations
+    update = sum(run.phase_seconds.get(p, 0.0) for p in UPDATE_PHASES) / iterations
+    return rollout, update
+
+
+def lag_diagnostics(result: PipelineResult) -> dict[str, dict[str, float]]:
+    """Mean approx KL and clip fraction per policy lag: at an update's first minibatch
+    (how far the behaviour policy is from the learner) and at its last (as CleanRL logs)."""
+    by_lag: dict[str, dict[str, float]] = {}
+    for lag in sorted({u["lag"] for u in result.updates}):
+        mine = [u for u in result.updates if u["lag"] == lag]
+        by_lag[str(lag)] = {
+            name: statistics.fmean(u[name] for u in mine)
+            for name in ("start_approx_kl", "start_clipfrac", "approx_kl", "clipfrac")
+        } | {"updates": len(mine)}
+    return by_lag
+
+
+def learning_curve(
+    episodes: Sequence[tuple[int, float]], total_steps: int, bins: int = CURVE_BINS
+) -> list[tuple[int, float]]:
+    """Training episode returns averaged in ``bins`` equal spans of environment steps:
+    (the span's last step, mean return), spans without a finished episode left out."""
+    width = total_steps / bins
+    sums: dict[int, list[float]] = {}
+    for step, value in episodes:
+        sums.setdefault(min(int((step - 1) // width), bins - 1), []).append(value)
+    return [(round((b + 1) * width), statistics.fmean(v)) for b, v in sorted(sums.items())]
+
+
+def clipping_by_lag(rows: Sequence[dict[str, Any]], backend: str = "mp") -> dict[str, dict]:
+    """Over every overlapped run of ``backend``: per observed lag, the mean approx KL and
+    clip fraction at an update's first and last minibatch (weighted by updates)."""
+    totals: dict[str, dict[str, float]] = {}
+    for row in rows:
+        if row["plan"] == SEQUENTIAL or row["backend"] != backend:
+            continue
+        for lag, stats in row["lag_diagnostics"].items():
+            mine = totals.setdefault(lag, dict.fromkeys(stats, 0.0))
+            for name, value in stats.items():
+                mine[name] += value * stats["updates"] if name != "updates" else value
+    return {
+        lag: {k: (v / t["updates"] if k != "updates" else v) for k, v in t.items()}
+        for lag, t in sorted(totals.items())
+    }
+
+
+def _row(run: PPOResult, **extra: Any) -> dict[str, Any]:
+    use = run.utilisation
+    return {
+        "seed": run.seed,
+        "env_steps": run.env_steps,
+        "env_steps_per_s": run.env_steps_per_s,
+        "eval_return_mean": run.eval_return_mean,
+        "eval_returns": run.eval_returns,
+        "learning_curve": learning_curve(run.episodes, run.env_steps),
+        "process_cpu_percent": use.get("process_cpu_percent"),
+        "gpu_percent": use.get("gpu_percent"),
+        **extra,
+    }
+
+
+def pipeline_row(result: PipelineResult, sequential: PPOResult) -> dict[str, Any]:
+    """One overlapped run as a row, against the sequential run of the same seed."""
+    rollout, update = phase_split(sequential)
+    ideal = ideal_speedup(rollout, update, result.workers, result.cores, result.max_policy_lag)
+    speedup = result.env_steps_per_s / sequential.env_steps_per_s
+    return _row(
+        result.run,
+        plan="overlapped",
+        backend=result.backend,
+        workers=result.workers,
+        max_policy_lag=result.max_policy_lag,
+        speedup_vs_sequential=speedup,
+        ideal_speedup=ideal,
+        share_of_ideal=speedup / ideal,
+        trained_env_steps_per_s=result.trained_env_steps_per_s,
+        learner_idle_share=result.learner_idle_share,
+        worker_idle_share=result.worker_idle_share,
+        worker_wait_shares=result.worker_wait_shares(),
+        worker_idle_shares=result.worker_idle_shares(),
+        policy_lag_histogram={str(k): v for k, v in result.policy_lag_histogram.items()},
+        dropped_rollouts=result.dropped_rollouts,
+        startup_seconds=result.startup_seconds,
+        lag_diagnostics=lag_diagnostics(result),
+    )
+
+
+def sequential_row(run: PPOResult) -> dict[str, Any]:
+    rollout, update = phase_split(run)
+    return _row(
+        run,
+        plan=SEQUENTIAL,
+        backend=None,
+        workers=0,
+        max_policy_lag=None,
+        speedup_vs_sequential=1.0,
+        rollout_seconds_per_iteration=rollout,
+        update_seconds_per_iteration=update,
+    )
+
+
+def configurations(
+    backends: Sequence[str], workers: Sequence[int], lags: Sequence[int]
+) -> list[tuple[str, int, int]]:
+    """Every (backend, workers, max_policy_lag) to race, in the order each round runs them."""
+    return [(b, w, lag) for b in backends for w in workers for lag in lags]
+
+
+def overlap_study(
+    config: PPOConfig,
+    workers: Sequence[int] = (1,),
+    backends: Sequence[str] = ("mp",),
+    lags: Sequence[int] = (0, 1),
+    seeds: Sequence[int] = (0, 1, 2),
+    plan: Placement | None = None,
+    eval_episodes: int = 10,
+    threads: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Sequential and overlapped runs, interleaved seed by seed; the fields of a record.
+
+    Returns ``rows`` (one per run; sequential ones have ``plan`` "sequential"),
+    ``summary`` (one per configuration, over seeds: see :func:`summarise`),
+    ``timelines`` (the first seed's overlapped runs, and the sequential plan's, for
+    Gantt charts) and ``ray_start_seconds`` (None without Ray). With ``"ray"`` among
+    the backends, one local Ray serves every Ray run (its start is measured once).
+    ``progress(label)`` is called before each run.
+    """
+    if not seeds:
+        raise UsageError("give at least one seed")
+    plan = plan if plan is not None else placement("hybrid")
+    rows: list[dict[str, Any]] = []
+    timelines: dict[str, list[dict[str, Any]]] = {}
+    with _ray_if("ray" in backends) as ray_start:
+        for seed in seeds:
+            if progress is not None:
+                progress(f"seed {seed}: sequential")
+            with OtherLoad() as load:
+                sequential = train(
+                    config,
+                    plan,
+                    seed,
+                    count_copies=False,
+                    threads=threads,
+                    eval_episodes=eval_episodes,
+                )
+            rows.append(sequential_row(sequential) | {"other_load_cores": load.cores})
+            for backend, count, lag in configurations(backends, workers, lags):
+                if progress is not None:
+                    progress(f"seed {seed}: {backend}, {count} worker(s), lag {lag}")
+                with OtherLoad() as load:
+                    result = train_pipeline(
+                        config,
+                        plan,
+                        seed,
+                        workers=count,
+                        max_policy_lag=lag,
+                        backend=backend,
+                        threads=threads,
+                        eval_episodes=eval_episodes,
+                    )
+                rows.append(pipeline_row(result, sequential) | {"other_load_cores": load.cores})
+                if seed == seeds[0]:
+                    start = result.window[0]
+                    timelines[result.label] = [
+                        i for i in result.timeline if i["start"] < start + TIMELINE_SECONDS
+                    ]
+    return {
+        "env_id": config.env_id,
+        "config": asdict(config),
+        "placement": plan.name,
+        "update_device": str(plan.update),
+        "cores": usable_cores(),
+        "threads": threads,
+        "seeds": list(seeds),
+        "rows": rows,
+        "summary": summarise(rows),
+        "timelines": timelines,
+        "ray_start_seconds": ray_start,
+    }
+
+
+@contextmanager
+def _ray_if(wanted: bool) -> Iterator[float | None]:
+    """A local Ray for the block when ``wanted`` and none is connected; yields its start seconds."""
+    if not wanted:
+        yield None
+        return
+    from hetero_tutorial.rl.pipeline_ray import import_ray, local_ray
+
+    context = nullcontext(None) if import_ray().is_initialized() else local_ray()
+    with context as seconds:
+        yield seconds
+
+
+def _spread(values: list[float]) -> float:
+    return statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per configuration (the sequential plan first), over seeds.
+
+    Speeds: the median over seeds, and the range (``*_low``, ``*_high``) of the per-seed
+    ratios. Learning: the mean greedy return over seeds and its standard deviation.
+    ``other_load_cores``: the median (and ``_max``) over seeds of the CPU cores other
+    programs kept busy during the runs (:class:`~hetero_tutorial.core.machine_load.OtherLoad`).
+    """
+    keys = list(
+        dict.fromkeys((r["plan"], r["backend"], r["workers"], r["max_policy_lag"]) for r in rows)
+    )
+    summary = []
+    for plan, backend, workers, lag in keys:
+        mine = [
+            r
+            for r in rows
+            if (r["plan"], r["backend"], r["workers"], r["max_policy_lag"])
+            == (plan, backend, workers, lag)
+        ]
+        returns = [r["eval_return_mean"] for r in mine]
+        speedups = [r["speedup_vs_sequential"] for r in mine]
+        entry = {
+            "plan": plan,
+            "backend": backend,
+            "workers": workers,
+            "max_policy_lag": lag,
+            "seeds": len(mine),
+            "env_steps_per_s": statistics.median(r["env_steps_per_s"] for r in mine),
+            "speedup_vs_sequential": statistics.median(speedups),
+            "speedup_low": min(speedups),
+            "speedup_high": max(speedups),
+            "eval_return_mean": statistics.fmean(returns),
+            "eval_return_spread": _spread(returns),
+            "other_load_cores": statistics.median(r["other_load_cores"] for r in mine),
+            "other_load_cores_max": max(r["other_load_cores"] for r in mine),
+        }
+        if plan != SEQUENTIAL:
+            entry |= {
+                name: statistics.median(r[name] for r in mine)
+                for name in (
+                    "ideal_speedup",
+                    "share_of_ideal",
+                    "learner_idle_share",
+                    "worker_idle_share",
+                )
+            }
+            entry["dropped_rollouts"] = sum(r["dropped_rollouts"] for r in mine)
+        summary.append(entry)
+    return summary
+
+
+# --- The sequential plan's timeline, for the Gantt chart --------------------------------------
+
+
+class _TimedTrainer(PPOTrainer):
+    """PPOTrainer that also records its phases as intervals on the pipeline's clock."""
+
+    timeline: Timeline
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = CLOCK()
+        with super().phase(name):
+            yield
+        kind = "rollout" if name in ROLLOUT_PHASES else "update"
+        process, last = f"{SEQUENTIAL}: {kind}", self.timeline.intervals[-1:]
+        if last and last[0]["process"] == process:  # the next phase of the same kind: one bar
+            last[0]["end"] = CLOCK() - self.timeline.origin
+        else:
+            self.timeline.add(process, kind, start, CLOCK())
+
+
+def sequential_timeline(
+    config: PPOConfig,
+    plan: Placement | None = None,
+    seed: int = 0,
+    iterations: int = 6,
+    threads: int = 1,
+) -> list[dict[str, Any]]:
+    """Intervals of ``iterations`` sequential iterations, one lane for the rollouts and one
+    for the updates: each lane's gaps are its idle time (the other is working).
+
+    ``threads``: PyTorch CPU threads, as the study's runs use (1: small networks run
+    fastest on one, and more than the free cores of a busy machine slow them down badly).
+    """
+    config = replace(config, total_steps=(iterations + 1) * config.batch_size)
+    with torch_threads(threads):
+        trainer = _TimedTrainer(config, plan if plan is not None else placement("hybrid"), seed)
+        trainer.timeline = Timeline()
+        trainer.step()  # warm-up, left out of the picture
+        trainer.timeline = Timeline()
+        for _ in range(iterations):
+            trainer.step()
+        trainer.close()
+    return trainer.timeline.intervals

@@ -1,0 +1,109 @@
+"""The overlap study (studies/overlap*.py), the bench behind it, notebook 06's solutions and
+plots: the ideal speed-up, sentences from numbers, the record's fields."""
+
+import matplotlib.pyplot as plt
+import pytest
+
+from hetero_tutorial.app import cli
+from hetero_tutorial.core import results
+from hetero_tutorial.notebook import pipeline_plots, pipeline_tables
+from hetero_tutorial.notebook.solutions import pipeline as solutions
+from hetero_tutorial.studies import overlap, overlap_verdicts
+
+ROW_FIELDS = (
+    "backend",
+    "workers",
+    "max_policy_lag",
+    "seed",
+    "env_steps_per_s",
+    "speedup_vs_sequential",
+    "ideal_speedup",
+    "learner_idle_share",
+    "worker_idle_share",
+    "policy_lag_histogram",
+    "dropped_rollouts",
+    "eval_return_mean",
+)
+"""What every overlapped row of a bench.pipeline record carries (issue 14)."""
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((7.2, 3.3, 1, 2, 1), 10.5 / 7.2),  # one worker beside the learner: rollout-bound
+        ((7.2, 3.3, 2, 2, 1), 10.5 / 7.2),  # a second worker has no core of its own
+        ((7.2, 3.3, 4, 8, 4), 10.5 / 3.3),  # enough workers: update-bound
+        ((7.2, 3.3, 4, 8, 2), 10.5 / 3.6),  # the lag bound caps the workers that overlap
+        ((7.2, 3.3, 1, 2, 0), 1.0),  # lag 0: nothing overlaps
+        ((7.2, 3.3, 1, 1, 1), 1.0),  # one core: nothing runs beside the learner
+    ],
+)
+def test_ideal_speedup_and_the_exercise_solution_agree(args, expected):
+    assert overlap.ideal_speedup(*args) == pytest.approx(expected)
+    assert solutions.ideal_speedup(*args) == pytest.approx(expected)
+
+
+def test_predicted_lags_follow_the_schedules_rules():
+    assert solutions.predicted_lags(10, 0, 2.0, 1.0) == {0: 10}
+    assert solutions.predicted_lags(10, 1, 2.0, 1.0) == {0: 1, 1: 9}
+    # a bound of 2 gives a third slot: a request queued behind two names older weights
+    assert solutions.predicted_lags(10, 2, 2.0, 1.0) == {0: 1, 1: 1, 2: 8}
+    assert solutions.predicted_lags(10, 2, 1.0, 2.0) == {0: 1, 1: 1, 2: 8}
+
+
+def _entry(plan="overlapped", lag=1, speed=(1.4, 1.3, 1.5), returns=(-100.0, 10.0), seeds=3):
+    return {
+        "plan": plan,
+        "backend": "mp" if plan != overlap.SEQUENTIAL else None,
+        "workers": 1,
+        "max_policy_lag": lag,
+        "seeds": seeds,
+        "speedup_vs_sequential": speed[0],
+        "speedup_low": speed[1],
+        "speedup_high": speed[2],
+        "ideal_speedup": 1.45,
+        "share_of_ideal": speed[0] / 1.45,
+        "eval_return_mean": returns[0],
+        "eval_return_spread": returns[1],
+    }
+
+
+def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
+    assert "faster" in overlap_verdicts.speed_verdict(_entry())
+    assert "slower" in overlap_verdicts.speed_verdict(_entry(speed=(0.9, 0.8, 0.95)))
+    assert "no clear difference" in overlap_verdicts.speed_verdict(_entry(speed=(1.1, 0.9, 1.2)))
+
+
+def test_the_learning_verdict_weighs_the_gap_against_the_spread_over_seeds():
+    lag0 = _entry(lag=0, returns=(-100.0, 10.0))
+    assert "no worse" in overlap_verdicts.learning_verdict(lag0, _entry(returns=(-105.0, 8.0)))
+    assert "learned worse" in overlap_verdicts.learning_verdict(lag0, _entry(returns=(-130, 8)))
+    single = overlap_verdicts.learning_verdict(_entry(seeds=1), _entry(lag=0, seeds=1))
+    assert "no spread" in single
+
+
+def test_bench_pipeline_records_rows_summary_timelines_and_targets(tmp_path):
+    path = tmp_path / "pipeline.json"
+    argv = ["bench", "pipeline", "--env", "CartPole-v1", "--steps", "2048", "--seeds", "0"]
+    argv += ["--workers", "1", "--max-policy-lag", "0", "1", "--eval-episodes", "1"]
+    assert cli.main([*argv, "--json", str(path)]) == 0
+    record = results.load(path)
+    assert record.kind == "bench.pipeline"
+    rows = record.data["rows"]
+    assert [r["plan"] for r in rows] == ["sequential", "overlapped", "overlapped"]
+    for row in rows[1:]:
+        assert set(ROW_FIELDS) <= set(row)
+    assert rows[1]["ideal_speedup"] == 1.0  # lag 0 overlaps nothing
+    assert {t["target"] for t in record.data["targets"]} >= {"mp speedup_vs_sequential"}
+    assert any("sequential plan" in v for v in record.data["verdicts"])
+    assert "mp, 1 worker, lag 1" in record.data["timelines"]
+    # The notebook's figures draw from the record's fields.
+    summary = record.data["summary"]
+    pipeline_plots.speedup_by_workers(summary)
+    pipeline_plots.gantt({"overlapped": record.data["timelines"]["mp, 1 worker, lag 1"]})
+    pipeline_plots.learning_by_lag({"lag 1": [rows[2]["learning_curve"]]})
+    pipeline_plots.clipping_by_lag(overlap.clipping_by_lag(rows))
+    assert "mp, 1 worker, lag 1" in pipeline_tables.summary_table(summary).data
+    assert "lag" in pipeline_tables.clipping_table(overlap.clipping_by_lag(rows)).data
+    assert any("other programs kept" in v for v in record.data["verdicts"])
+    plt.close("all")
