@@ -107,3 +107,14 @@ def test_bench_pipeline_records_rows_summary_timelines_and_targets(tmp_path):
     assert "lag" in pipeline_tables.clipping_table(overlap.clipping_by_lag(rows)).data
     assert any("other programs kept" in v for v in record.data["verdicts"])
     plt.close("all")
+
+
+def test_the_sequential_timeline_has_a_rollout_lane_and_an_update_lane_that_alternate():
+    from hetero_tutorial.rl.ppo_config import PPOConfig
+
+    config = PPOConfig(env_id="CartPole-v1", num_envs=2, num_steps=16, minibatch_size=16)
+    intervals = overlap.sequential_timeline(config, iterations=2)
+    kinds = [interval["kind"] for interval in intervals]
+    assert kinds == ["rollout", "update", "rollout", "update"]  # advantages join the rollout
+    starts = [interval["start"] for interval in intervals]
+    assert starts == sorted(starts) and all(i["end"] >= i["start"] for i in intervals)

@@ -14,6 +14,7 @@ The ideal speed-up comes from the sequential run's own phase times (:func:`ideal
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, replace
@@ -62,6 +63,37 @@ def ideal_speedup(
     if effective < 1:
         return 1.0
     return (rollout_seconds + update_seconds) / max(rollout_seconds / effective, update_seconds)
+
+
+def predicted_lags(
+    iterations: int, max_policy_lag: int, rollout_seconds: float, update_seconds: float
+) -> dict[int, int]:
+    """The policy lag of every rollout of one worker, simulated: how many rollouts have each.
+
+    The pipeline's rules (rl/pipeline_schedule.py): the learner sends the request for
+    rollout k as soon as both hold: it is done with k - max_policy_lag rollouts, and one
+    of the worker's ``max(2, max_policy_lag + 1)`` slots is free (a slot frees when the
+    learner copies a rollout out, as its update starts). The request names the learner's
+    weight version when it is sent; the worker works through its requests in order; the
+    learner updates on each rollout once it has arrived and the previous update ended.
+    The learner is at version k when it reaches rollout k (one worker drops none), so
+    rollout k's lag is k minus the version its request named.
+    """
+    slots = max(2, max_policy_lag + 1)
+    copied_at: list[float] = []  # when the learner copied rollout j out (its update began)
+    done_at: list[float] = []  # when the update on rollout j ended
+    worker_free = 0.0
+    lags = []
+    for k in range(iterations):
+        done_enough = done_at[k - max_policy_lag - 1] if k > max_policy_lag else 0.0
+        slot_free = copied_at[k - slots] if k >= slots else 0.0
+        sent = max(done_enough, slot_free)
+        version = sum(1 for end in done_at if end <= sent)
+        worker_free = max(worker_free, sent) + rollout_seconds  # the rollout arrives then
+        copied_at.append(max(worker_free, done_at[-1] if done_at else 0.0))
+        done_at.append(copied_at[-1] + update_seconds)
+        lags.append(k - version)
+    return dict(sorted(Counter(lags).items()))
 
 
 def phase_split(run: PPOResult) -> tuple[float, float]:
@@ -356,9 +388,9 @@ def sequential_timeline(
     with torch_threads(threads):
         trainer = _TimedTrainer(config, plan if plan is not None else placement("hybrid"), seed)
         trainer.timeline = Timeline()
-        trainer.step()  # warm-up, left out of the picture
+        trainer.run_iteration()  # warm-up, left out of the picture
         trainer.timeline = Timeline()
         for _ in range(iterations):
-            trainer.step()
+            trainer.run_iteration()
         trainer.close()
     return trainer.timeline.intervals

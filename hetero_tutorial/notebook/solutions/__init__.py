@@ -24,6 +24,8 @@ SOLUTIONS = {
     "speedup_and_time_saved": "claims_ledger",
     "wrap_angle": "device_envs",
     "pendulum_cost": "device_envs",
+    "ideal_speedup": "pipeline",
+    "predicted_lags": "pipeline",
 }
 """Each exercise's name, and the module (under this package) that holds its solution."""
 
