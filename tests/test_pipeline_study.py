@@ -118,3 +118,23 @@ def test_the_sequential_timeline_has_a_rollout_lane_and_an_update_lane_that_alte
     assert kinds == ["rollout", "update", "rollout", "update"]  # advantages join the rollout
     starts = [interval["start"] for interval in intervals]
     assert starts == sorted(starts) and all(i["end"] >= i["start"] for i in intervals)
+
+
+def test_a_cluster_address_goes_to_the_ray_runs_and_no_local_ray_starts(monkeypatch):
+    from hetero_tutorial.rl.ppo_config import PPOConfig
+
+    calls = []
+    monkeypatch.setattr(overlap, "_ray_if", lambda wanted: calls.append(("local", wanted)) or
+                        __import__("contextlib").nullcontext(None))  # fmt: skip
+
+    def fake_pipeline(*args, **kwargs):
+        calls.append((kwargs["backend"], kwargs["address"]))
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(overlap, "train_pipeline", fake_pipeline)
+    config = PPOConfig(env_id="CartPole-v1", num_envs=2, num_steps=16, minibatch_size=16,
+                       total_steps=32)  # fmt: skip
+    with pytest.raises(RuntimeError, match="stop here"):
+        overlap.overlap_study(config, backends=("ray",), lags=(1,), seeds=(0,),
+                              eval_episodes=0, address="auto")  # fmt: skip
+    assert calls == [("local", False), ("ray", "auto")]

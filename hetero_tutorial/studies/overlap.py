@@ -218,6 +218,7 @@ def overlap_study(
     eval_episodes: int = 10,
     threads: int = 1,
     progress: Callable[[str], None] | None = None,
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Sequential and overlapped runs, interleaved seed by seed; the fields of a record.
 
@@ -226,14 +227,15 @@ def overlap_study(
     ``timelines`` (the first seed's overlapped runs, and the sequential plan's, for
     Gantt charts) and ``ray_start_seconds`` (None without Ray). With ``"ray"`` among
     the backends, one local Ray serves every Ray run (its start is measured once).
-    ``progress(label)`` is called before each run.
+    ``progress(label)`` is called before each run. ``address``: the Ray runs join that
+    cluster (``"auto"``, ``"ray://host:10001"``) instead of a local Ray.
     """
     if not seeds:
         raise UsageError("give at least one seed")
     plan = plan if plan is not None else placement("hybrid")
     rows: list[dict[str, Any]] = []
     timelines: dict[str, list[dict[str, Any]]] = {}
-    with _ray_if("ray" in backends) as ray_start:
+    with _ray_if("ray" in backends and address is None) as ray_start:
         for seed in seeds:
             if progress is not None:
                 progress(f"seed {seed}: sequential")
@@ -258,6 +260,7 @@ def overlap_study(
                         workers=count,
                         max_policy_lag=lag,
                         backend=backend,
+                        address=address if backend == "ray" else None,
                         threads=threads,
                         eval_episodes=eval_episodes,
                     )

@@ -36,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--accelerator", default=None, help="the learner's device, e.g. cuda:1 (default: found)"
     )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="Ray runs join this cluster ('auto', 'ray://HEAD:10001') instead of a local Ray",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -52,6 +57,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         plan=plan,
         eval_episodes=args.eval_episodes,
         progress=lambda label: print(label, flush=True),
+        address=args.address,
     )
     fields = record_fields(study)
     for sentence in fields["verdicts"]:
