@@ -194,37 +194,40 @@ def train_pipeline(
     _check(config, workers, max_policy_lag, backend, slots, start_method)
     spec = env_spec(config.env_id)
     gpu = plan.update if plan.update.type == "cuda" else None
-    with torch_threads(threads), UtilisationSampler(gpu) as sampler:
-        # 1. The learner, exactly as PPOTrainer builds it, and its storage for the transfer.
-        torch.manual_seed(seed)
-        learner_policy, _, params, _ = place_policy(make_policy(spec, config), plan)
-        learner = LagAwareLearner(learner_policy, params, config, seed + UPDATE_SEED_OFFSET)
-        storage = RolloutStorage(
-            config.num_steps, config.num_envs, spec, plan.storage, plan.pin_storage
-        )
-        timer = PhaseTimer(plan.devices)
-        engine = _engine(
-            backend,
-            address,
-            config=config,
-            spec=spec,
-            seed=seed,
-            workers=workers,
-            slots_per_worker=slots,
-            weights_size=params.data.numel(),
-            threads=worker_threads,
-            hook=worker_hook,
-            start_method=start_method,
-        )
-        try:
-            engine.publish(params.data, 0)
-            timeline = Timeline()
-            schedule = LagSchedule(config.num_iterations, workers, slots, max_policy_lag, CLOCK())
-            loop = _Loop(config, plan, learner, storage, timer, engine, schedule, timeline)
-            with sampler.section("learner"):
-                loop.run(max_policy_lag, stall_timeout, progress)
-        finally:
-            engine.close()
+    with torch_threads(threads):
+        with UtilisationSampler(gpu) as sampler:
+            # 1. The learner, exactly as PPOTrainer builds it, and its storage for the transfer.
+            torch.manual_seed(seed)
+            learner_policy, _, params, _ = place_policy(make_policy(spec, config), plan)
+            learner = LagAwareLearner(learner_policy, params, config, seed + UPDATE_SEED_OFFSET)
+            storage = RolloutStorage(
+                config.num_steps, config.num_envs, spec, plan.storage, plan.pin_storage
+            )
+            timer = PhaseTimer(plan.devices)
+            engine = _engine(
+                backend,
+                address,
+                config=config,
+                spec=spec,
+                seed=seed,
+                workers=workers,
+                slots_per_worker=slots,
+                weights_size=params.data.numel(),
+                threads=worker_threads,
+                hook=worker_hook,
+                start_method=start_method,
+            )
+            try:
+                engine.publish(params.data, 0)
+                timeline = Timeline()
+                schedule = LagSchedule(
+                    config.num_iterations, workers, slots, max_policy_lag, CLOCK()
+                )
+                loop = _Loop(config, plan, learner, storage, timer, engine, schedule, timeline)
+                with sampler.section("learner"):
+                    loop.run(max_policy_lag, stall_timeout, progress)
+            finally:
+                engine.close()
         eval_returns = (
             policy_greedy_returns(learner_policy, plan.update, spec, eval_episodes, seed)
             if eval_episodes
@@ -241,7 +244,7 @@ def train_pipeline(
             episodes=loop.episodes,
             evaluations=[],
             eval_returns=eval_returns,
-            utilisation=sampler.summary("learner"),
+            utilisation=sampler.summary("learner"),  # after its exit read the last samples
             update_stats=loop.updates[-1] if loop.updates else {},
             threads=torch.get_num_threads(),
             policy=learner_policy,

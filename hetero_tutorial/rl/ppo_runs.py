@@ -167,9 +167,12 @@ class _Run:
         mean = float(np.mean(greedy_returns(self.trainer, self.eval_episodes or 10)))
         self.evaluations.append((self.trainer.global_step, mean))
 
-    def run_iteration(self) -> None:
-        """One timed iteration, then an evaluation if one falls due (not timed)."""
-        self.trainer.run_iteration()
+    def evaluate_if_due(self) -> None:
+        """Evaluate if the last iteration crossed a multiple of ``eval_every`` steps.
+
+        Called outside the iteration's timer and utilisation section: greedy episodes
+        step the CPU, and that is not training.
+        """
         due = self.eval_every and (
             self.trainer.global_step // self.eval_every > self.evaluations[-1][0] // self.eval_every
         )
@@ -221,17 +224,20 @@ def train_side_by_side(
     if len(set(names)) != len(names):
         raise UsageError(f"placements must have distinct names, got {names}")
     gpus = [plan.update for plan in placements if plan.update.type == "cuda"]
-    with torch_threads(threads), UtilisationSampler(gpus[0] if gpus else None) as sampler:
-        trainers = [
-            PPOTrainer(config, plan, seed, count_copies=count_copies) for plan in placements
-        ]
-        runs = [_Run(trainer, eval_every, eval_episodes) for trainer in trainers]
-        for index in range(config.num_iterations):
-            for run in runs:
-                with sampler.section(run.trainer.placement.name):
-                    run.run_iteration()
-            if progress is not None:
-                progress(index + 1, config.num_iterations)
+    with torch_threads(threads):
+        with UtilisationSampler(gpus[0] if gpus else None) as sampler:
+            trainers = [
+                PPOTrainer(config, plan, seed, count_copies=count_copies) for plan in placements
+            ]
+            runs = [_Run(trainer, eval_every, eval_episodes) for trainer in trainers]
+            for index in range(config.num_iterations):
+                for run in runs:
+                    with sampler.section(run.trainer.placement.name):  # training only
+                        run.trainer.run_iteration()
+                    run.evaluate_if_due()
+                if progress is not None:
+                    progress(index + 1, config.num_iterations)
+        # Summaries only now: leaving the sampler collects its last GPU samples.
         used = torch.get_num_threads()
         return {
             name: run.result(sampler.summary(name), used)
