@@ -43,7 +43,12 @@ from typing import Any
 import torch
 
 from hetero_tutorial.core.errors import UsageError, require_positive
-from hetero_tutorial.core.placement import Placement, placement
+from hetero_tutorial.core.placement import (
+    Placement,
+    as_placement,
+    placement,
+    require_data_devices,
+)
 from hetero_tutorial.core.timing import PhaseTimer, torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
 from hetero_tutorial.rl.envs import env_spec
@@ -112,11 +117,34 @@ class LagAwareLearner(Learner):
 # --- The run --------------------------------------------------------------------------------
 
 
+def _check_plan(config: PPOConfig, plan: Placement) -> None:
+    """The pipeline's workers are CPU processes stepping Gymnasium's environments."""
+    require_data_devices(plan)
+    batched = config.batched_envs or plan.batched_envs
+    if batched or plan.rollout.type != "cpu":
+        what = "batched tensor environments" if batched else f"a rollout on {plan.rollout}"
+        raise UsageError(
+            f"the pipeline's workers step Gymnasium's environments and act on the CPU, so it "
+            f"cannot take {what} (placement {plan.name!r}, PPOConfig(batched_envs="
+            f"{config.batched_envs})). Its plan is placement('hybrid') (the learner on the "
+            "update device) with batched_envs=False; PPOTrainer runs the other placements."
+        )
+
+
 def _check(
-    config: PPOConfig, workers: int, max_lag: int, backend: str, slots: int, start_method: str
+    config: PPOConfig,
+    plan: Placement,
+    workers: int,
+    threads: int,
+    worker_threads: int,
+    max_lag: int,
+    backend: str,
+    slots: int,
+    start_method: str,
 ) -> None:
     config.validate()
-    require_positive(workers=workers)
+    _check_plan(config, plan)
+    require_positive(workers=workers, threads=threads, worker_threads=worker_threads)
     if slots < 2:
         raise UsageError(
             f"slots_per_worker must be at least 2 (got {slots}): a worker fills one slot "
@@ -153,7 +181,7 @@ def _engine(backend: str, address: str | None, **options: Any) -> Any:
 
 def train_pipeline(
     config: PPOConfig,
-    plan: Placement | None = None,
+    plan: Placement | str | None = None,
     seed: int = 0,
     *,
     workers: int | None = None,
@@ -171,9 +199,10 @@ def train_pipeline(
 ) -> PipelineResult:
     """Train PPO with ``workers`` rollout workers running while the learner updates.
 
-    ``plan``: the learner runs on ``plan.update`` (default: the hybrid placement's, the
-    accelerator where there is one); workers always run on the CPU. ``workers``:
-    default one per spare core. ``max_policy_lag``: the most updates a rollout's weights
+    ``plan`` (a placement or a preset's name): the learner runs on ``plan.update``
+    (default: the hybrid placement's, the accelerator where there is one); workers always
+    run on the CPU, so a plan must put the rollout there, with Gymnasium's environments.
+    ``workers``: default one per spare core. ``max_policy_lag``: the most updates a rollout's weights
     may be behind the learner's (0: synchronous). ``backend``: ``"mp"`` (processes on
     this machine) or ``"ray"`` (Ray actors: a Ray of its own on the loopback address,
     or the cluster at ``address``, e.g. ``"auto"``). ``slots_per_worker``: rollout slots
@@ -188,10 +217,12 @@ def train_pipeline(
     naming the worker, with its traceback, if a worker raises or dies. Every worker is
     stopped when the run ends, however it ends (Ctrl-C included).
     """
-    plan = plan if plan is not None else placement("hybrid")
+    plan = as_placement(plan) if plan is not None else placement("hybrid")
     workers = workers if workers is not None else default_workers()
     slots = slots_per_worker if slots_per_worker is not None else max(2, max_policy_lag + 1)
-    _check(config, workers, max_policy_lag, backend, slots, start_method)
+    _check(
+        config, plan, workers, threads, worker_threads, max_policy_lag, backend, slots, start_method
+    )
     spec = env_spec(config.env_id)
     gpu = plan.update if plan.update.type == "cuda" else None
     with torch_threads(threads):

@@ -113,9 +113,9 @@ def serve_rollouts(
     Any exception is sent to the learner with its traceback before the process exits.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle
-    torch.set_num_threads(threads)
     parent = multiprocessing.parent_process()
     try:
+        torch.set_num_threads(threads)  # inside: a failure here reaches the learner too
         worker = RolloutWorker(config, seed, index, hook)
         conn.send(("ready", os.getpid()))
         while True:

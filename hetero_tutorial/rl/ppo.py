@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from torch.profiler import record_function
 
-from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.placement import Placement, as_placement
 from hetero_tutorial.core.timing import PhaseTimer
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.envs import EnvSpec, spec_of
@@ -368,7 +368,7 @@ class PPOTrainer:
     def __init__(
         self,
         config: PPOConfig,
-        placement: Placement,
+        placement: Placement | str,
         seed: int = 0,
         *,
         envs: Any = None,
@@ -376,7 +376,8 @@ class PPOTrainer:
         count_copies: bool = False,
     ) -> None:
         config.validate()
-        self.config, self.placement, self.seed = config, placement, seed
+        self.config, self.seed = config, seed
+        self.placement = placement = as_placement(placement)
         batched = config.batched_envs or placement.batched_envs  # tensor envs and collector
         self.envs = envs if envs is not None else make_envs(config, placement.env, batched)
         self.spec = spec_of(self.envs, config.env_id)

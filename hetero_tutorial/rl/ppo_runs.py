@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.placement import Placement, as_placement, require_data_devices
 from hetero_tutorial.core.timing import Timing, torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
 from hetero_tutorial.rl.envs import EnvSpec, evaluate
@@ -203,7 +203,7 @@ class _Run:
 
 def train_side_by_side(
     config: PPOConfig,
-    placements: list[Placement],
+    placements: Sequence[Placement | str],
     seed: int = 0,
     *,
     count_copies: bool = True,
@@ -219,7 +219,11 @@ def train_side_by_side(
     training (0: none). ``eval_every``: also evaluate greedily before training and
     every this many environment steps (0: never), for a learning curve; evaluation
     time is not training time. ``progress(iteration, iterations)`` follows the run.
+    A placement may be given by its preset's name (``"hybrid"``).
     """
+    placements = [as_placement(plan) for plan in placements]
+    for plan in placements:
+        require_data_devices(plan)
     names = [plan.name for plan in placements]
     if len(set(names)) != len(names):
         raise UsageError(f"placements must have distinct names, got {names}")
@@ -245,9 +249,13 @@ def train_side_by_side(
         }
 
 
-def train(config: PPOConfig, placement: Placement, seed: int = 0, **options: Any) -> PPOResult:
-    """Train PPO under one ``placement`` and measure it (options as in ``train_side_by_side``)."""
-    return train_side_by_side(config, [placement], seed, **options)[placement.name]
+def train(
+    config: PPOConfig, placement: Placement | str, seed: int = 0, **options: Any
+) -> PPOResult:
+    """Train PPO under one ``placement`` (or preset name) and measure it (options as in
+    ``train_side_by_side``)."""
+    plan = as_placement(placement)
+    return train_side_by_side(config, [plan], seed, **options)[plan.name]
 
 
 class Steppable(Protocol):
