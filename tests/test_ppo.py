@@ -10,7 +10,7 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo import RolloutStorage, gae
+from hetero_tutorial.rl.ppo import RolloutStorage, gae, ratio_stats
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import train
 
@@ -39,6 +39,13 @@ def test_gae_matches_a_hand_computed_example():
     out_torch = torch.zeros(3, 1, dtype=torch.float64)
     gae(*as_torch, 0.9, 0.8, out=out_torch)
     np.testing.assert_allclose(out_torch.numpy(), expected)
+
+
+def test_ratio_stats_are_the_kl_estimate_and_the_fraction_clipped():
+    ratio = torch.tensor([1.0, 1.5, 0.7, 1.1])
+    kl, clipfrac = ratio_stats(ratio, ratio.log(), clip_coef=0.2).tolist()
+    expected_kl = sum(r - 1 - np.log(r) for r in (1.0, 1.5, 0.7, 1.1)) / 4
+    assert kl == pytest.approx(expected_kl) and clipfrac == 0.5  # 1.5 and 0.7 are cut
 
 
 def test_storage_views_share_one_tensor():

@@ -67,6 +67,7 @@ from hetero_tutorial.rl.ppo import (
     RolloutStorage,
     make_policy,
     place_policy,
+    ratio_stats,
 )
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import PPOResult, policy_greedy_returns
@@ -100,18 +101,18 @@ class LagAwareLearner(Learner):
 
     def update(self, batch: list[torch.Tensor], storage: RolloutStorage) -> dict[str, float]:
         self.first: torch.Tensor | None = None
-        stats = super().update(batch, storage)
-        start_kl, start_clipfrac = self.first.tolist()  # after the update's own synchronisation
-        return stats | {"start_approx_kl": start_kl, "start_clipfrac": start_clipfrac}
+        return super().update(batch, storage)
 
     def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         loss, ratio, log_ratio = super().minibatch_step(mb)
         if self.first is None:
-            with torch.no_grad():
-                kl = ((ratio - 1) - log_ratio).mean()
-                clipfrac = ((ratio - 1).abs() > self.config.clip_coef).float().mean()
-                self.first = torch.stack([kl, clipfrac])
+            self.first = ratio_stats(ratio, log_ratio, self.config.clip_coef)
         return loss, ratio, log_ratio
+
+    def extra_stats(self) -> dict[str, torch.Tensor]:
+        """The first minibatch's ratio statistics, copied back with the update's own."""
+        start_kl, start_clipfrac = self.first
+        return {"start_approx_kl": start_kl, "start_clipfrac": start_clipfrac}
 
 
 # --- The run --------------------------------------------------------------------------------

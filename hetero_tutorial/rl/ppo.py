@@ -295,6 +295,18 @@ def ppo_loss(
     return loss, ratio, log_ratio
 
 
+@torch.no_grad()
+def ratio_stats(ratio: torch.Tensor, log_ratio: torch.Tensor, clip_coef: float) -> torch.Tensor:
+    """``(approx_kl, clipfrac)`` of a minibatch, as one tensor on its device (no copy back).
+
+    How far the learner is from the behaviour policy: CleanRL's KL estimate
+    ``(ratio - 1) - log ratio`` and the fraction of ratios the clipping cut.
+    """
+    approx_kl = ((ratio - 1) - log_ratio).mean()
+    clipfrac = ((ratio - 1).abs() > clip_coef).float().mean()
+    return torch.stack([approx_kl, clipfrac])
+
+
 class Learner:
     """The update: epochs of clipped-surrogate minibatch steps, on the update device."""
 
@@ -341,11 +353,16 @@ class Learner:
                     index = order[start : start + c.minibatch_size]
                     mb = storage.views([t[index] for t in batch])
                 loss, ratio, log_ratio = self.minibatch_step(mb)
-        with torch.no_grad():  # diagnostics of the last minibatch, as CleanRL logs them
-            approx_kl = ((ratio - 1) - log_ratio).mean()
-            clipfrac = ((ratio - 1).abs() > c.clip_coef).float().mean()
-            stats = torch.stack([approx_kl, clipfrac, loss]).tolist()  # one copy back
-        return dict(zip(("approx_kl", "clipfrac", "loss"), stats, strict=True))
+        # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
+        kl, clipfrac = ratio_stats(ratio, log_ratio, c.clip_coef)
+        stats = {"approx_kl": kl, "clipfrac": clipfrac, "loss": loss.detach()}
+        stats |= self.extra_stats()
+        values = torch.stack(list(stats.values())).tolist()  # one copy back
+        return dict(zip(stats, values, strict=True))
+
+    def extra_stats(self) -> dict[str, torch.Tensor]:
+        """More 0-d diagnostics for :meth:`update` to bring back in its one copy (none here)."""
+        return {}
 
 
 # --- 7. The iteration -----------------------------------------------------------------------
