@@ -36,13 +36,13 @@ rollouts and weights are :mod:`~hetero_tutorial.rl.pipeline_processes` (``"mp"``
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from hetero_tutorial.core.errors import UsageError, require_positive
+from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.placement import (
     Placement,
     as_placement,
@@ -75,11 +75,6 @@ from hetero_tutorial.rl.ppo_runs import PPOResult, policy_greedy_returns
 BACKENDS = ("mp", "ray")
 START_METHODS = ("spawn", "forkserver")
 """How worker processes may start: never ``fork`` (see pipeline_processes)."""
-
-
-def usable_cores() -> int:
-    """CPU cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def default_workers() -> int:

@@ -41,6 +41,7 @@ import psutil
 import torch
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.rl.envs import EnvSpec
 from hetero_tutorial.rl.pipeline_worker import (
     Hook,
@@ -70,10 +71,6 @@ def import_ray() -> Any:
             "`pip install -c constraints.txt -e '.[ray]'`"
         ) from None
     return ray
-
-
-def _usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _loopback_ip(address: str) -> bool:
@@ -113,7 +110,7 @@ def start_local_ray(cpus: int | None = None, object_store_bytes: int = OBJECT_ST
     No dashboard; a bounded object store. Stop it with ``ray.shutdown()``.
     """
     ray = import_ray()
-    cpus = cpus if cpus is not None else _usable_cores()
+    cpus = cpus if cpus is not None else usable_cores()
     began = time.perf_counter()
     try:
         with _single_machine():
@@ -211,7 +208,7 @@ class RayEngine:
             if not ray.is_initialized():
                 if address is None:
                     self.owns_ray = True  # first: close() then stops a Ray that half-started
-                    start_local_ray(max(workers, _usable_cores()))
+                    start_local_ray(max(workers, usable_cores()))
                 else:
                     import hetero_tutorial
 
