@@ -70,7 +70,8 @@ def place_policy(
 
     The learner lives on the update device. The rollout uses the learner itself when
     both phases share a device, otherwise a copy on the rollout device, refreshed with
-    ``rollout_params.copy_from(learner_params)``. With ``flat`` (the default) every
+    ``rollout_params.copy_from(learner_params)``. Both are copies: ``policy_cpu`` itself
+    is left as it was (where it was). With ``flat`` (the default) every
     network's parameters live in one tensor, so zeroing, clipping, the optimizer step
     and the weight sync are one or two calls each (see flat.py).
     """
@@ -79,7 +80,7 @@ def place_policy(
     learner_params = params(learner)
     if placement.rollout == placement.update:
         return learner, learner, learner_params, learner_params
-    rollout_policy = policy_cpu.to(placement.rollout)
+    rollout_policy = copy.deepcopy(policy_cpu).to(placement.rollout)
     return learner, rollout_policy, learner_params, params(rollout_policy, with_grad=False)
 
 
