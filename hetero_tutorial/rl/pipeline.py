@@ -198,8 +198,8 @@ def train_pipeline(
     ``plan`` (a placement or a preset's name): the learner runs on ``plan.update``
     (default: the hybrid placement's, the accelerator where there is one); workers always
     run on the CPU, so a plan must put the rollout there, with Gymnasium's environments.
-    ``workers``: default one per spare core. ``max_policy_lag``: the most updates a rollout's weights
-    may be behind the learner's (0: synchronous). ``backend``: ``"mp"`` (processes on
+    ``workers``: default one per spare core. ``max_policy_lag``: the most updates a
+    rollout's weights may be behind the learner's (0: synchronous). ``backend``: ``"mp"`` (processes on
     this machine) or ``"ray"`` (Ray actors: a Ray of its own on the loopback address,
     or the cluster at ``address``, e.g. ``"auto"``). ``slots_per_worker``: rollout slots
     per worker (default ``max(2, max_policy_lag + 1)``). ``threads``,
@@ -354,6 +354,7 @@ class _Loop:
         s, plan = self.schedule, self.plan
         self.learner.anneal(s.done)  # by rollouts done, as PPOTrainer anneals by iteration
         with self.timer.phase("transfer"):
+            self.storage.wait_for_copy_out()  # the last update's batch has left it
             self.engine.read(report, self.storage)  # slot -> the learner's storage
             s.release(report.worker, report.slot, CLOCK())
             batch = self.storage.flat_batch(plan.update, plan.pin_storage)

@@ -6,7 +6,8 @@ The file reads top to bottom like one iteration:
 
 1. **configuration**: :class:`PPOConfig` (in ``ppo_config.py``);
 2. **networks**: the actor-critic, placed as a learner and a rollout copy (:func:`place_policy`);
-3. **storage**: one preallocated tensor per rollout (:class:`RolloutStorage`);
+3. **storage**: one preallocated tensor per rollout (:class:`RolloutStorage`, in
+   ``rollout_storage.py``);
 4. **rollout**: :class:`Collector` steps the environments with the rollout policy. On an
    accelerator, observations go there and actions come back every step: the baseline's two
    copies per step (batched tensor environments take ppo_device.py's TensorCollector);
@@ -45,6 +46,7 @@ from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, GaussianActorCritic
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_device import TensorCollector, make_envs
+from hetero_tutorial.rl.rollout_storage import RolloutStorage
 
 PHASES = ("rollout", "advantages", "transfer", "update", "weight_sync")
 """The timed phases of an iteration, in the order they run (the allocator prices the same)."""
@@ -84,58 +86,7 @@ def place_policy(
     return learner, rollout_policy, learner_params, params(rollout_policy, with_grad=False)
 
 
-# --- 3. Storage -----------------------------------------------------------------------------
-
-SCALARS = ("logprobs", "values", "rewards", "dones", "advantages", "returns")
-"""The float32 numbers stored per transition beside its observation and action."""
-
-
-class RolloutStorage:
-    """A whole rollout, preallocated once on the storage device and filled in place.
-
-    Vector observations, actions and the :data:`SCALARS` share one (T, N, F) float32
-    tensor, ``data``: the hybrid plan's transfer is then a single copy and a minibatch
-    a single gather. Image observations keep their own dtype (uint8 frames are a
-    quarter of their float32 size) in a second tensor, ``frames``. The named
-    attributes (``obs``, ``actions``, ``logprobs``, ...) are views into them.
-    """
-
-    def __init__(
-        self, num_steps: int, num_envs: int, spec: EnvSpec, device: torch.device, pin: bool
-    ) -> None:
-        shape = (num_steps, num_envs)
-        packed = spec.obs_dtype == np.float32 and len(spec.obs_shape) == 1
-        widths = {"obs": spec.obs_dim} if packed else {}
-        widths |= {"actions": 1 if spec.discrete else spec.action_dim} | dict.fromkeys(SCALARS, 1)
-        self.columns: dict[str, slice] = {}
-        start = 0
-        for name, width in widths.items():
-            self.columns[name] = slice(start, start + width)
-            start += width
-        tensors = [torch.zeros(*shape, start)]
-        if not packed:
-            dtype = torch.from_numpy(np.zeros(0, spec.obs_dtype)).dtype
-            tensors.append(torch.zeros(*shape, *spec.obs_shape, dtype=dtype))
-        self.tensors = [t.pin_memory() if pin else t.to(device) for t in tensors]
-        """``[data]``, or ``[data, frames]`` for image observations."""
-        self.data = self.tensors[0]
-        for name, view in self.views(self.tensors).items():
-            setattr(self, name, view)
-
-    def views(self, tensors: list[torch.Tensor]) -> dict[str, torch.Tensor]:
-        """Named views of tensors laid out like this storage's, (T, N, ...) or (B, ...).
-
-        Vector fields (obs, actions) keep their last dimension; scalar fields drop it.
-        """
-        data = tensors[0]
-        found = {"obs": tensors[1]} if len(tensors) > 1 else {}
-        for name, cols in self.columns.items():
-            found[name] = data[..., cols] if name in ("obs", "actions") else data[..., cols.start]
-        return found
-
-    def flat_batch(self, device: torch.device, non_blocking: bool) -> list[torch.Tensor]:
-        """The rollout as (T * N, ...) tensors on ``device``: one copy per stored tensor."""
-        return [t.flatten(0, 1).to(device, non_blocking=non_blocking) for t in self.tensors]
+# --- 3. Storage: RolloutStorage, in rollout_storage.py --------------------------------------
 
 
 # --- 4. Rollout -----------------------------------------------------------------------------
@@ -179,6 +130,7 @@ class Collector:
         on the storage device.
         """
         c = self.config
+        self.storage.wait_for_copy_out()
         if self.obs is None:
             self.obs, _ = self.envs.reset(seed=self.seed)
         noise = self.policy.sample_noise((c.num_steps, c.num_envs), self.generator).to(self.device)

@@ -113,6 +113,7 @@ class TensorCollector:
         Returns the value of the observation after the last step, on the storage device.
         """
         c, s = self.config, self.storage
+        s.wait_for_copy_out()
         if self.obs is None:
             self.obs, _ = self.envs.reset(seed=self.seed)
         first_step = self.global_step
