@@ -104,7 +104,7 @@ def test_a_worker_that_stopped_listening_is_reported_with_its_own_traceback():
     engine.processes = [_Process(None, never_read), _Process(1, never_read)]
     engine.worker_pids, engine._starting = [100, 101], False
     try:
-        with pytest.raises(WorkerFailed, match="worker 1 .*raised.*worker 1's own failure"):
+        with pytest.raises(WorkerFailed, match="(?s)worker 1 .*raised.*worker 1's own failure"):
             engine.submit(RolloutRequest(7, 1, 0, 0.0, 0.0, 0))
     finally:
         for conn in (live, live_worker_end, dead):
