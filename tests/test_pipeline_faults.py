@@ -76,7 +76,7 @@ def test_a_dead_worker_is_named_when_the_learner_next_asks_it_for_a_rollout():
             os.kill(worker.pid, signal.SIGKILL)
             worker.join(5)  # certainly dead before the learner sends its next request
 
-    with pytest.raises(WorkerFailed, match="rollout worker 0 .*SIGKILL"):
+    with pytest.raises(WorkerFailed, match=r"rollout worker 0 .*SIGKILL"):
         train_pipeline(LONG, workers=1, eval_episodes=0, progress=kill_and_wait)
     assert not run_children()
 
@@ -104,7 +104,7 @@ def test_a_worker_that_stopped_listening_is_reported_with_its_own_traceback():
     engine.processes = [_Process(None, never_read), _Process(1, never_read)]
     engine.worker_pids, engine._starting = [100, 101], False
     try:
-        with pytest.raises(WorkerFailed, match="(?s)worker 1 .*raised.*worker 1's own failure"):
+        with pytest.raises(WorkerFailed, match=r"(?s)worker 1 .*raised.*worker 1's own failure"):
             engine.submit(RolloutRequest(7, 1, 0, 0.0, 0.0, 0))
     finally:
         for conn in (live, live_worker_end, dead):

@@ -195,19 +195,19 @@ def train_pipeline(
 ) -> PipelineResult:
     """Train PPO with ``workers`` rollout workers running while the learner updates.
 
-    ``plan`` (a placement or a preset's name): the learner runs on ``plan.update``
-    (default: the hybrid placement's, the accelerator where there is one); workers always
-    run on the CPU, so a plan must put the rollout there, with Gymnasium's environments.
-    ``workers``: default one per spare core. ``max_policy_lag``: the most updates a
-    rollout's weights may be behind the learner's (0: synchronous). ``backend``: ``"mp"`` (processes on
-    this machine) or ``"ray"`` (Ray actors: a Ray of its own on the loopback address,
-    or the cluster at ``address``, e.g. ``"auto"``). ``slots_per_worker``: rollout slots
-    per worker (default ``max(2, max_policy_lag + 1)``). ``threads``,
-    ``worker_threads``: PyTorch threads of the learner and of each worker.
-    ``eval_episodes``: greedy episodes after training. ``progress(done, total)``
-    follows the run. ``worker_hook(worker, rollout)`` runs in a worker before each
-    rollout (tests use it to fail or slow one). ``stall_timeout``: seconds with no
-    rollout from live workers before the run is declared stuck.
+    ``plan`` (a placement or a preset's name): the learner runs on ``plan.update`` (default:
+    the hybrid placement's, the accelerator where there is one); workers always run on the
+    CPU, so a plan must put the rollout there, with Gymnasium's environments. ``workers``:
+    default one per spare core. ``max_policy_lag``: the most updates a rollout's weights may
+    be behind the learner's (0: synchronous). ``backend``: ``"mp"`` (processes on this
+    machine) or ``"ray"`` (Ray actors: a Ray of its own on the loopback address, or the
+    cluster at ``address``, e.g. ``"auto"``). ``slots_per_worker``: rollout slots per worker
+    (default ``max(2, max_policy_lag + 1)``). ``threads``, ``worker_threads``: PyTorch
+    threads of the learner and of each worker. ``eval_episodes``: greedy episodes after
+    training. ``progress(done, total)`` follows the run. ``worker_hook(worker, rollout)``
+    runs in a worker before each rollout (tests use it to fail or slow one).
+    ``stall_timeout``: seconds with no rollout from live workers before the run is declared
+    stuck.
 
     Raises :class:`~hetero_tutorial.rl.pipeline_worker.WorkerFailed` (a RuntimeError)
     naming the worker, with its traceback, if a worker raises or dies. Every worker is
