@@ -10,7 +10,14 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo import RolloutStorage, gae, make_policy, place_policy, ratio_stats
+from hetero_tutorial.rl.ppo import (
+    PPOTrainer,
+    RolloutStorage,
+    gae,
+    make_policy,
+    place_policy,
+    ratio_stats,
+)
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import train
 
@@ -58,6 +65,20 @@ def test_placing_a_policy_leaves_the_callers_module_alone():
     assert all(a is b for a, b in zip(policy.parameters(), parameters, strict=True))
     for copied, original in zip(rollout.parameters(), parameters, strict=True):
         assert torch.equal(copied, original)
+
+
+def test_the_collector_waits_for_the_last_copy_out_before_writing_the_storage():
+    trainer = PPOTrainer(PPOConfig.tuned("CartPole-v1", **TINY), "all-cpu")
+    waited_at_step = []
+
+    class CopyOut:  # stands in for the CUDA event a non-blocking copy out records
+        def synchronize(self) -> None:
+            waited_at_step.append(trainer.global_step)
+
+    trainer.storage._copied_out = CopyOut()
+    trainer.run_iteration()
+    assert waited_at_step == [0] and trainer.storage._copied_out is None
+    trainer.close()
 
 
 def test_storage_views_share_one_tensor():
