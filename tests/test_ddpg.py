@@ -124,6 +124,19 @@ def test_acting_respects_the_action_bounds():
     assert greedy[0] == greedy[1] == greedy[2]
 
 
+def test_a_batch_of_observations_gets_each_ones_action():
+    """The greedy evaluation acts on a batch (one episode per environment)."""
+    agent, _ = make_agent()
+    space = gym.make("Pendulum-v1").observation_space
+    space.seed(0)
+    batch = np.stack([space.sample() for _ in range(5)])
+    greedy = agent.act(batch, explore=False)
+    assert greedy.shape == (5, 1) and greedy.dtype == np.float32
+    one_by_one = np.stack([agent.act(obs, explore=False) for obs in batch])
+    np.testing.assert_allclose(greedy, one_by_one, rtol=1e-5, atol=1e-6)
+    assert agent.act(batch).shape == (5, 1)  # exploring: a noise draw per action
+
+
 @pytest.mark.parametrize("design", DESIGNS)
 def test_a_short_run_with_each_buffer_reports_speed_copies_and_returns(design):
     config = DDPGConfig(**SMALL, buffer=design, total_steps=700, learning_starts=200)

@@ -111,6 +111,8 @@ def test_mps_and_mps0_are_one_device_wherever_devices_are_grouped(monkeypatch):
     assert placement("all-accelerator", accelerator_device="mps:0").devices == (cpu, mps0)
     assert placement("all-device", accelerator_device="mps:0").devices == (mps0,)
     assert not hybrid.pin_storage  # pinning is for CUDA only
+    assert devices.same_device("mps", mps0) and devices.same_device(mps0, "mps:0")
+    assert not devices.same_device("cpu", mps0) and devices.same_device("cpu", "cpu")
 
 
 def test_tf32_is_off_and_the_fingerprint_records_it():

@@ -2,7 +2,9 @@
 the lag bound, dropped rollouts, and what a run measures. Faults: test_pipeline_faults.py;
 the Ray engine: test_pipeline_ray.py."""
 
+import multiprocessing
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -11,7 +13,9 @@ import torch
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
+from hetero_tutorial.rl import pipeline_processes
 from hetero_tutorial.rl.pipeline import train_pipeline
+from hetero_tutorial.rl.pipeline_processes import serve_rollouts
 from hetero_tutorial.rl.pipeline_results import LEARNER, LEARNER_WAIT
 from hetero_tutorial.rl.pipeline_schedule import LagSchedule
 from hetero_tutorial.rl.ppo_config import PPOConfig
@@ -156,11 +160,28 @@ def test_one_worker_at_lag_1_repeats_exactly_from_a_seed():
         ({"address": "auto"}, "use it with backend='ray'"),
         ({"slots_per_worker": 1}, "slots_per_worker must be at least 2"),
         ({"start_method": "fork"}, "spawn"),
+        ({"threads": 0}, "threads must be at least 1"),
+        ({"worker_threads": 0}, "worker_threads must be at least 1"),
+        ({"plan": "all-device"}, "workers step Gymnasium's environments and act on the CPU"),
+        ({"plan": placement("hybrid", "meta")}, "only counts copies"),
     ],
 )
 def test_bad_settings_are_clear_errors(options, message):
     with pytest.raises(UsageError, match=message):
         train_pipeline(CONFIG, **options)
+
+
+def test_batched_environments_are_refused_not_silently_replaced_by_gymnasiums():
+    with pytest.raises(UsageError, match=r"batched tensor environments .*placement\('hybrid'\)"):
+        train_pipeline(replace(CONFIG, batched_envs=True), "hybrid")
+
+
+def test_a_worker_that_cannot_set_its_threads_tells_the_learner_why(monkeypatch):
+    monkeypatch.setattr(pipeline_processes.signal, "signal", lambda *args: None)  # keep Ctrl-C
+    learner_end, worker_end = multiprocessing.Pipe()
+    serve_rollouts(worker_end, [], None, CONFIG, seed=0, index=0, threads=0, hook=None)
+    kind, payload = learner_end.recv()
+    assert kind == "error" and "set_num_threads" in payload
 
 
 def test_per_tensor_parameters_are_refused_with_what_to_do():

@@ -13,7 +13,8 @@ import pytest
 from test_pipeline import run_children, shared_memory_files
 
 from hetero_tutorial.rl.pipeline import train_pipeline
-from hetero_tutorial.rl.pipeline_worker import WorkerFailed
+from hetero_tutorial.rl.pipeline_processes import ProcessEngine
+from hetero_tutorial.rl.pipeline_worker import RolloutRequest, WorkerFailed
 from hetero_tutorial.rl.ppo_config import PPOConfig
 
 LONG = PPOConfig(env_id="CartPole-v1", total_steps=400 * 512)
@@ -75,9 +76,41 @@ def test_a_dead_worker_is_named_when_the_learner_next_asks_it_for_a_rollout():
             os.kill(worker.pid, signal.SIGKILL)
             worker.join(5)  # certainly dead before the learner sends its next request
 
-    with pytest.raises(WorkerFailed, match="rollout worker 0"):
+    with pytest.raises(WorkerFailed, match=r"rollout worker 0 .*SIGKILL"):
         train_pipeline(LONG, workers=1, eval_episodes=0, progress=kill_and_wait)
     assert not run_children()
+
+
+class _Process:
+    """Stands in for a worker process: its exit code, and a sentinel that never fires."""
+
+    def __init__(self, exitcode: int | None, sentinel: int) -> None:
+        self.exitcode, self.sentinel = exitcode, sentinel
+
+    def join(self, timeout: float | None = None) -> None:
+        pass
+
+
+def test_a_worker_that_stopped_listening_is_reported_with_its_own_traceback():
+    """Another worker's waiting report must not stand in for why this one stopped."""
+    live, live_worker_end = multiprocessing.Pipe()
+    dead, dead_worker_end = multiprocessing.Pipe()
+    live_worker_end.send(("rollout", "worker 0's report, not yet read"))
+    dead_worker_end.send(("error", "Traceback: worker 1's own failure"))
+    dead_worker_end.close()  # it exited: the learner's request cannot reach it
+    never_read, never_written = os.pipe()
+    engine = ProcessEngine.__new__(ProcessEngine)  # the parts submit() uses, no processes
+    engine.conns = [live, dead]
+    engine.processes = [_Process(None, never_read), _Process(1, never_read)]
+    engine.worker_pids, engine._starting = [100, 101], False
+    try:
+        with pytest.raises(WorkerFailed, match=r"(?s)worker 1 .*raised.*worker 1's own failure"):
+            engine.submit(RolloutRequest(7, 1, 0, 0.0, 0.0, 0))
+    finally:
+        for conn in (live, live_worker_end, dead):
+            conn.close()
+        os.close(never_read)
+        os.close(never_written)
 
 
 def test_the_learner_does_not_wait_forever_for_a_stuck_worker():

@@ -8,9 +8,16 @@ import torch
 
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.placement import placement
+from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo import RolloutStorage, gae
+from hetero_tutorial.rl.ppo import (
+    PPOTrainer,
+    RolloutStorage,
+    gae,
+    make_policy,
+    place_policy,
+    ratio_stats,
+)
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import train
 
@@ -39,6 +46,39 @@ def test_gae_matches_a_hand_computed_example():
     out_torch = torch.zeros(3, 1, dtype=torch.float64)
     gae(*as_torch, 0.9, 0.8, out=out_torch)
     np.testing.assert_allclose(out_torch.numpy(), expected)
+
+
+def test_ratio_stats_are_the_kl_estimate_and_the_fraction_clipped():
+    ratio = torch.tensor([1.0, 1.5, 0.7, 1.1])
+    kl, clipfrac = ratio_stats(ratio, ratio.log(), clip_coef=0.2).tolist()
+    expected_kl = sum(r - 1 - np.log(r) for r in (1.0, 1.5, 0.7, 1.1)) / 4
+    assert kl == pytest.approx(expected_kl) and clipfrac == 0.5  # 1.5 and 0.7 are cut
+
+
+def test_placing_a_policy_leaves_the_callers_module_alone():
+    policy = make_policy(env_spec("CartPole-v1"), PPOConfig())
+    parameters = list(policy.parameters())
+    cpu = torch.device("cpu")
+    split = Placement("split", rollout=cpu, storage=cpu, update=torch.device("meta"))
+    learner, rollout, _, _ = place_policy(policy, split)
+    assert rollout is not policy and learner is not policy
+    assert all(a is b for a, b in zip(policy.parameters(), parameters, strict=True))
+    for copied, original in zip(rollout.parameters(), parameters, strict=True):
+        assert torch.equal(copied, original)
+
+
+def test_the_collector_waits_for_the_last_copy_out_before_writing_the_storage():
+    trainer = PPOTrainer(PPOConfig.tuned("CartPole-v1", **TINY), "all-cpu")
+    waited_at_step = []
+
+    class CopyOut:  # stands in for the CUDA event a non-blocking copy out records
+        def synchronize(self) -> None:
+            waited_at_step.append(trainer.global_step)
+
+    trainer.storage._copied_out = CopyOut()
+    trainer.run_iteration()
+    assert waited_at_step == [0] and trainer.storage._copied_out is None
+    trainer.close()
 
 
 def test_storage_views_share_one_tensor():

@@ -7,7 +7,6 @@ iteration, copies included. No thresholds, no table keyed by width.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import torch
 
 from hetero_tutorial.allocator.meter import Cell
+from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.timing import Timing
 from hetero_tutorial.rl.ppo import PHASES
 
@@ -140,8 +140,7 @@ def candidate_plans(devices: Sequence[torch.device], threads: Sequence[int]) -> 
 def thread_choices(cores: int | None = None) -> tuple[int, ...]:
     """CPU thread counts worth trying: 1, 2, 4, ... and the number of usable cores."""
     if cores is None:
-        usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-        cores = len(usable) if usable else (os.cpu_count() or 1)
+        cores = usable_cores()
     choices = [1]
     while choices[-1] * 2 < cores:
         choices.append(choices[-1] * 2)

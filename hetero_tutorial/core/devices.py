@@ -138,6 +138,12 @@ def with_index(device: torch.device | str) -> torch.device:
     return device
 
 
+def same_device(a: torch.device | str, b: torch.device | str) -> bool:
+    """Whether ``a`` and ``b`` name one device: ``"mps"`` and ``mps:0`` do, and so do
+    ``"cuda"`` and the current CUDA device (see :func:`with_index`)."""
+    return with_index(a) == with_index(b)
+
+
 def synchronize(device: torch.device | str | None) -> None:
     """Wait until all work queued on ``device`` has finished (a no-op for the CPU and for None).
 

@@ -29,6 +29,14 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on: its affinity mask where the OS has one (Linux),
+    else every logical core. A container or ``taskset`` can give fewer than the machine has."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def accelerator_info(device: torch.device | None = None) -> dict[str, Any] | None:
     """Name, memory (bytes) and type of the accelerator, or None when there is none."""
     device = device if device is not None else accelerator()
@@ -64,7 +72,7 @@ def fingerprint() -> dict[str, Any]:
         "cpu_model": _cpu_model(),
         "cpu_logical_cores": psutil.cpu_count(logical=True),
         "cpu_physical_cores": psutil.cpu_count(logical=False),
-        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "usable_cores": usable_cores(),
         "memory_bytes": psutil.virtual_memory().total,
         "torch_threads": torch.get_num_threads(),
         "accelerator": accelerator_info(),

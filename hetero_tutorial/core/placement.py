@@ -11,7 +11,12 @@ from dataclasses import dataclass
 
 import torch
 
-from hetero_tutorial.core.devices import DeviceError, accelerator, resolve_device
+from hetero_tutorial.core.devices import (
+    DeviceError,
+    accelerator,
+    available_devices,
+    resolve_device,
+)
 
 PLACEMENT_NAMES = ("all-accelerator", "hybrid", "all-cpu", "all-device")
 """The placement presets the series compares (see :func:`placement`)."""
@@ -106,6 +111,36 @@ def placement(name: str, accelerator_device: str | torch.device | None = None) -
     if name == "all-device":
         return Placement(name, fast, fast, fast, fast, True, accelerator_missing=missing)
     return Placement(name, cpu, cpu, cpu)
+
+
+def as_placement(plan: Placement | str) -> Placement:
+    """``plan`` itself, or the preset it names: ``"hybrid"`` is ``placement("hybrid")``.
+
+    The training entry points take either, so ``train(config, "hybrid")`` works as a
+    learner would expect; anything else is a clear error, not an AttributeError later.
+    """
+    if isinstance(plan, Placement):
+        return plan
+    if isinstance(plan, str):
+        return placement(plan)
+    raise DeviceError(
+        f"expected a Placement or a preset's name ({', '.join(PLACEMENT_NAMES)}), got {plan!r}; "
+        'e.g. placement("hybrid")'
+    )
+
+
+def require_data_devices(plan: Placement) -> None:
+    """Raise a clear error if a phase of ``plan`` is on ``meta``, a device without data.
+
+    ``meta`` stands in for an accelerator where copies are *counted*
+    (:mod:`hetero_tutorial.studies.copies`); training on it would fail deep inside PyTorch.
+    """
+    if any(device.type == "meta" for device in plan.devices):
+        raise DeviceError(
+            f"placement {plan.name!r} puts a phase on the meta device, which holds no data: "
+            "it only counts copies (hetero_tutorial.studies.copies), nothing can be trained on "
+            f"it. Train on a real device: {', '.join(available_devices())}."
+        )
 
 
 def gym_envs_only(plan: Placement, algorithm: str) -> None:

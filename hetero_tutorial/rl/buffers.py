@@ -147,15 +147,12 @@ class ReplayBuffer(ABC):
         return self._sample(batch_size, self._resolve(device))
 
     def _resolve(self, device: torch.device | str) -> torch.device:
-        """``device`` checked by :func:`resolve_device` (a clear error if it is not here).
-
-        ``"meta"`` (a device without data) passes: it stands in for an accelerator
-        when counting copies on a machine without one. Remembered per device:
-        sampling asks for the same one every step, and resolving costs a microsecond or two.
+        """``device`` checked by :func:`resolve_device` (a clear error if it is not here;
+        ``"meta"`` passes, for counting copies). Remembered per device: sampling asks for
+        the same one every step, and resolving costs a microsecond or two.
         """
         if device not in self._devices:
-            meta = str(device) == "meta"
-            self._devices[device] = torch.device("meta") if meta else resolve_device(device)
+            self._devices[device] = resolve_device(device)
         return self._devices[device]
 
     @abstractmethod

@@ -14,8 +14,8 @@ all-device): the learner on ``placement.update``, the actor's acting copy on ``p
 Speed without changing the algorithm: no per-step ``.item()``; acting under
 ``torch.inference_mode``; the actor loss back-propagates into the actor's weights
 only (``backward(inputs=...)`` skips the critic's weight gradients, which the
-actor step never uses); fused Adam; one ``_foreach_lerp_`` per network for the
-Polyak averaging of the targets; and a tensor buffer that samples with one gather.
+actor step never uses); fused Adam; one ``lerp_`` per network's flat parameters for
+the Polyak averaging of the targets; and a tensor buffer that samples with one gather.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
@@ -39,6 +40,7 @@ from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES, Placement, gym_envs
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import DESIGNS, Batch, make_buffer
+from hetero_tutorial.rl.envs import evaluate
 from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import DeterministicActor, QCritic
 
@@ -89,7 +91,9 @@ class DDPGConfig:
     def __post_init__(self) -> None:
         if self.buffer not in DESIGNS:
             raise UsageError(f"buffer must be one of {', '.join(DESIGNS)}; got {self.buffer!r}")
-        require_positive(count_copies_steps=self.count_copies_steps)
+        require_positive(
+            count_copies_steps=self.count_copies_steps, eval_episodes=self.eval_episodes
+        )
         if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps - 1:
             raise UsageError(
                 f"need 0 < learning_starts ({self.learning_starts}) < total_steps "
@@ -158,11 +162,13 @@ class DDPG:
 
     @torch.inference_mode()
     def act(self, obs: np.ndarray, explore: bool = True) -> np.ndarray:
-        """The action for one observation, with Gaussian noise when exploring, clipped to bounds."""
-        obs_rollout = torch.as_tensor(obs, dtype=torch.float32).to(self.placement.rollout)[None]
-        action = self.rollout_actor(obs_rollout)[0].cpu().numpy()  # (action_dim,)
+        """The action for one observation (obs_dim,) or a batch (B, obs_dim), with Gaussian
+        noise when exploring (a draw per action), clipped to the bounds."""
+        obs_rollout = torch.as_tensor(obs, dtype=torch.float32).to(self.placement.rollout)
+        action = self.rollout_actor(obs_rollout.reshape(-1, obs.shape[-1])).cpu().numpy()
+        action = action.reshape(*obs.shape[:-1], -1)  # (action_dim,) for one observation
         if explore:
-            action = action + self.noise.normal(0.0, self.noise_std)
+            action = action + self.noise.normal(0.0, self.noise_std, action.shape)
         return np.clip(action, self.low, self.high).astype(np.float32)
 
     def update(self, batch: Batch) -> None:
@@ -186,22 +192,6 @@ class DDPG:
             self.critic_target_flat.data.lerp_(self.critic_flat.data, self.config.tau)
             if self.rollout_flat is not self.actor_flat:
                 self.rollout_flat.copy_from(self.actor_flat)
-
-
-def evaluate(agent: DDPG, env_id: str, episodes: int, seed: int) -> list[float]:
-    """Returns of ``episodes`` greedy episodes (no exploration noise)."""
-    env = gym.make(env_id)
-    returns = []
-    for episode in range(episodes):
-        obs, _ = env.reset(seed=seed + episode)
-        total, done = 0.0, False
-        while not done:
-            obs, reward, terminated, truncated, _ = env.step(agent.act(obs, explore=False))
-            total += float(reward)
-            done = terminated or truncated
-        returns.append(total)
-    env.close()
-    return returns
 
 
 @dataclass
@@ -380,7 +370,10 @@ class DDPGTrainer:
         config = self.config
         with torch_threads(config.threads):
             eval_returns = evaluate(
-                self.agent, config.env_id, config.eval_episodes, config.seed + 10_000
+                partial(self.agent.act, explore=False),  # a batch: one episode per environment
+                config.env_id,
+                config.eval_episodes,
+                config.seed + 10_000,
             )
         return DDPGResult(
             config=config,

@@ -35,18 +35,13 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-from hetero_tutorial.core.devices import resolve_device
+from hetero_tutorial.core.devices import resolve_device, same_device
 from hetero_tutorial.core.errors import UsageError, require_positive
 
 BATCHED_ENV_IDS = ("CartPole-v1", "Pendulum-v1")
 """The environments :func:`make_batched_env` can build."""
 
 StepResult = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]
-
-
-def same_device(a: torch.device, b: torch.device) -> bool:
-    """``mps`` and ``mps:0`` (or ``cuda:0`` and a resolved ``cuda``) name one device."""
-    return a.type == b.type and (a.index or 0) == (b.index or 0)
 
 
 class _BatchedEnv:

@@ -1,11 +1,13 @@
-"""Vectorised Gymnasium environments, checked and seeded, always on the CPU.
+"""Vectorised Gymnasium environments, checked and seeded, on the CPU.
 
-Environments run on the CPU in every placement: the series is about where the
-*networks* run. The vector environments use ``SAME_STEP`` autoreset: when an
-episode ends, ``step`` returns the first observation of the next episode and
-puts the true last observation in ``info["final_obs"]``, so every step is a
-real transition (with the default ``NEXT_STEP`` mode, the step after an
-episode's end is a reset that must be masked out of training).
+Gymnasium's environments are Python objects, so they step on the CPU in every
+placement that uses them; the batched tensor environments of ``all-device`` (or of
+``PPOConfig(batched_envs=True)``) are :mod:`~hetero_tutorial.rl.device_envs`'s.
+The vector environments use ``SAME_STEP`` autoreset: when an episode ends, ``step``
+returns the first observation of the next episode and puts the true last observation
+in ``info["final_obs"]``, so every step is a real transition (with the default
+``NEXT_STEP`` mode, the step after an episode's end is a reset that must be masked
+out of training).
 """
 
 from __future__ import annotations

@@ -24,6 +24,15 @@ def _init(layer: nn.Linear | nn.Conv2d, gain: float) -> nn.Module:
     return layer
 
 
+def _require_sizes(in_features: int, hidden: int, out_features: int, layers: int) -> None:
+    """A clear error for an MLP with a size below 1 (torch would fail later, obscurely)."""
+    if min(in_features, hidden, out_features, layers) < 1:
+        raise UsageError(
+            f"an MLP needs positive sizes; got in={in_features}, hidden={hidden}, "
+            f"out={out_features}, layers={layers}"
+        )
+
+
 def mlp(
     in_features: int,
     hidden: int,
@@ -33,11 +42,7 @@ def mlp(
     out_gain: float = 1.0,
 ) -> nn.Sequential:
     """``layers`` hidden layers of width ``hidden`` with ``activation``, then a linear output."""
-    if min(in_features, hidden, out_features, layers) < 1:
-        raise UsageError(
-            f"an MLP needs positive sizes; got in={in_features}, hidden={hidden}, "
-            f"out={out_features}, layers={layers}"
-        )
+    _require_sizes(in_features, hidden, out_features, layers)
     modules: list[nn.Module] = []
     width = in_features
     for _ in range(layers):
@@ -67,11 +72,7 @@ class PairedMLP(nn.Module):
         layers: int = 2,
     ) -> None:
         super().__init__()
-        if min(in_features, hidden, out_features, layers) < 1:
-            raise UsageError(
-                f"an MLP needs positive sizes; got in={in_features}, hidden={hidden}, "
-                f"out={out_features}, layers={layers}"
-            )
+        _require_sizes(in_features, hidden, out_features, layers)
         sizes = [in_features, *[hidden] * layers, out_features]
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
@@ -138,9 +139,10 @@ def actor_critic_body(
 
 
 class DiscreteActorCritic(nn.Module):
-    """Actor (logits) and critic (value) MLPs for a discrete action space, paired (see PairedMLP).
+    """Actor (logits) and critic (value) MLPs for a discrete action space.
 
-    The critic's output layer is as wide as the actor's; it uses column 0.
+    ``paired`` (the default): one :class:`PairedMLP`, whose critic output layer is as
+    wide as the actor's and uses column 0; False: :class:`SeparateMLPs`, CleanRL's two.
     Sampling takes its randomness as an argument (Gumbel noise, one number per
     action, from :meth:`sample_noise`) so that the caller decides where random
     numbers come from: PPO draws them on the CPU, which makes every placement
@@ -197,8 +199,9 @@ class DiscreteActorCritic(nn.Module):
 class GaussianActorCritic(nn.Module):
     """Actor MLP for the mean of a diagonal Gaussian, a state-independent log std, and a critic.
 
-    The actor and critic are paired (see :class:`PairedMLP`); the critic uses
-    column 0 of its output layer. Sampling takes standard normal noise as an
+    The actor and critic are paired (:class:`PairedMLP`, the critic using column 0
+    of its output layer) or, with ``paired=False``, :class:`SeparateMLPs` (the critic
+    one unit wide). Sampling takes standard normal noise as an
     argument, for the same reason as :class:`DiscreteActorCritic`.
     """
 

@@ -36,14 +36,19 @@ rollouts and weights are :mod:`~hetero_tutorial.rl.pipeline_processes` (``"mp"``
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from hetero_tutorial.core.errors import UsageError, require_positive
-from hetero_tutorial.core.placement import Placement, placement
+from hetero_tutorial.core.machine import usable_cores
+from hetero_tutorial.core.placement import (
+    Placement,
+    as_placement,
+    placement,
+    require_data_devices,
+)
 from hetero_tutorial.core.timing import PhaseTimer, torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
 from hetero_tutorial.rl.envs import env_spec
@@ -62,6 +67,7 @@ from hetero_tutorial.rl.ppo import (
     RolloutStorage,
     make_policy,
     place_policy,
+    ratio_stats,
 )
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import PPOResult, policy_greedy_returns
@@ -69,11 +75,6 @@ from hetero_tutorial.rl.ppo_runs import PPOResult, policy_greedy_returns
 BACKENDS = ("mp", "ray")
 START_METHODS = ("spawn", "forkserver")
 """How worker processes may start: never ``fork`` (see pipeline_processes)."""
-
-
-def usable_cores() -> int:
-    """CPU cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def default_workers() -> int:
@@ -95,28 +96,51 @@ class LagAwareLearner(Learner):
 
     def update(self, batch: list[torch.Tensor], storage: RolloutStorage) -> dict[str, float]:
         self.first: torch.Tensor | None = None
-        stats = super().update(batch, storage)
-        start_kl, start_clipfrac = self.first.tolist()  # after the update's own synchronisation
-        return stats | {"start_approx_kl": start_kl, "start_clipfrac": start_clipfrac}
+        return super().update(batch, storage)
 
     def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         loss, ratio, log_ratio = super().minibatch_step(mb)
         if self.first is None:
-            with torch.no_grad():
-                kl = ((ratio - 1) - log_ratio).mean()
-                clipfrac = ((ratio - 1).abs() > self.config.clip_coef).float().mean()
-                self.first = torch.stack([kl, clipfrac])
+            self.first = ratio_stats(ratio, log_ratio, self.config.clip_coef)
         return loss, ratio, log_ratio
+
+    def extra_stats(self) -> dict[str, torch.Tensor]:
+        """The first minibatch's ratio statistics, copied back with the update's own."""
+        start_kl, start_clipfrac = self.first
+        return {"start_approx_kl": start_kl, "start_clipfrac": start_clipfrac}
 
 
 # --- The run --------------------------------------------------------------------------------
 
 
+def _check_plan(config: PPOConfig, plan: Placement) -> None:
+    """The pipeline's workers are CPU processes stepping Gymnasium's environments."""
+    require_data_devices(plan)
+    batched = config.batched_envs or plan.batched_envs
+    if batched or plan.rollout.type != "cpu":
+        what = "batched tensor environments" if batched else f"a rollout on {plan.rollout}"
+        raise UsageError(
+            f"the pipeline's workers step Gymnasium's environments and act on the CPU, so it "
+            f"cannot take {what} (placement {plan.name!r}, PPOConfig(batched_envs="
+            f"{config.batched_envs})). Its plan is placement('hybrid') (the learner on the "
+            "update device) with batched_envs=False; PPOTrainer runs the other placements."
+        )
+
+
 def _check(
-    config: PPOConfig, workers: int, max_lag: int, backend: str, slots: int, start_method: str
+    config: PPOConfig,
+    plan: Placement,
+    workers: int,
+    threads: int,
+    worker_threads: int,
+    max_lag: int,
+    backend: str,
+    slots: int,
+    start_method: str,
 ) -> None:
     config.validate()
-    require_positive(workers=workers)
+    _check_plan(config, plan)
+    require_positive(workers=workers, threads=threads, worker_threads=worker_threads)
     if slots < 2:
         raise UsageError(
             f"slots_per_worker must be at least 2 (got {slots}): a worker fills one slot "
@@ -153,7 +177,7 @@ def _engine(backend: str, address: str | None, **options: Any) -> Any:
 
 def train_pipeline(
     config: PPOConfig,
-    plan: Placement | None = None,
+    plan: Placement | str | None = None,
     seed: int = 0,
     *,
     workers: int | None = None,
@@ -171,60 +195,66 @@ def train_pipeline(
 ) -> PipelineResult:
     """Train PPO with ``workers`` rollout workers running while the learner updates.
 
-    ``plan``: the learner runs on ``plan.update`` (default: the hybrid placement's, the
-    accelerator where there is one); workers always run on the CPU. ``workers``:
-    default one per spare core. ``max_policy_lag``: the most updates a rollout's weights
-    may be behind the learner's (0: synchronous). ``backend``: ``"mp"`` (processes on
-    this machine) or ``"ray"`` (Ray actors: a Ray of its own on the loopback address,
-    or the cluster at ``address``, e.g. ``"auto"``). ``slots_per_worker``: rollout slots
-    per worker (default ``max(2, max_policy_lag + 1)``). ``threads``,
-    ``worker_threads``: PyTorch threads of the learner and of each worker.
-    ``eval_episodes``: greedy episodes after training. ``progress(done, total)``
-    follows the run. ``worker_hook(worker, rollout)`` runs in a worker before each
-    rollout (tests use it to fail or slow one). ``stall_timeout``: seconds with no
-    rollout from live workers before the run is declared stuck.
+    ``plan`` (a placement or a preset's name): the learner runs on ``plan.update`` (default:
+    the hybrid placement's, the accelerator where there is one); workers always run on the
+    CPU, so a plan must put the rollout there, with Gymnasium's environments. ``workers``:
+    default one per spare core. ``max_policy_lag``: the most updates a rollout's weights may
+    be behind the learner's (0: synchronous). ``backend``: ``"mp"`` (processes on this
+    machine) or ``"ray"`` (Ray actors: a Ray of its own on the loopback address, or the
+    cluster at ``address``, e.g. ``"auto"``). ``slots_per_worker``: rollout slots per worker
+    (default ``max(2, max_policy_lag + 1)``). ``threads``, ``worker_threads``: PyTorch
+    threads of the learner and of each worker. ``eval_episodes``: greedy episodes after
+    training. ``progress(done, total)`` follows the run. ``worker_hook(worker, rollout)``
+    runs in a worker before each rollout (tests use it to fail or slow one).
+    ``stall_timeout``: seconds with no rollout from live workers before the run is declared
+    stuck.
 
     Raises :class:`~hetero_tutorial.rl.pipeline_worker.WorkerFailed` (a RuntimeError)
     naming the worker, with its traceback, if a worker raises or dies. Every worker is
     stopped when the run ends, however it ends (Ctrl-C included).
     """
-    plan = plan if plan is not None else placement("hybrid")
+    plan = as_placement(plan) if plan is not None else placement("hybrid")
     workers = workers if workers is not None else default_workers()
     slots = slots_per_worker if slots_per_worker is not None else max(2, max_policy_lag + 1)
-    _check(config, workers, max_policy_lag, backend, slots, start_method)
+    _check(
+        config, plan, workers, threads, worker_threads, max_policy_lag, backend, slots, start_method
+    )
     spec = env_spec(config.env_id)
     gpu = plan.update if plan.update.type == "cuda" else None
-    with torch_threads(threads), UtilisationSampler(gpu) as sampler:
-        # 1. The learner, exactly as PPOTrainer builds it, and its storage for the transfer.
-        torch.manual_seed(seed)
-        learner_policy, _, params, _ = place_policy(make_policy(spec, config), plan)
-        learner = LagAwareLearner(learner_policy, params, config, seed + UPDATE_SEED_OFFSET)
-        storage = RolloutStorage(
-            config.num_steps, config.num_envs, spec, plan.storage, plan.pin_storage
-        )
-        timer = PhaseTimer(plan.devices)
-        engine = _engine(
-            backend,
-            address,
-            config=config,
-            spec=spec,
-            seed=seed,
-            workers=workers,
-            slots_per_worker=slots,
-            weights_size=params.data.numel(),
-            threads=worker_threads,
-            hook=worker_hook,
-            start_method=start_method,
-        )
-        try:
-            engine.publish(params.data, 0)
-            timeline = Timeline()
-            schedule = LagSchedule(config.num_iterations, workers, slots, max_policy_lag, CLOCK())
-            loop = _Loop(config, plan, learner, storage, timer, engine, schedule, timeline)
-            with sampler.section("learner"):
-                loop.run(max_policy_lag, stall_timeout, progress)
-        finally:
-            engine.close()
+    with torch_threads(threads):
+        with UtilisationSampler(gpu) as sampler:
+            # 1. The learner, exactly as PPOTrainer builds it, and its storage for the transfer.
+            torch.manual_seed(seed)
+            learner_policy, _, params, _ = place_policy(make_policy(spec, config), plan)
+            learner = LagAwareLearner(learner_policy, params, config, seed + UPDATE_SEED_OFFSET)
+            storage = RolloutStorage(
+                config.num_steps, config.num_envs, spec, plan.storage, plan.pin_storage
+            )
+            timer = PhaseTimer(plan.devices)
+            engine = _engine(
+                backend,
+                address,
+                config=config,
+                spec=spec,
+                seed=seed,
+                workers=workers,
+                slots_per_worker=slots,
+                weights_size=params.data.numel(),
+                threads=worker_threads,
+                hook=worker_hook,
+                start_method=start_method,
+            )
+            try:
+                engine.publish(params.data, 0)
+                timeline = Timeline()
+                schedule = LagSchedule(
+                    config.num_iterations, workers, slots, max_policy_lag, CLOCK()
+                )
+                loop = _Loop(config, plan, learner, storage, timer, engine, schedule, timeline)
+                with sampler.section("learner"):
+                    loop.run(max_policy_lag, stall_timeout, progress)
+            finally:
+                engine.close()
         eval_returns = (
             policy_greedy_returns(learner_policy, plan.update, spec, eval_episodes, seed)
             if eval_episodes
@@ -241,7 +271,7 @@ def train_pipeline(
             episodes=loop.episodes,
             evaluations=[],
             eval_returns=eval_returns,
-            utilisation=sampler.summary("learner"),
+            utilisation=sampler.summary("learner"),  # after its exit read the last samples
             update_stats=loop.updates[-1] if loop.updates else {},
             threads=torch.get_num_threads(),
             policy=learner_policy,
@@ -324,6 +354,7 @@ class _Loop:
         s, plan = self.schedule, self.plan
         self.learner.anneal(s.done)  # by rollouts done, as PPOTrainer anneals by iteration
         with self.timer.phase("transfer"):
+            self.storage.wait_for_copy_out()  # the last update's batch has left it
             self.engine.read(report, self.storage)  # slot -> the learner's storage
             s.release(report.worker, report.slot, CLOCK())
             batch = self.storage.flat_batch(plan.update, plan.pin_storage)

@@ -113,9 +113,9 @@ def serve_rollouts(
     Any exception is sent to the learner with its traceback before the process exits.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle
-    torch.set_num_threads(threads)
     parent = multiprocessing.parent_process()
     try:
+        torch.set_num_threads(threads)  # inside: a failure here reaches the learner too
         worker = RolloutWorker(config, seed, index, hook)
         conn.send(("ready", os.getpid()))
         while True:
@@ -214,8 +214,38 @@ class ProcessEngine:
         try:
             self.conns[request.worker].send(request)
         except OSError:  # its end is closed: the worker died; say how
-            self._receive(GRACE_SECONDS)
-            raise WorkerFailed(f"rollout worker {request.worker} stopped listening") from None
+            raise self._why_stopped(request.worker) from None
+
+    def _why_stopped(self, index: int) -> WorkerFailed:
+        """Why worker ``index`` stopped listening: the traceback it sent, else how it died.
+
+        Waits on that worker's own pipe and process only (``GRACE_SECONDS`` at most):
+        another worker's report must not stand in for this one's death.
+        """
+        conn, process = self.conns[index], self.processes[index]
+        deadline = time.monotonic() + GRACE_SECONDS
+        with suppress(EOFError, OSError):  # read what it sent before its end closed
+            while conn.poll(max(deadline - time.monotonic(), 0.0)):
+                kind, payload = conn.recv()
+                if kind == "error":
+                    return self._raised(index, payload)
+        process.join(max(deadline - time.monotonic(), 0.0))
+        if process.exitcode is not None:
+            return self._died(index, process)
+        return WorkerFailed(f"rollout worker {index} stopped listening")
+
+    def _raised(self, index: int, traceback_text: str) -> WorkerFailed:
+        return WorkerFailed(
+            f"rollout worker {index} (pid {self.worker_pids[index]}) raised an error; "
+            f"its traceback:\n\n{traceback_text}"
+        )
+
+    def _died(self, index: int, process: multiprocessing.Process) -> WorkerFailed:
+        when = "while starting" if self._starting else "mid-run"
+        return WorkerFailed(
+            f"rollout worker {index} (pid {self.worker_pids[index]}) {_death(process)} "
+            f"{when}; the run is stopped and its other workers with it."
+        )
 
     def next_report(self, timeout: float) -> RolloutReport | None:
         """The next filled rollout's report, or None if none came within ``timeout`` seconds.
@@ -239,19 +269,12 @@ class ProcessEngine:
                 process.join(1.0)  # it is ending; the check below says how
                 break
             if kind == "error":
-                raise WorkerFailed(
-                    f"rollout worker {index} (pid {self.worker_pids[index]}) raised an error; "
-                    f"its traceback:\n\n{payload}"
-                )
+                raise self._raised(index, payload)
             return payload if kind == "rollout" else kind
         for index, process in enumerate(self.processes):
             if process.exitcode is not None or (process.sentinel in ready):
                 process.join(1.0)
-                when = "while starting" if self._starting else "mid-run"
-                raise WorkerFailed(
-                    f"rollout worker {index} (pid {self.worker_pids[index]}) {_death(process)} "
-                    f"{when}; the run is stopped and its other workers with it."
-                )
+                raise self._died(index, process)
         return None
 
     def discard(self, report: RolloutReport) -> None:

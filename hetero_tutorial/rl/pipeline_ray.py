@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -40,6 +41,7 @@ import psutil
 import torch
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.rl.envs import EnvSpec
 from hetero_tutorial.rl.pipeline_worker import (
     Hook,
@@ -69,10 +71,6 @@ def import_ray() -> Any:
             "`pip install -c constraints.txt -e '.[ray]'`"
         ) from None
     return ray
-
-
-def _usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _loopback_ip(address: str) -> bool:
@@ -112,16 +110,20 @@ def start_local_ray(cpus: int | None = None, object_store_bytes: int = OBJECT_ST
     No dashboard; a bounded object store. Stop it with ``ray.shutdown()``.
     """
     ray = import_ray()
-    cpus = cpus if cpus is not None else _usable_cores()
+    cpus = cpus if cpus is not None else usable_cores()
     began = time.perf_counter()
-    with _single_machine():
-        ray.init(
-            num_cpus=cpus,
-            include_dashboard=False,
-            object_store_memory=object_store_bytes,
-            _node_ip_address=LOOPBACK,
-            logging_level=logging.WARNING,
-        )
+    try:
+        with _single_machine():
+            ray.init(
+                num_cpus=cpus,
+                include_dashboard=False,
+                object_store_memory=object_store_bytes,
+                _node_ip_address=LOOPBACK,
+                logging_level=logging.WARNING,
+            )
+    except BaseException:  # Ctrl-C or a failure half-way: stop whatever of Ray had started
+        ray.shutdown()
+        raise
     node_ip = ray.util.get_node_ip_address()
     if not _loopback_ip(node_ip):
         ray.shutdown()
@@ -137,9 +139,8 @@ def start_local_ray(cpus: int | None = None, object_store_bytes: int = OBJECT_ST
 def local_ray(cpus: int | None = None) -> Iterator[float]:
     """``with local_ray() as seconds:`` a loopback-only Ray for the block (runs inside reuse it)."""
     ray = import_ray()
-    seconds = start_local_ray(cpus)
     try:
-        yield seconds
+        yield start_local_ray(cpus)
     finally:
         ray.shutdown()
 
@@ -206,8 +207,8 @@ class RayEngine:
         try:
             if not ray.is_initialized():
                 if address is None:
-                    start_local_ray(max(workers, _usable_cores()))
-                    self.owns_ray = True
+                    self.owns_ray = True  # first: close() then stops a Ray that half-started
+                    start_local_ray(max(workers, usable_cores()))
                 else:
                     import hetero_tutorial
 
@@ -277,9 +278,12 @@ class RayEngine:
         self.arrays.pop(report.index, None)
 
     def read(self, report: RolloutReport, into: RolloutStorage) -> None:
-        """Copy the rollout Ray delivered into the learner's storage, then let Ray free it."""
-        for target, source in zip(into.tensors, self.arrays.pop(report.index), strict=True):
-            np.copyto(target.numpy(), source)
+        """Copy the rollout Ray delivered into the learner's storage (on any device), then
+        let Ray free it."""
+        with warnings.catch_warnings():  # Ray's arrays are read-only; they are only read here
+            warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+            for target, source in zip(into.tensors, self.arrays.pop(report.index), strict=True):
+                target.copy_(torch.from_numpy(source))
 
     def close(self) -> None:
         """Stop this run's actors; shut Ray down only if this run started it."""

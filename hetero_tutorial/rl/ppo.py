@@ -6,7 +6,8 @@ The file reads top to bottom like one iteration:
 
 1. **configuration**: :class:`PPOConfig` (in ``ppo_config.py``);
 2. **networks**: the actor-critic, placed as a learner and a rollout copy (:func:`place_policy`);
-3. **storage**: one preallocated tensor per rollout (:class:`RolloutStorage`);
+3. **storage**: one preallocated tensor per rollout (:class:`RolloutStorage`, in
+   ``rollout_storage.py``);
 4. **rollout**: :class:`Collector` steps the environments with the rollout policy. On an
    accelerator, observations go there and actions come back every step: the baseline's two
    copies per step (batched tensor environments take ppo_device.py's TensorCollector);
@@ -37,7 +38,7 @@ import torch
 from torch import nn
 from torch.profiler import record_function
 
-from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.placement import Placement, as_placement
 from hetero_tutorial.core.timing import PhaseTimer
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.envs import EnvSpec, spec_of
@@ -45,6 +46,7 @@ from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, GaussianActorCritic
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_device import TensorCollector, make_envs
+from hetero_tutorial.rl.rollout_storage import RolloutStorage
 
 PHASES = ("rollout", "advantages", "transfer", "update", "weight_sync")
 """The timed phases of an iteration, in the order they run (the allocator prices the same)."""
@@ -70,7 +72,8 @@ def place_policy(
 
     The learner lives on the update device. The rollout uses the learner itself when
     both phases share a device, otherwise a copy on the rollout device, refreshed with
-    ``rollout_params.copy_from(learner_params)``. With ``flat`` (the default) every
+    ``rollout_params.copy_from(learner_params)``. Both are copies: ``policy_cpu`` itself
+    is left as it was (where it was). With ``flat`` (the default) every
     network's parameters live in one tensor, so zeroing, clipping, the optimizer step
     and the weight sync are one or two calls each (see flat.py).
     """
@@ -79,62 +82,11 @@ def place_policy(
     learner_params = params(learner)
     if placement.rollout == placement.update:
         return learner, learner, learner_params, learner_params
-    rollout_policy = policy_cpu.to(placement.rollout)
+    rollout_policy = copy.deepcopy(policy_cpu).to(placement.rollout)
     return learner, rollout_policy, learner_params, params(rollout_policy, with_grad=False)
 
 
-# --- 3. Storage -----------------------------------------------------------------------------
-
-SCALARS = ("logprobs", "values", "rewards", "dones", "advantages", "returns")
-"""The float32 numbers stored per transition beside its observation and action."""
-
-
-class RolloutStorage:
-    """A whole rollout, preallocated once on the storage device and filled in place.
-
-    Vector observations, actions and the :data:`SCALARS` share one (T, N, F) float32
-    tensor, ``data``: the hybrid plan's transfer is then a single copy and a minibatch
-    a single gather. Image observations keep their own dtype (uint8 frames are a
-    quarter of their float32 size) in a second tensor, ``frames``. The named
-    attributes (``obs``, ``actions``, ``logprobs``, ...) are views into them.
-    """
-
-    def __init__(
-        self, num_steps: int, num_envs: int, spec: EnvSpec, device: torch.device, pin: bool
-    ) -> None:
-        shape = (num_steps, num_envs)
-        packed = spec.obs_dtype == np.float32 and len(spec.obs_shape) == 1
-        widths = {"obs": spec.obs_dim} if packed else {}
-        widths |= {"actions": 1 if spec.discrete else spec.action_dim} | dict.fromkeys(SCALARS, 1)
-        self.columns: dict[str, slice] = {}
-        start = 0
-        for name, width in widths.items():
-            self.columns[name] = slice(start, start + width)
-            start += width
-        tensors = [torch.zeros(*shape, start)]
-        if not packed:
-            dtype = torch.from_numpy(np.zeros(0, spec.obs_dtype)).dtype
-            tensors.append(torch.zeros(*shape, *spec.obs_shape, dtype=dtype))
-        self.tensors = [t.pin_memory() if pin else t.to(device) for t in tensors]
-        """``[data]``, or ``[data, frames]`` for image observations."""
-        self.data = self.tensors[0]
-        for name, view in self.views(self.tensors).items():
-            setattr(self, name, view)
-
-    def views(self, tensors: list[torch.Tensor]) -> dict[str, torch.Tensor]:
-        """Named views of tensors laid out like this storage's, (T, N, ...) or (B, ...).
-
-        Vector fields (obs, actions) keep their last dimension; scalar fields drop it.
-        """
-        data = tensors[0]
-        found = {"obs": tensors[1]} if len(tensors) > 1 else {}
-        for name, cols in self.columns.items():
-            found[name] = data[..., cols] if name in ("obs", "actions") else data[..., cols.start]
-        return found
-
-    def flat_batch(self, device: torch.device, non_blocking: bool) -> list[torch.Tensor]:
-        """The rollout as (T * N, ...) tensors on ``device``: one copy per stored tensor."""
-        return [t.flatten(0, 1).to(device, non_blocking=non_blocking) for t in self.tensors]
+# --- 3. Storage: RolloutStorage, in rollout_storage.py --------------------------------------
 
 
 # --- 4. Rollout -----------------------------------------------------------------------------
@@ -178,6 +130,7 @@ class Collector:
         on the storage device.
         """
         c = self.config
+        self.storage.wait_for_copy_out()
         if self.obs is None:
             self.obs, _ = self.envs.reset(seed=self.seed)
         noise = self.policy.sample_noise((c.num_steps, c.num_envs), self.generator).to(self.device)
@@ -295,6 +248,18 @@ def ppo_loss(
     return loss, ratio, log_ratio
 
 
+@torch.no_grad()
+def ratio_stats(ratio: torch.Tensor, log_ratio: torch.Tensor, clip_coef: float) -> torch.Tensor:
+    """``(approx_kl, clipfrac)`` of a minibatch, as one tensor on its device (no copy back).
+
+    How far the learner is from the behaviour policy: CleanRL's KL estimate
+    ``(ratio - 1) - log ratio`` and the fraction of ratios the clipping cut.
+    """
+    approx_kl = ((ratio - 1) - log_ratio).mean()
+    clipfrac = ((ratio - 1).abs() > clip_coef).float().mean()
+    return torch.stack([approx_kl, clipfrac])
+
+
 class Learner:
     """The update: epochs of clipped-surrogate minibatch steps, on the update device."""
 
@@ -341,11 +306,16 @@ class Learner:
                     index = order[start : start + c.minibatch_size]
                     mb = storage.views([t[index] for t in batch])
                 loss, ratio, log_ratio = self.minibatch_step(mb)
-        with torch.no_grad():  # diagnostics of the last minibatch, as CleanRL logs them
-            approx_kl = ((ratio - 1) - log_ratio).mean()
-            clipfrac = ((ratio - 1).abs() > c.clip_coef).float().mean()
-            stats = torch.stack([approx_kl, clipfrac, loss]).tolist()  # one copy back
-        return dict(zip(("approx_kl", "clipfrac", "loss"), stats, strict=True))
+        # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
+        kl, clipfrac = ratio_stats(ratio, log_ratio, c.clip_coef)
+        stats = {"approx_kl": kl, "clipfrac": clipfrac, "loss": loss.detach()}
+        stats |= self.extra_stats()
+        values = torch.stack(list(stats.values())).tolist()  # one copy back
+        return dict(zip(stats, values, strict=True))
+
+    def extra_stats(self) -> dict[str, torch.Tensor]:
+        """More 0-d diagnostics for :meth:`update` to bring back in its one copy (none here)."""
+        return {}
 
 
 # --- 7. The iteration -----------------------------------------------------------------------
@@ -368,7 +338,7 @@ class PPOTrainer:
     def __init__(
         self,
         config: PPOConfig,
-        placement: Placement,
+        placement: Placement | str,
         seed: int = 0,
         *,
         envs: Any = None,
@@ -376,7 +346,8 @@ class PPOTrainer:
         count_copies: bool = False,
     ) -> None:
         config.validate()
-        self.config, self.placement, self.seed = config, placement, seed
+        self.config, self.seed = config, seed
+        self.placement = placement = as_placement(placement)
         batched = config.batched_envs or placement.batched_envs  # tensor envs and collector
         self.envs = envs if envs is not None else make_envs(config, placement.env, batched)
         self.spec = spec_of(self.envs, config.env_id)

@@ -40,8 +40,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from hetero_tutorial.core.devices import same_device
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.rl.device_envs import BATCHED_ENV_IDS, make_batched_env, same_device
+from hetero_tutorial.rl.device_envs import BATCHED_ENV_IDS, make_batched_env
 from hetero_tutorial.rl.envs import EnvSpec, make_vector_env
 from hetero_tutorial.rl.ppo_config import PPOConfig
 
@@ -112,6 +113,7 @@ class TensorCollector:
         Returns the value of the observation after the last step, on the storage device.
         """
         c, s = self.config, self.storage
+        s.wait_for_copy_out()
         if self.obs is None:
             self.obs, _ = self.envs.reset(seed=self.seed)
         first_step = self.global_step

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.placement import Placement, as_placement, require_data_devices
 from hetero_tutorial.core.timing import Timing, torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
 from hetero_tutorial.rl.envs import EnvSpec, evaluate
@@ -38,7 +38,8 @@ class PPOResult:
     placement: str
     seed: int
     env_steps: int
-    """environment steps trained, the first iteration's included"""
+    """environment steps collected, the first iteration's included (all of them trained on,
+    except in the pipeline, where a rollout dropped for its lag was collected, not trained)"""
     iteration_seconds: list[float]
     """wall seconds of every iteration, the first (copy counting, start-up) included"""
     phase_seconds: dict[str, float]
@@ -167,9 +168,12 @@ class _Run:
         mean = float(np.mean(greedy_returns(self.trainer, self.eval_episodes or 10)))
         self.evaluations.append((self.trainer.global_step, mean))
 
-    def run_iteration(self) -> None:
-        """One timed iteration, then an evaluation if one falls due (not timed)."""
-        self.trainer.run_iteration()
+    def evaluate_if_due(self) -> None:
+        """Evaluate if the last iteration crossed a multiple of ``eval_every`` steps.
+
+        Called outside the iteration's timer and utilisation section: greedy episodes
+        step the CPU, and that is not training.
+        """
         due = self.eval_every and (
             self.trainer.global_step // self.eval_every > self.evaluations[-1][0] // self.eval_every
         )
@@ -200,7 +204,7 @@ class _Run:
 
 def train_side_by_side(
     config: PPOConfig,
-    placements: list[Placement],
+    placements: Sequence[Placement | str],
     seed: int = 0,
     *,
     count_copies: bool = True,
@@ -216,22 +220,29 @@ def train_side_by_side(
     training (0: none). ``eval_every``: also evaluate greedily before training and
     every this many environment steps (0: never), for a learning curve; evaluation
     time is not training time. ``progress(iteration, iterations)`` follows the run.
+    A placement may be given by its preset's name (``"hybrid"``).
     """
+    placements = [as_placement(plan) for plan in placements]
+    for plan in placements:
+        require_data_devices(plan)
     names = [plan.name for plan in placements]
     if len(set(names)) != len(names):
         raise UsageError(f"placements must have distinct names, got {names}")
     gpus = [plan.update for plan in placements if plan.update.type == "cuda"]
-    with torch_threads(threads), UtilisationSampler(gpus[0] if gpus else None) as sampler:
-        trainers = [
-            PPOTrainer(config, plan, seed, count_copies=count_copies) for plan in placements
-        ]
-        runs = [_Run(trainer, eval_every, eval_episodes) for trainer in trainers]
-        for index in range(config.num_iterations):
-            for run in runs:
-                with sampler.section(run.trainer.placement.name):
-                    run.run_iteration()
-            if progress is not None:
-                progress(index + 1, config.num_iterations)
+    with torch_threads(threads):
+        with UtilisationSampler(gpus[0] if gpus else None) as sampler:
+            trainers = [
+                PPOTrainer(config, plan, seed, count_copies=count_copies) for plan in placements
+            ]
+            runs = [_Run(trainer, eval_every, eval_episodes) for trainer in trainers]
+            for index in range(config.num_iterations):
+                for run in runs:
+                    with sampler.section(run.trainer.placement.name):  # training only
+                        run.trainer.run_iteration()
+                    run.evaluate_if_due()
+                if progress is not None:
+                    progress(index + 1, config.num_iterations)
+        # Summaries only now: leaving the sampler collects its last GPU samples.
         used = torch.get_num_threads()
         return {
             name: run.result(sampler.summary(name), used)
@@ -239,9 +250,13 @@ def train_side_by_side(
         }
 
 
-def train(config: PPOConfig, placement: Placement, seed: int = 0, **options: Any) -> PPOResult:
-    """Train PPO under one ``placement`` and measure it (options as in ``train_side_by_side``)."""
-    return train_side_by_side(config, [placement], seed, **options)[placement.name]
+def train(
+    config: PPOConfig, placement: Placement | str, seed: int = 0, **options: Any
+) -> PPOResult:
+    """Train PPO under one ``placement`` (or preset name) and measure it (options as in
+    ``train_side_by_side``)."""
+    plan = as_placement(placement)
+    return train_side_by_side(config, [plan], seed, **options)[plan.name]
 
 
 class Steppable(Protocol):
