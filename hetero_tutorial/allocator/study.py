@@ -218,10 +218,9 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
         others = [r for r in same if r is not allocator]
         runner = min(others, key=lambda r: r["seconds_per_iteration"])
         margin = _ratio(runner, allocator)
-        past = margin.measured and min(margin.low, margin.high) > 1
         verdict = "right: the fastest measured" + (
             f", past the noise of {runner['threads']} thread(s)"
-            if past
+            if margin.side(1.0) is True
             else f", though within the noise of {runner['threads']} thread(s)"
         )
     elif ratio.side(1.0) is True:

@@ -226,22 +226,24 @@ class Spread:
     low: float | None = None
     high: float | None = None
     how: str = "one repeat"
-    """how the range was taken: ``per seed`` (min to max), ``IQR of 29 per-round ratios``"""
+    """how the range was taken: ``per seed`` (min to max of the per-seed ratios),
+    ``from the two medians' IQRs``"""
 
     @classmethod
     def of_ratios(cls, ratios: Sequence[float], value: float | None = None, per: str = "round"):
-        """The spread of paired ratios (one per interleaved repeat): their range for up to
-        four, their inter-quartile range from five on. ``value``: the headline figure
-        (default: the median ratio)."""
+        """The spread of paired ratios (one per interleaved repeat): their whole range, min to
+        max, however many there are. ``value``: the headline figure (default: the median ratio).
+
+        The whole range, not a quartile range, because a verdict names an effect only when
+        every repeat agrees on its side of the threshold: a conservative reading of few
+        repeats, and the one the verdicts' prose promises. One ratio measures no spread.
+        """
         ratios = sorted(r for r in ratios if math.isfinite(r))
         if value is None:
             value = float(np.median(ratios)) if ratios else math.nan
         if len(ratios) < 2:
             return cls(value, how=f"one {per}" if ratios else f"no per-{per} figures recorded")
-        if len(ratios) < 5:
-            return cls(value, ratios[0], ratios[-1], f"per {per}")
-        q1, q3 = np.percentile(ratios, [25, 75])
-        return cls(value, float(q1), float(q3), f"IQR of {len(ratios)} per-{per} ratios")
+        return cls(value, ratios[0], ratios[-1], f"per {per}")
 
     @classmethod
     def of_pairs(
