@@ -25,7 +25,18 @@ def _verdict(claim_id, *records):
     return judge(claim(claim_id), group_by_kind(records))
 
 
-def _crossover(step_cpu=1.0, step_gpu=2.0, speedup=2.0, crossover=None, gpu=True, iqr=0.05):
+def _grid(accelerator_over_cpu, iqr=0.05, batch=256):
+    """Forward-grid cells at ``batch``: per width, the accelerator's time over the CPU's."""
+    rows = []
+    for width, ratio in accelerator_over_cpu.items():
+        for device, seconds in (("cpu", 1.0), ("cuda:0", ratio)):
+            rows.append({"device": device, "width": width, "batch_size": batch,
+                         "seconds_per_call": seconds, "iqr_s": iqr * seconds,
+                         "seconds_per_sample": seconds / batch})  # fmt: skip
+    return rows
+
+
+def _crossover(step_cpu=1.0, step_gpu=2.0, speedup=2.0, grid=None, gpu=True, iqr=0.05):
     costs = {"cpu": {"median_s": step_cpu, "iqr_s": iqr}, "env_only": {"median_s": 0.1}}
     update = {"cpu": {"median_s": speedup, "iqr_s": iqr}}
     if gpu:
@@ -37,7 +48,7 @@ def _crossover(step_cpu=1.0, step_gpu=2.0, speedup=2.0, crossover=None, gpu=True
             "policy_step": costs,
             "value_update": update,
             "value_update_speedup": {"cuda:0": speedup} if gpu else {},
-            "crossover_width_by_batch": crossover if crossover is not None else {"256": 256},
+            "grid": grid if grid is not None else _grid({64: 2.0, 256: 0.5}),
         },
         gpu=gpu,
     )
@@ -49,9 +60,13 @@ def test_c1_c2_c3_from_the_crossover_record():
     assert _verdict("C1", _crossover(step_gpu=2.0)).ratio == 2.0
     assert _verdict("C2", _crossover(speedup=1.8)).status == Status.HELD
     assert _verdict("C2", _crossover(speedup=0.7)).status == Status.NOT_HELD
-    assert _verdict("C3", _crossover(crossover={"1": None, "256": 256})).status == Status.HELD
-    assert _verdict("C3", _crossover(crossover={"256": None})).status == Status.NOT_HELD
-    assert _verdict("C3", _crossover(crossover={"256": 32})).status == Status.NOT_HELD
+    assert _verdict("C3", _crossover()).status == Status.HELD
+    never = _verdict("C3", _crossover(grid=_grid({64: 2.0, 256: 1.5})))
+    assert never.status == Status.NOT_HELD and "from width never" in never.measured
+    assert _verdict("C3", _crossover(grid=_grid({32: 0.5, 256: 0.5}))).status == Status.NOT_HELD
+    # 0.9x at width 64 by median, inside +-25% IQRs: the crossover may lie below 128
+    unclear = _verdict("C3", _crossover(grid=_grid({64: 0.9, 256: 0.5}, iqr=0.5)))
+    assert unclear.status == Status.NO_CLEAR_EFFECT and "within the noise at width 64" in unclear.measured
     for claim_id in ("C1", "C2", "C3"):
         assert _verdict(claim_id, _crossover(gpu=False)).status == Status.NOT_MEASURABLE
     # each device's IQR spreads the ratio: a 10% difference inside +-25% IQRs is no effect

@@ -17,6 +17,7 @@ from typing import Any
 
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread
+from hetero_tutorial.studies.crossover import crossover_cells, crossover_widths
 from hetero_tutorial.studies.sweeps import speedups
 
 
@@ -156,15 +157,30 @@ C3_BATCH = 256
 
 
 def c3(records: Records) -> Verdict:
+    """C3 from the forward grid: where the accelerator gets cheaper per sample past the noise.
+
+    The crossover lies between the first width the CPU does not clearly win and the first
+    the accelerator clearly wins (:func:`crossover_cells`); held only when that whole
+    interval lies in 128..512, unclear when the noise leaves it reaching past either end.
+    """
     record = _newest(records, "bench.crossover")
-    crossover = {int(b): w for b, w in record.data["crossover_width_by_batch"].items()}
-    if not crossover or not _accelerated(record):
+    grid = record.data.get("grid", [])
+    cells = crossover_cells(grid)
+    if not cells or not _accelerated(record):
         return _no_accelerator()
-    batch = min(crossover, key=lambda b: abs(b - C3_BATCH))
-    width = crossover[batch]
-    others = ", ".join(f"batch {b}: {w or 'never'}" for b, w in sorted(crossover.items()))
-    text = f"accelerator wins from width {width or 'never'} at batch {batch} ({others})"
-    return Verdict(_held(width is not None and 128 <= width <= 512), text)
+    batch = min(cells, key=lambda b: abs(b - C3_BATCH))
+    earliest = next((w for w, wins in cells[batch].items() if wins is not False), None)
+    latest = next((w for w, wins in cells[batch].items() if wins), None)
+    unclear = [str(w) for w, wins in cells[batch].items() if wins is None]
+    others = ", ".join(f"batch {b}: {w or 'never'}" for b, w in crossover_widths(grid).items())
+    text = f"accelerator cheaper past the noise from width {latest or 'never'} at batch {batch}"
+    text += f" ({others})" + (f"; within the noise at width {', '.join(unclear)}" if unclear else "")
+    if latest is not None and earliest >= 128 and latest <= 512:
+        return Verdict(Status.HELD, text)
+    cpu_throughout = earliest is None or earliest > 512
+    if cpu_throughout or (latest is not None and latest < 128):
+        return Verdict(Status.NOT_HELD, text)
+    return Verdict(Status.NO_CLEAR_EFFECT, text)
 
 
 def _counted(record: Record, placement: str = "all-accelerator") -> dict[str, Any] | None:

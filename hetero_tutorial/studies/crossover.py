@@ -105,22 +105,42 @@ def forward_grid(
     return rows
 
 
-def crossover_widths(rows: list[dict[str, Any]]) -> dict[int, int | None]:
-    """For each batch size, the smallest width at which an accelerator beats the CPU per sample.
+def crossover_cells(rows: list[dict[str, Any]]) -> dict[int, dict[int, bool | None]]:
+    """Per batch size and width: whether an accelerator is cheaper per sample than the CPU.
 
-    None where the CPU wins at every width measured. Empty when only the CPU was measured.
+    True only where the whole spread of accelerator over CPU (the two medians' IQRs,
+    :meth:`Spread.of_medians`) lies below 1, False where it lies at or above 1, None where
+    the two are within each other's noise. Per call or per sample is one ratio (same
+    batch). Empty when only the CPU was measured (the first accelerator is read).
     """
-    cost = {(r["device"], r["width"], r["batch_size"]): r["seconds_per_sample"] for r in rows}
     accelerators = sorted({r["device"] for r in rows if r["device"] != "cpu"})
     if not accelerators:
         return {}
-    accel = accelerators[0]
-    widths = sorted({r["width"] for r in rows})
-    crossover: dict[int, int | None] = {}
+    cell = {(r["device"], r["width"], r["batch_size"]): r for r in rows}
+    cells: dict[int, dict[int, bool | None]] = {}
     for batch_size in sorted({r["batch_size"] for r in rows}):
-        faster = [w for w in widths if cost[(accel, w, batch_size)] < cost[("cpu", w, batch_size)]]
-        crossover[batch_size] = faster[0] if faster else None
-    return crossover
+        cells[batch_size] = {}
+        for width in sorted({r["width"] for r in rows}):
+            accel, cpu = cell[(accelerators[0], width, batch_size)], cell[("cpu", width, batch_size)]
+            spread = Spread.of_medians(_per_call(accel), _per_call(cpu))
+            cells[batch_size][width] = spread.side(1.0, above=False)
+    return cells
+
+
+def _per_call(row: dict[str, Any]) -> dict[str, float | None]:
+    return {"median_s": row["seconds_per_call"], "iqr_s": row.get("iqr_s")}
+
+
+def crossover_widths(rows: list[dict[str, Any]]) -> dict[int, int | None]:
+    """For each batch size, the smallest width at which an accelerator is clearly cheaper per
+    sample than the CPU (past the noise, see :func:`crossover_cells`).
+
+    None where it is clearly cheaper at no width measured. Empty when only the CPU was measured.
+    """
+    return {
+        batch: next((w for w, wins in by_width.items() if wins), None)
+        for batch, by_width in crossover_cells(rows).items()
+    }
 
 
 def policy_step_costs(
@@ -342,20 +362,30 @@ def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
 
 
 def crossover_sentence(rows: list[dict[str, Any]]) -> str:
-    """Whether an accelerator beat the CPU per sample anywhere in the grid, and from where."""
-    widths = crossover_widths(rows)
-    if not widths:
+    """Whether an accelerator beat the CPU per sample anywhere in the grid past the noise, from
+    where, and which cells the noise leaves undecided."""
+    cells = crossover_cells(rows)
+    if not cells:
         return (
             "Only the CPU was measured here, so there is no crossover on this machine; the "
             "reference records below show it for GPUs, where data/reference/ has them."
         )
+    widths = crossover_widths(rows)
+    unclear = {b: [w for w, wins in by_width.items() if wins is None] for b, by_width in cells.items()}
+    noise = "; ".join(
+        f"batch {b}: width {', '.join(map(str, ws))}" for b, ws in unclear.items() if ws
+    )
+    tail = f" Within the two medians' noise (no winner): {noise}." if noise else ""
     found = {batch: width for batch, width in widths.items() if width is not None}
     if not found:
-        return "The CPU was cheaper per sample at every width and batch measured: no crossover."
+        return (
+            "The accelerator was clearly cheaper per sample at no width and batch measured: "
+            f"no crossover.{tail}"
+        )
     listed = ", ".join(f"batch {b}: from width {w}" for b, w in found.items())
     never = [b for b, w in widths.items() if w is None]
-    tail = f"; the CPU won at every width for batch {', '.join(map(str, never))}" if never else ""
-    return f"The accelerator beats the CPU per sample at {listed}{tail}."
+    beyond = f"; at no width for batch {', '.join(map(str, never))}" if never else ""
+    return f"The accelerator is cheaper per sample past the noise at {listed}{beyond}.{tail}"
 
 
 def batching_sentence(rows: list[dict[str, Any]], device: str = "cpu", within: float = 0.1) -> str:
