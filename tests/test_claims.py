@@ -293,6 +293,18 @@ def test_c10_held_did_not_hold_or_no_clear_effect_by_identical_plans_spread():
     )
 
 
+def test_c10_reads_the_paired_spread_of_a_slightly_faster_plan():
+    # 1% faster than the best fixed plan by median, its paired iterations -10%..+8%: unclear
+    row = {"network": "mlp-64", "slowdown": -0.01, "slowdown_low": -0.10, "slowdown_high": 0.08}
+    same = {"network": "mlp-128", "slowdown": 0.0, "slowdown_low": 0.0, "slowdown_high": 0.0}
+    record = _record("bench.allocator", {"criterion": [row, same]})
+    unclear = _verdict("C10", record)
+    assert unclear.status == Status.NO_CLEAR_EFFECT and "noise on mlp-64" in unclear.measured
+    assert "past the noise on 1 of 2 MLPs" in unclear.measured  # the same configuration: exact
+    row["slowdown_low"] = row["slowdown_high"] = None  # one iteration: no spread, no verdict
+    assert _verdict("C10", record).status == Status.NO_CLEAR_EFFECT
+
+
 def test_c11_c13_from_the_allocator_record():
     assert _verdict("C11", _allocator(saved=0.22)).status == Status.HELD
     assert _verdict("C11", _allocator(saved=0.0)).status == Status.NOT_HELD

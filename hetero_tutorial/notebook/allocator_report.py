@@ -106,8 +106,15 @@ def _spread(v: dict[str, Any]) -> str:
     return f"{v['slowdown_low']:+.1%}..{v['slowdown_high']:+.1%}"
 
 
+WITHIN = {True: "yes", False: "no", None: "unclear (within the noise)"}
+"""How the table reads ``within_tolerance``: decided by the paired spread, not the median."""
+
+
 def criterion_table(verdicts: list[dict[str, Any]]) -> Markdown:
-    shown = [{**v, "spread": _spread(v)} for v in verdicts]
+    shown = [
+        {**v, "spread": _spread(v), "within_tolerance": WITHIN[v["within_tolerance"]]}
+        for v in verdicts
+    ]
     return markdown_table(
         shown,
         {
