@@ -214,13 +214,16 @@ def test_c9_from_the_width_sweep_and_its_timings_iqrs():
     assert judged.status == Status.NOT_HELD and "1.40x at 512" in judged.measured
 
 
-def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2), by_seed=None):
+def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2), by_seed=None, steps=5000):
+    times = by_seed or [seconds_per_episode] * len(seeds)
+    runs = [{"seconds_per_episode": s, "config": {"buffer": buffer, "seed": seed,
+             "total_steps": steps}} for s, seed in zip(times, seeds, strict=True)]  # fmt: skip
     data = {
         "buffer": buffer,
         "seeds": list(seeds),
         "seconds_per_episode": seconds_per_episode,
         "eval_return_spread": spread,
-        "runs": [{"seconds_per_episode": s} for s in by_seed or [seconds_per_episode] * len(seeds)],
+        "runs": runs,
     }
     return _record("bench.ddpg", data, gpu=False)
 
@@ -235,6 +238,15 @@ def test_c8_is_measurable_on_a_cpu():
     )
     assert "no spread" in one_seed.measured and "per seed" not in one_seed.measured
     assert one_seed.status == Status.NO_CLEAR_EFFECT  # one repeat: said so, not claimed
+
+
+def test_c8_pairs_only_runs_of_the_same_seeds_and_settings():
+    seeds = _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0, seeds=(0, 1)))
+    assert seeds.status == Status.MISSING and "different seeds ([0, 1, 2] and [0, 1])" in (
+        seeds.measured
+    )
+    steps = _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0, steps=2000))
+    assert steps.status == Status.MISSING and "besides the buffer (total_steps)" in steps.measured
 
 
 def test_c8_held_did_not_hold_or_no_clear_effect_by_its_seeds():

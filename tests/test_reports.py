@@ -99,8 +99,8 @@ def test_sentences_follow_the_measured_numbers():
 
 def _ddpg(buffer, seconds, speeds):
     runs = [
-        {"seconds_per_episode": s, "env_steps_per_s": v}
-        for s, v in zip(seconds, speeds, strict=True)
+        {"seconds_per_episode": s, "env_steps_per_s": v, "config": {"buffer": buffer, "seed": i}}
+        for i, (s, v) in enumerate(zip(seconds, speeds, strict=True))
     ]
     return {
         "buffer": buffer,

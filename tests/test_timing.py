@@ -127,6 +127,8 @@ def test_spread_of_interleaved_ratios_and_which_side_of_a_threshold_it_lies():
     assert not one.measured and one.side(1.0) is None and "one repeat" in one.noise()
     assert Spread.about(0.04, 0.10).noise("{:.0%}") == " (within the measured noise, +-5%)"
     assert Spread.of_pairs([2.0, 3.0], [1.0, 2.0], value=1.75).low == 1.5
+    with pytest.raises(UsageError, match="as many on each side, got 2 and 3"):
+        Spread.of_pairs([2.0, 3.0], [1.0, 2.0, 4.0], value=1.75)  # no pairs: not silently cut
     quotient = Spread.of_medians({"median_s": 2.0, "iqr_s": 0.2}, {"median_s": 1.0, "iqr_s": 0.2})
     assert quotient.low == pytest.approx(1.9 / 1.1) and quotient.high == pytest.approx(2.1 / 0.9)
     assert not Spread.of_quotient(0.9, [(1.0, 0.1), (2.0, None)]).measured

@@ -249,8 +249,16 @@ class Spread:
     def of_pairs(
         cls, tops: Sequence[float], bottoms: Sequence[float], value: float, per: str = "round"
     ) -> Spread:
-        """:meth:`of_ratios` of repeats that ran side by side, ``tops[i] / bottoms[i]``."""
-        return cls.of_ratios([t / b for t, b in zip(tops, bottoms, strict=False)], value, per)
+        """:meth:`of_ratios` of repeats that ran side by side, ``tops[i] / bottoms[i]``.
+
+        The two must hold as many repeats: unequal counts mean they did not run in pairs,
+        and zipping them would pair the wrong repeats (or drop some) without a word."""
+        if len(tops) != len(bottoms):
+            raise UsageError(
+                f"paired repeats need as many on each side, got {len(tops)} and {len(bottoms)}: "
+                "measure the two side by side (interleaved) in one run"
+            )
+        return cls.of_ratios([t / b for t, b in zip(tops, bottoms, strict=True)], value, per)
 
     @classmethod
     def of_medians(cls, top: dict[str, float], bottom: dict[str, float]) -> Spread:

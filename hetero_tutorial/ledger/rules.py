@@ -17,6 +17,7 @@ from typing import Any
 
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread
+from hetero_tutorial.studies.buffers import unpaired_reason
 from hetero_tutorial.studies.crossover import crossover_cells, crossover_widths
 from hetero_tutorial.studies.sweeps import speedups
 
@@ -288,6 +289,9 @@ def c7(records: Records) -> Verdict:
 def c8(records: Records) -> Verdict:
     transition = _newest(records, "bench.ddpg", buffer="transition")
     trajectory = _newest(records, "bench.ddpg", buffer="trajectory")
+    unpaired = unpaired_reason(transition.data, trajectory.data)
+    if unpaired is not None:  # no pairs to read: the two runs answer different questions
+        return Verdict(Status.MISSING, f"no paired DDPG runs: {unpaired}; run notebook 04")
     speedup = transition.data["seconds_per_episode"] / trajectory.data["seconds_per_episode"]
     if not math.isfinite(speedup):
         return Verdict(Status.NO_CLEAR_EFFECT, "no whole episode ran with updates in these "
@@ -300,7 +304,7 @@ def c8(records: Records) -> Verdict:
         stability = f"spread of greedy returns over {seeds} seeds {spreads[0]:.0f} (transition) vs "
         stability += f"{spreads[1]:.0f} (trajectory)"
     # The designs ran side by side (interleaved) for each seed, so their ratios pair up.
-    by_seed = [[run["seconds_per_episode"] for run in r.data.get("runs", [])] for r in buffers]
+    by_seed = [[run["seconds_per_episode"] for run in r.data["runs"]] for r in buffers]
     spread = Spread.of_pairs(*by_seed, value=speedup, per="seed")
     text = "trajectory buffer {} the transition buffer's speed"
     return _ratio_verdict(spread, 1.1, text, after=f"; {stability}")
