@@ -248,6 +248,39 @@ def measure(
     }
 
 
+def fastest_sampler(rows: Sequence[dict[str, Any]], device: str = "cpu") -> dict[str, Any]:
+    """Which design sampled fastest to ``device`` at the largest capacity measured, and whether
+    past the noise.
+
+    Returns ``capacity``, ``rates`` (transitions per second, by design), ``best`` and
+    ``runner_up`` (by median rate), ``spread`` (the best's seconds per batch over the
+    runner-up's, spread by their IQRs: :meth:`Spread.of_medians`) and ``winner``: the best
+    design where that whole spread lies below 1, else None (no clear winner).
+    """
+    mine = [r for r in rows if r["device"] == device]
+    if not mine:
+        raise UsageError(f"no buffer rows sampled to {device}; measure it (bench buffers)")
+    capacity = max(r["capacity"] for r in mine)
+    at = {r["design"]: r for r in mine if r["capacity"] == capacity}
+    ranked = sorted(at, key=lambda design: -at[design]["sample_transitions_per_s"])
+    best, runner_up = ranked[0], ranked[1] if len(ranked) > 1 else None
+
+    def seconds(design: str) -> dict[str, float]:
+        row = at[design]
+        return {"median_s": row["batch_size"] / row["sample_transitions_per_s"],
+                "iqr_s": row.get("sample_iqr_s")}  # fmt: skip
+
+    spread = Spread.of_medians(seconds(best), seconds(runner_up)) if runner_up else Spread(1.0)
+    return {
+        "capacity": capacity,
+        "rates": {design: at[design]["sample_transitions_per_s"] for design in ranked},
+        "best": best,
+        "runner_up": runner_up,
+        "spread": spread,
+        "winner": best if spread.side(1.0, above=False) else None,
+    }
+
+
 def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
     """The fields of a ``bench.ddpg`` record: runs of one configuration over several seeds."""
     return summarise_fields([r.fields() for r in results])
