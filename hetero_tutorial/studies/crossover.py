@@ -24,8 +24,8 @@ import torch
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from hetero_tutorial.core.devices import devices_here, synchronize
-from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.devices import devices_here, resolve_device, synchronize
+from hetero_tutorial.core.errors import UsageError, require_positive
 from hetero_tutorial.core.timing import Spread, Timing, compare, format_seconds, measure
 from hetero_tutorial.rl.nets import mlp
 
@@ -43,9 +43,19 @@ def _sync_all(devices: Sequence[torch.device]):
 
 
 def _check_devices(devices: Sequence[torch.device | str]) -> list[torch.device]:
+    """The devices, each one that exists here (a clear error names what does)."""
     if not devices:
         raise UsageError("give at least one device, e.g. [torch.device('cpu')]")
-    return [torch.device(device) for device in devices]
+    return [resolve_device(device) for device in devices]
+
+
+def _check_sizes(widths: Sequence[int], batch_sizes: Sequence[int], repeats: int) -> None:
+    """Every width and batch size at least 1, and some of each, before anything is timed."""
+    if not widths or not batch_sizes:
+        raise UsageError("give at least one width and one batch size (--widths 64 --batch-sizes 1)")
+    require_positive(
+        smallest_width=min(widths), smallest_batch_size=min(batch_sizes), repeats=repeats
+    )
 
 
 def copies_on(module: nn.Module, devices: Sequence[torch.device]) -> dict[torch.device, nn.Module]:
@@ -79,6 +89,7 @@ def forward_grid(
     rollout, so an accelerator pays for both copies. Returns one row per
     (device, width, batch_size) with the median seconds per call and per sample.
     """
+    _check_sizes(widths, batch_sizes, repeats)
     devices = _check_devices(devices)
     torch.manual_seed(seed)
     rows = []
@@ -235,7 +246,7 @@ def naive_vs_honest(
     up, synchronised, median of repeats. On a CPU ``naive`` and ``honest`` differ only
     by warm-up; on an accelerator ``naive`` mostly measures how fast kernels are *queued*.
     """
-    device = torch.device(device)
+    device = resolve_device(device)
     inputs = torch.randn(batch_size, GRID_IN_FEATURES, device=device)
 
     def fresh_forward():
@@ -284,6 +295,7 @@ def building_blocks(
     The timers run first: their first call must be the first on each device (see
     :func:`naive_vs_honest`); the grid's calls would otherwise have warmed cuBLAS.
     """
+    _check_sizes(widths, batch_sizes, repeats)
     devices = _check_devices(devices if devices is not None else devices_here())
     timers = {str(d): naive_vs_honest(d) for d in devices}
     return summarize(
