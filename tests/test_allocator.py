@@ -10,7 +10,7 @@ from torch import nn
 from hetero_tutorial.allocator import cnn
 from hetero_tutorial.allocator import study as allocator_study
 from hetero_tutorial.allocator.allocator import Allocator
-from hetero_tutorial.allocator.cnn import CNNConfig, iteration_costs, workload
+from hetero_tutorial.allocator.cnn import CNNConfig, workload
 from hetero_tutorial.allocator.fixed_rule import fixed_rule_placement, select_device
 from hetero_tutorial.allocator.meter import Cell, LiveMeter
 from hetero_tutorial.allocator.pricing import candidate_plans, thread_choices
@@ -22,6 +22,7 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.notebook.solutions.allocator import plan_seconds
 from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.studies.interleave import interleaved_iterations
 
 CPU, GPU = torch.device("cpu"), torch.device("cuda", 0)  # a device name only: nothing runs on it
 TINY_PPO = {"num_envs": 2, "num_steps": 8, "minibatch_size": 8, "update_epochs": 1}
@@ -224,8 +225,10 @@ def test_the_cnn_path_decides_and_runs_a_ppo_shaped_iteration():
     assert frames_workload.kind == "cnn" and frames_workload.observation_space.dtype == "uint8"
     decision = Allocator(devices=[CPU], threads=(1,), budget_s=0.3).decide(frames_workload)
     assert decision.workload == "cnn-16" and decision.chosen.label == "all-cpu, 1 thread"
-    costs = iteration_costs(TINY_CNN, [placement("all-cpu"), decision.placement], iterations=1)
-    assert set(costs) == {"all-cpu", "allocator"}
+    network = allocator_study.cnn_network(TINY_CNN)
+    plans = [(placement("all-cpu"), 1), (decision.placement, 1)]
+    timed = interleaved_iterations(lambda plan: network.make_trainer(plan, 2), plans, timed=1)
+    assert [len(run["iteration_seconds"]) for run in timed] == [1, 1]
     trainer = cnn.trainer(TINY_CNN, placement("hybrid"))
     before = [p.clone() for p in trainer.learner.policy.parameters()]
     trainer.run_iteration()

@@ -35,6 +35,16 @@ def test_a_cell_inside_the_medians_noise_is_no_accelerator_win():
     assert "from width 256" in said and "no winner): batch 256: width 64" in said
 
 
+def test_batches_that_pay_is_the_smallest_batch_near_the_cheapest_per_width():
+    rows = [_row("cpu", 8, b, s) for b, s in ((1, 4.0), (16, 1.05), (256, 1.0))]
+    rows += [_row("cpu", 64, b, s) for b, s in ((1, 2.0), (16, 1.5), (256, 1.0))]
+    rows += [_row("cuda:0", 8, 1, 0.1)]  # another device: not read
+    found = microbench.batches_that_pay(rows)
+    assert [(b["width"], b["batch_size"]) for b in found] == [(8, 16), (64, 256)]
+    assert found[0]["smallest_over_cheapest"] == 4.0
+    assert "width 8: batch 16 (batch 1 costs 4x" in microbench.batching_sentence(rows)
+
+
 def test_ratios_are_cpu_over_accelerator_and_skip_the_environment():
     costs = {"cpu": {"median_s": 2.0}, "cuda:0": {"median_s": 1.0}, "env_only": {"median_s": 0.1}}
     assert microbench.ratios(costs) == {"cuda:0": 2.0}

@@ -10,21 +10,17 @@ record is missing says which notebook answers it. Nothing here is written in adv
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from hetero_tutorial.allocator.study import paired_sums, worth
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.rules import Records
 from hetero_tutorial.studies.buffers import fastest_sampler, time_ratio, unpaired_reason
+from hetero_tutorial.studies.crossover import BATCH_WITHIN, batches_that_pay
 from hetero_tutorial.studies.threads import ROLES, rule_parts, thread_effects
 
 Advice = dict[str, str]
 """``question``, ``advice``, ``figure`` (the measurement behind it) and ``source`` (a record)."""
-
-BATCH_WITHIN = 0.10
-"""A batch size "pays" once its cost per sample is within this fraction of the cheapest."""
-
 
 def _newest(records: Records, kind: str) -> Record | None:
     found = records.get(kind, [])
@@ -143,24 +139,19 @@ def batch_sizes(records: Records) -> Advice:
     question = "which batch sizes (per forward call)"
     if record is None:
         return _missing(question, "00", "bench.crossover")
-    grid = [r for r in record.data["grid"] if r["device"] == "cpu"]
-    parts = []
-    for width in sorted({r["width"] for r in grid}):
-        rows = sorted((r for r in grid if r["width"] == width), key=lambda r: r["batch_size"])
-        cheapest = min(r["seconds_per_sample"] for r in rows)
-        enough = next(r for r in rows if r["seconds_per_sample"] <= cheapest * (1 + BATCH_WITHIN))
-        parts.append((width, enough["batch_size"], enough["seconds_per_sample"]))
-    batches = {batch for _, batch, _ in parts}
+    found = batches_that_pay(record.data["grid"])
+    batches = {b["batch_size"] for b in found}
     if len(batches) == 1:
         advice = f"on the CPU, batch at least {batches.pop()} at every width measured"
     else:
         advice = "on the CPU, batch at least " + ", ".join(
-            f"{batch} at width {width}" for width, batch, _ in parts
+            f"{b['batch_size']} at width {b['width']}" for b in found
         )
     figure = (
         f"the smallest batch within {BATCH_WITHIN:.0%} of the cheapest cost per sample "
         "measured (past it, batching buys little): "
-        + ", ".join(f"width {w}: {format_seconds(s)} per sample" for w, _, s in parts)
+        + ", ".join(f"width {b['width']}: {format_seconds(b['seconds_per_sample'])} per sample"
+                    for b in found)  # fmt: skip
     )
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
 
@@ -228,8 +219,3 @@ def markdown(items: list[Advice], hardware: str = "this machine") -> str:
         question = item["question"][0].upper() + item["question"][1:]
         lines.append(f"- **{question}**: {item['advice']}.{figure}")
     return "\n".join(lines)
-
-
-def summary_records(records: Records) -> dict[str, Any]:
-    """Which record kinds the advice read (for the notebook to say what it stands on)."""
-    return {kind: len(found) for kind, found in records.items()}

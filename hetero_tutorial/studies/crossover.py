@@ -400,20 +400,46 @@ def crossover_sentence(rows: list[dict[str, Any]]) -> str:
     return f"The accelerator is cheaper per sample past the noise at {listed}{beyond}.{tail}"
 
 
-def batching_sentence(rows: list[dict[str, Any]], device: str = "cpu", within: float = 0.1) -> str:
-    """Per width, the smallest batch whose cost per sample is within ``within`` of the cheapest
-    on ``device``: where batching stops paying on this machine."""
+BATCH_WITHIN = 0.10
+"""A batch size "pays" once its cost per sample is within this fraction of the cheapest."""
+
+
+def batches_that_pay(
+    rows: list[dict[str, Any]], device: str = "cpu", within: float = BATCH_WITHIN
+) -> list[dict[str, Any]]:
+    """Per width on ``device``, the smallest batch whose cost per sample is within ``within``
+    of the cheapest measured: where batching stops paying on this machine.
+
+    One dict per width: ``width``, ``batch_size`` and its ``seconds_per_sample``, and
+    ``smallest_batch`` with ``smallest_over_cheapest`` (its cost per sample over the cheapest).
+    """
     mine = [r for r in rows if r["device"] == device]
-    parts = []
+    found = []
     for width in sorted({r["width"] for r in mine}):
         at = sorted((r for r in mine if r["width"] == width), key=lambda r: r["batch_size"])
         cheapest = min(r["seconds_per_sample"] for r in at)
         enough = next(r for r in at if r["seconds_per_sample"] <= cheapest * (1 + within))
-        single = at[0]["seconds_per_sample"] / cheapest
-        parts.append(
-            f"width {width}: batch {enough['batch_size']} (batch {at[0]['batch_size']} costs "
-            f"{single:.0f}x as much per sample)"
+        found.append(
+            {
+                "width": width,
+                "batch_size": enough["batch_size"],
+                "seconds_per_sample": enough["seconds_per_sample"],
+                "smallest_batch": at[0]["batch_size"],
+                "smallest_over_cheapest": at[0]["seconds_per_sample"] / cheapest,
+            }
         )
+    return found
+
+
+def batching_sentence(
+    rows: list[dict[str, Any]], device: str = "cpu", within: float = BATCH_WITHIN
+) -> str:
+    """:func:`batches_that_pay` in a sentence, with what the smallest batch costs."""
+    parts = [
+        f"width {b['width']}: batch {b['batch_size']} (batch {b['smallest_batch']} costs "
+        f"{b['smallest_over_cheapest']:.0f}x as much per sample)"
+        for b in batches_that_pay(rows, device, within)
+    ]
     return (
         f"On {device}, the smallest batch within {within:.0%} of the cheapest cost per sample: "
         + "; ".join(parts)
