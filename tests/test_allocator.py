@@ -133,6 +133,7 @@ def test_a_decision_is_remembered_by_signature_and_remeasured_when_it_changes():
     first = chooser.decide(mlp(8))
     again = chooser.decide(mlp(8))  # a new network object with the same architecture
     assert chooser.measured == 1 and again.from_cache and not first.from_cache
+    assert first.measure_seconds > 0 and again.measure_seconds == 0.0  # nothing measured again
     assert again.placement == first.placement
     grown = chooser.decide(mlp(16))
     assert chooser.measured == 2 and not grown.from_cache
@@ -383,6 +384,14 @@ def test_compare_runs_each_configuration_once_and_reads_as_a_curriculum():
     assert set(summary["threads"]) == {"1", "2"}
     criterion = allocator_study.criterion(rows)
     assert all(row["threads_verdict"] for row in criterion)
+
+
+def test_compare_refuses_a_network_given_twice():
+    networks = [allocator_study.mlp_network("CartPole-v1", w, **TINY_PPO) for w in (8, 8)]
+    chooser = Allocator(devices=[CPU], threads=(1,), budget_s=0.2)
+    with pytest.raises(UsageError, match="each network once, please: mlp-8 given twice"):
+        allocator_study.compare(networks, chooser, iterations=1)
+    assert chooser.measured == 0  # refused before any measuring
 
 
 def test_bench_allocator_writes_decisions_and_rows(tmp_path):

@@ -166,6 +166,10 @@ def compare(
     one warm-up) and each of them, and, on the allocator's row, the seconds its measuring
     cost (``decision_cached``: this call was answered from the cache).
     """
+    names = [network.name for network in networks]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:  # their rows would merge into one network's, and the verdicts with them
+        raise UsageError(f"each network once, please: {', '.join(repeated)} given twice or more")
     decisions, rows = [], []
     for network in networks:
         if progress is not None:
