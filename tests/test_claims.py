@@ -66,7 +66,8 @@ def test_c1_c2_c3_from_the_crossover_record():
     assert _verdict("C3", _crossover(grid=_grid({32: 0.5, 256: 0.5}))).status == Status.NOT_HELD
     # 0.9x at width 64 by median, inside +-25% IQRs: the crossover may lie below 128
     unclear = _verdict("C3", _crossover(grid=_grid({64: 0.9, 256: 0.5}, iqr=0.5)))
-    assert unclear.status == Status.NO_CLEAR_EFFECT and "within the noise at width 64" in unclear.measured
+    assert unclear.status == Status.NO_CLEAR_EFFECT
+    assert "within the noise at width 64" in unclear.measured
     for claim_id in ("C1", "C2", "C3"):
         assert _verdict(claim_id, _crossover(gpu=False)).status == Status.NOT_MEASURABLE
     # each device's IQR spreads the ratio: a 10% difference inside +-25% IQRs is no effect

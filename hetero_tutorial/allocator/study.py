@@ -249,8 +249,9 @@ def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> l
     configuration, negative when the allocator found a cheaper one), with ``slowdown_low``
     and ``slowdown_high`` from their paired iterations; ``within_tolerance``: True when the
     whole paired spread lies within ``tolerance``, False when it lies beyond, None when it
-    straddles it or one iteration measured no spread; ``configurations``: how many distinct configurations the five plans
-    ran as (1 without an accelerator, where the criterion holds trivially);
+    straddles it or one iteration measured no spread; ``configurations``: how many distinct
+    configurations the five plans ran as (1 without an accelerator, where the criterion
+    holds trivially);
     ``decision_ok``: measuring took under :data:`DECISION_LIMIT_S`; ``saved_vs_fixed_rule``:
     the share of the fixed rule's time the allocator's configuration saves (the article
     reports 22% on Atari, C11), with ``saved_low``/``saved_high``; and the thread check

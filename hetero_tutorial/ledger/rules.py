@@ -175,7 +175,8 @@ def c3(records: Records) -> Verdict:
     unclear = [str(w) for w, wins in cells[batch].items() if wins is None]
     others = ", ".join(f"batch {b}: {w or 'never'}" for b, w in crossover_widths(grid).items())
     text = f"accelerator cheaper past the noise from width {latest or 'never'} at batch {batch}"
-    text += f" ({others})" + (f"; within the noise at width {', '.join(unclear)}" if unclear else "")
+    text += f" ({others})"
+    text += f"; within the noise at width {', '.join(unclear)}" if unclear else ""
     if latest is not None and earliest >= 128 and latest <= 512:
         return Verdict(Status.HELD, text)
     cpu_throughout = earliest is None or earliest > 512

@@ -9,7 +9,8 @@
 
 Every function times the devices side by side (interleaved, see
 :func:`hetero_tutorial.core.timing.compare`) and returns plain dicts that go
-straight into a results record.
+straight into a results record. Reading the grid (where the accelerator wins past
+the noise, where batching stops paying) is :mod:`~hetero_tutorial.studies.crossover_grid`'s.
 """
 
 from __future__ import annotations
@@ -351,10 +352,8 @@ def crossover_sentence(rows: list[dict[str, Any]]) -> str:
             "reference records below show it for GPUs, where data/reference/ has them."
         )
     widths = crossover_widths(rows)
-    unclear = {b: [w for w, wins in by_width.items() if wins is None] for b, by_width in cells.items()}
-    noise = "; ".join(
-        f"batch {b}: width {', '.join(map(str, ws))}" for b, ws in unclear.items() if ws
-    )
+    unclear = {b: [str(w) for w, wins in row.items() if wins is None] for b, row in cells.items()}
+    noise = "; ".join(f"batch {b}: width {', '.join(ws)}" for b, ws in unclear.items() if ws)
     tail = f" Within the two medians' noise (no winner): {noise}." if noise else ""
     found = {batch: width for batch, width in widths.items() if width is not None}
     if not found:

@@ -30,8 +30,8 @@ def crossover_cells(rows: list[dict[str, Any]]) -> dict[int, dict[int, bool | No
     for batch_size in sorted({r["batch_size"] for r in rows}):
         cells[batch_size] = {}
         for width in sorted({r["width"] for r in rows}):
-            accel, cpu = cell[(accelerators[0], width, batch_size)], cell[("cpu", width, batch_size)]
-            spread = Spread.of_medians(_per_call(accel), _per_call(cpu))
+            accel = _per_call(cell[(accelerators[0], width, batch_size)])
+            spread = Spread.of_medians(accel, _per_call(cell[("cpu", width, batch_size)]))
             cells[batch_size][width] = spread.side(1.0, above=False)
     return cells
 

@@ -128,4 +128,4 @@ def verdict(row: dict[str, Any]) -> str:
         return f"{row['trick']} makes PPO {row['ratio']:.2f}x faster per step ({figures})"
     if side is False:
         return f"{row['trick']} makes PPO slower here: {row['ratio']:.2f}x ({figures})"
-    return f"{row['trick']}: no clear effect here, {row['ratio']:.2f}x ({figures}: within the noise)"
+    return f"{row['trick']}: no clear effect here, {row['ratio']:.2f}x ({figures}: in the noise)"

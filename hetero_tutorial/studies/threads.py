@@ -102,7 +102,7 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
     n, few = mine[0]["threads"], mine[0]["few_threads"]
     one = f"{few} thread{'s' * (few > 1)}"
     faster, slower, unclear = (
-        [e["width"] for e in mine if e["verdict"] == verdict] for verdict in (FASTER, SLOWER, UNCLEAR)
+        [e["width"] for e in mine if e["verdict"] == side] for side in (FASTER, SLOWER, UNCLEAR)
     )
     widths = [e["width"] for e in mine]
     # "from width W" only for a contiguous tail: W and every wider width ran faster on all cores
