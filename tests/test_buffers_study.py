@@ -14,7 +14,9 @@ def _run(buffer, seed, seconds, **settings):
 
 
 def _record(buffer, seconds, seeds=(0, 1, 2), **settings):
-    return summarise_fields([_run(buffer, s, t, **settings) for s, t in zip(seeds, seconds)])
+    return summarise_fields(
+        [_run(buffer, s, t, **settings) for s, t in zip(seeds, seconds, strict=True)]
+    )
 
 
 def test_summarise_fields_gives_the_seeds_medians_and_spread():
@@ -26,7 +28,9 @@ def test_summarise_fields_gives_the_seeds_medians_and_spread():
 def test_time_ratio_pairs_runs_of_the_same_seeds_and_settings():
     spread, per = time_ratio(_record("transition", [2.0, 2.2, 2.1]), _record("tensor", [1.0] * 3))
     assert per == "per episode" and (spread.low, spread.high) == (2.0, 2.2)
-    assert unpaired_reason(_record("transition", [2.0]), _record("tensor", [1.0])) is None
+    assert (
+        unpaired_reason(_record("transition", [2.0], (0,)), _record("tensor", [1.0], (0,))) is None
+    )
 
 
 def test_time_ratio_refuses_runs_that_did_not_run_alike():

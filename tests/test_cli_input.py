@@ -32,7 +32,7 @@ def test_crossover_sizes_are_checked_before_anything_is_timed(monkeypatch, argv,
 
 
 def test_crossover_devices_are_resolved_with_what_exists_named():
-    with pytest.raises(UsageError, match="unknown device 'gpu0'. Available on this machine"):
+    with pytest.raises(UsageError, match=r"unknown device 'gpu0'\. Available on this machine"):
         crossover.forward_grid([8], [1], ["gpu0"])
 
 

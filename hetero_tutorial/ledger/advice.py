@@ -22,6 +22,7 @@ from hetero_tutorial.studies.threads import ROLES, rule_parts, thread_effects
 Advice = dict[str, str]
 """``question``, ``advice``, ``figure`` (the measurement behind it) and ``source`` (a record)."""
 
+
 def _newest(records: Records, kind: str) -> Record | None:
     found = records.get(kind, [])
     return max(found, key=lambda r: r.provenance["date"]) if found else None
@@ -150,8 +151,10 @@ def batch_sizes(records: Records) -> Advice:
     figure = (
         f"the smallest batch within {BATCH_WITHIN:.0%} of the cheapest cost per sample "
         "measured (past it, batching buys little): "
-        + ", ".join(f"width {b['width']}: {format_seconds(b['seconds_per_sample'])} per sample"
-                    for b in found)  # fmt: skip
+        + ", ".join(
+            f"width {b['width']}: {format_seconds(b['seconds_per_sample'])} per sample"
+            for b in found
+        )
     )
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
 

@@ -10,6 +10,7 @@ Every output file goes under ``build/profiles/`` (ignored by git) unless told ot
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -126,14 +127,10 @@ def _end_group(process: subprocess.Popen, grace: float) -> None:
         os.killpg(process.pid, signal.SIGTERM)
     except ProcessLookupError:  # the group is already gone
         return
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.communicate(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(process.pid, signal.SIGKILL)  # the program py-spy launched, if it lingers
-    except ProcessLookupError:
-        pass
+    with contextlib.suppress(ProcessLookupError):  # the program py-spy launched, if it lingers
+        os.killpg(process.pid, signal.SIGKILL)
     process.wait()
 
 
