@@ -123,6 +123,9 @@ def test_spread_of_interleaved_ratios_and_which_side_of_a_threshold_it_lies():
     # however many repeats: still their whole range, so one stray round is never hidden
     assert (many.low, many.high, many.value) == (0.9, 2.0, 1.0)
     assert str(many) == "1.00x (per turn 0.90-2.00x)" and many.side(1.0) is None
+    same = Spread.of_ratios([1.0, 1.0, 1.0])  # identical repeats: at 1, past it on neither side
+    assert same.side(1.0) is True and same.beyond(1.0) is None
+    assert few.beyond(1.0) is True and Spread.of_ratios([0.9, 0.95]).beyond(1.0) is False
     one = Spread.of_ratios([1.5], per="seed")
     assert not one.measured and one.side(1.0) is None and "one repeat" in one.noise()
     assert Spread.about(0.04, 0.10).noise("{:.0%}") == " (within the measured noise, +-5%)"

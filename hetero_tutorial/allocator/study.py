@@ -224,10 +224,10 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
         margin = _ratio(runner, allocator)
         verdict = "right: the fastest measured" + (
             f", past the noise of {runner['threads']} thread(s)"
-            if margin.side(1.0) is True
+            if margin.beyond(1.0) is True
             else f", though within the noise of {runner['threads']} thread(s)"
         )
-    elif ratio.side(1.0) is True:
+    elif ratio.beyond(1.0) is True:
         verdict = f"wrong: {best['threads']} thread(s) were faster past the noise"
     else:
         verdict = f"as good as {best['threads']} thread(s) within the noise"
@@ -415,7 +415,7 @@ def worth(summary: dict[str, Any]) -> dict[str, Any]:
         "allocator_s": allocator,
         "measuring_s": measuring,
         "spread": spread,
-        "saved": spread.side(1.0),
+        "saved": spread.beyond(1.0),
     }
 
 

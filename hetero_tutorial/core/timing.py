@@ -307,6 +307,19 @@ class Spread:
             return False
         return None
 
+    def beyond(self, no_effect: float = 1.0) -> bool | None:
+        """Whether the whole spread lies strictly above ``no_effect`` (True) or strictly below
+        it (False); None if it touches or straddles it, or no spread was measured.
+
+        For naming an effect against "no effect" (1.0 for a ratio): a spread that reaches
+        ``no_effect`` itself, as identical repeats (ratios of exactly 1) do, names none,
+        where :meth:`side`, for thresholds a claim sets, counts reaching it as lying at it.
+        """
+        if not self.measured:
+            return None
+        low, high = sorted((self.low, self.high))
+        return True if low > no_effect else False if high < no_effect else None
+
     @property
     def half_width(self) -> float:
         return (self.high - self.low) / 2 if self.measured else math.nan

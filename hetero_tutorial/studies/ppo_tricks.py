@@ -123,7 +123,7 @@ def verdict(row: dict[str, Any]) -> str:
     if not spread.measured:
         return f"{row['trick']}: no verdict (one round), {row['ratio']:.2f}x"
     figures = f"rounds {spread.low:.2f}-{spread.high:.2f}x"
-    side = spread.side(1.0)
+    side = spread.beyond(1.0)
     if side:
         return f"{row['trick']} makes PPO {row['ratio']:.2f}x faster per step ({figures})"
     if side is False:

@@ -65,7 +65,7 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
             # the headline is the median of the paired ratios, so it lies inside its spread
             ratios = [x / y for x, y in zip(a, b, strict=False)]
             spread = Spread.of_ratios(ratios, per="iteration")
-            side = spread.side(1.0)  # an effect only where the whole spread lies past 1
+            side = spread.beyond(1.0)  # an effect only where the whole spread lies past 1
             effects.append(
                 {
                     "width": width,
