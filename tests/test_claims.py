@@ -25,7 +25,18 @@ def _verdict(claim_id, *records):
     return judge(claim(claim_id), group_by_kind(records))
 
 
-def _crossover(step_cpu=1.0, step_gpu=2.0, speedup=2.0, crossover=None, gpu=True, iqr=0.05):
+def _grid(accelerator_over_cpu, iqr=0.05, batch=256):
+    """Forward-grid cells at ``batch``: per width, the accelerator's time over the CPU's."""
+    rows = []
+    for width, ratio in accelerator_over_cpu.items():
+        for device, seconds in (("cpu", 1.0), ("cuda:0", ratio)):
+            rows.append({"device": device, "width": width, "batch_size": batch,
+                         "seconds_per_call": seconds, "iqr_s": iqr * seconds,
+                         "seconds_per_sample": seconds / batch})  # fmt: skip
+    return rows
+
+
+def _crossover(step_cpu=1.0, step_gpu=2.0, speedup=2.0, grid=None, gpu=True, iqr=0.05):
     costs = {"cpu": {"median_s": step_cpu, "iqr_s": iqr}, "env_only": {"median_s": 0.1}}
     update = {"cpu": {"median_s": speedup, "iqr_s": iqr}}
     if gpu:
@@ -37,7 +48,7 @@ def _crossover(step_cpu=1.0, step_gpu=2.0, speedup=2.0, crossover=None, gpu=True
             "policy_step": costs,
             "value_update": update,
             "value_update_speedup": {"cuda:0": speedup} if gpu else {},
-            "crossover_width_by_batch": crossover if crossover is not None else {"256": 256},
+            "grid": grid if grid is not None else _grid({64: 2.0, 256: 0.5}),
         },
         gpu=gpu,
     )
@@ -49,9 +60,14 @@ def test_c1_c2_c3_from_the_crossover_record():
     assert _verdict("C1", _crossover(step_gpu=2.0)).ratio == 2.0
     assert _verdict("C2", _crossover(speedup=1.8)).status == Status.HELD
     assert _verdict("C2", _crossover(speedup=0.7)).status == Status.NOT_HELD
-    assert _verdict("C3", _crossover(crossover={"1": None, "256": 256})).status == Status.HELD
-    assert _verdict("C3", _crossover(crossover={"256": None})).status == Status.NOT_HELD
-    assert _verdict("C3", _crossover(crossover={"256": 32})).status == Status.NOT_HELD
+    assert _verdict("C3", _crossover()).status == Status.HELD
+    never = _verdict("C3", _crossover(grid=_grid({64: 2.0, 256: 1.5})))
+    assert never.status == Status.NOT_HELD and "from width never" in never.measured
+    assert _verdict("C3", _crossover(grid=_grid({32: 0.5, 256: 0.5}))).status == Status.NOT_HELD
+    # 0.9x at width 64 by median, inside +-25% IQRs: the crossover may lie below 128
+    unclear = _verdict("C3", _crossover(grid=_grid({64: 0.9, 256: 0.5}, iqr=0.5)))
+    assert unclear.status == Status.NO_CLEAR_EFFECT
+    assert "within the noise at width 64" in unclear.measured
     for claim_id in ("C1", "C2", "C3"):
         assert _verdict(claim_id, _crossover(gpu=False)).status == Status.NOT_MEASURABLE
     # each device's IQR spreads the ratio: a 10% difference inside +-25% IQRs is no effect
@@ -177,7 +193,7 @@ def _sweep(advantage_128, advantage_512, iqr=0.02):
 
 def test_c6_held_did_not_hold_or_no_clear_effect_by_its_interleaved_iterations():
     held = _verdict("C6", _hybrid(58.0, 41.0, jitter=(-0.02, 0.0, 0.02)))
-    assert held.status == Status.HELD and "1.41x (IQR of 18 per-iteration ratios" in held.measured
+    assert held.status == Status.HELD and "1.41x (per iteration 1.36-1.47x)" in held.measured
     assert _verdict("C6", _hybrid(1.0, 1.0, jitter=(-0.02, 0.0, 0.02))).status == Status.NOT_HELD
     # 1.10x with iterations +-10% apart: the threshold lies inside the spread
     unclear = _verdict("C6", _hybrid(1.1, 1.0, jitter=(-0.1, 0.0, 0.1)))
@@ -199,13 +215,16 @@ def test_c9_from_the_width_sweep_and_its_timings_iqrs():
     assert judged.status == Status.NOT_HELD and "1.40x at 512" in judged.measured
 
 
-def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2), by_seed=None):
+def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2), by_seed=None, steps=5000):
+    times = by_seed or [seconds_per_episode] * len(seeds)
+    runs = [{"seconds_per_episode": s, "config": {"buffer": buffer, "seed": seed,
+             "total_steps": steps}} for s, seed in zip(times, seeds, strict=True)]  # fmt: skip
     data = {
         "buffer": buffer,
         "seeds": list(seeds),
         "seconds_per_episode": seconds_per_episode,
         "eval_return_spread": spread,
-        "runs": [{"seconds_per_episode": s} for s in by_seed or [seconds_per_episode] * len(seeds)],
+        "runs": runs,
     }
     return _record("bench.ddpg", data, gpu=False)
 
@@ -220,6 +239,15 @@ def test_c8_is_measurable_on_a_cpu():
     )
     assert "no spread" in one_seed.measured and "per seed" not in one_seed.measured
     assert one_seed.status == Status.NO_CLEAR_EFFECT  # one repeat: said so, not claimed
+
+
+def test_c8_pairs_only_runs_of_the_same_seeds_and_settings():
+    seeds = _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0, seeds=(0, 1)))
+    assert seeds.status == Status.MISSING and "different seeds ([0, 1, 2] and [0, 1])" in (
+        seeds.measured
+    )
+    steps = _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0, steps=2000))
+    assert steps.status == Status.MISSING and "besides the buffer (total_steps)" in steps.measured
 
 
 def test_c8_held_did_not_hold_or_no_clear_effect_by_its_seeds():
@@ -276,6 +304,18 @@ def test_c10_held_did_not_hold_or_no_clear_effect_by_identical_plans_spread():
     assert _verdict("C10", _allocator(slowdowns=(0.0, 0.0), noise=(0.3, 0.3))).status == (
         Status.HELD
     )
+
+
+def test_c10_reads_the_paired_spread_of_a_slightly_faster_plan():
+    # 1% faster than the best fixed plan by median, its paired iterations -10%..+8%: unclear
+    row = {"network": "mlp-64", "slowdown": -0.01, "slowdown_low": -0.10, "slowdown_high": 0.08}
+    same = {"network": "mlp-128", "slowdown": 0.0, "slowdown_low": 0.0, "slowdown_high": 0.0}
+    record = _record("bench.allocator", {"criterion": [row, same]})
+    unclear = _verdict("C10", record)
+    assert unclear.status == Status.NO_CLEAR_EFFECT and "noise on mlp-64" in unclear.measured
+    assert "past the noise on 1 of 2 MLPs" in unclear.measured  # the same configuration: exact
+    row["slowdown_low"] = row["slowdown_high"] = None  # one iteration: no spread, no verdict
+    assert _verdict("C10", record).status == Status.NO_CLEAR_EFFECT
 
 
 def test_c11_c13_from_the_allocator_record():

@@ -2,6 +2,7 @@
 on the meta device, checked against the known counts of the code (and, where an accelerator
 exists, against a count on it)."""
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -79,3 +80,21 @@ def test_meta_counts_match_the_accelerators():
         assert {p: c["count_per_1000_steps"] for p, c in meta.items()} == {
             p: c["count_per_1000_steps"] for p, c in real.items()
         }, name
+
+
+def test_batched_environments_are_not_run_on_the_meta_stand_in():
+    counted = ppo_copies(PPOConfig.tuned("CartPole-v1", **SMALL), "all-device", device="meta")
+    assert counted["copies_per_env_step"] is None and "not counted" in counted["note"]
+
+
+def test_bench_ppo_all_device_writes_its_record_without_an_accelerator(tmp_path):
+    from hetero_tutorial.app import cli
+
+    if accelerator() is not None:
+        pytest.skip("with an accelerator the copies are counted on it for real")
+    path = tmp_path / "ppo.json"
+    argv = ["ppo", "--placement", "all-device", "--steps", "96", "--num-envs", "3",
+            "--num-steps", "16", "--minibatch-size", "16", "--epochs", "1", "--hidden", "8",
+            "--json", str(path)]  # fmt: skip
+    assert cli.bench(argv) == 0
+    assert "not counted" in json.loads(path.read_text())["counted_copies"]["note"]

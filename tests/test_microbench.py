@@ -6,8 +6,10 @@ from hetero_tutorial.notebook.solutions.devices_and_timing import best_batch_per
 from hetero_tutorial.studies import crossover as microbench
 
 
-def _row(device, width, batch, seconds):
-    return {"device": device, "width": width, "batch_size": batch, "seconds_per_sample": seconds}
+def _row(device, width, batch, seconds, iqr=0.1):
+    """A grid cell: ``seconds`` per sample, its calls' IQR ``iqr`` times their median."""
+    return {"device": device, "width": width, "batch_size": batch, "seconds_per_sample": seconds,
+            "seconds_per_call": seconds * batch, "iqr_s": iqr * seconds * batch}  # fmt: skip
 
 
 def test_crossover_is_the_first_width_where_the_accelerator_wins():
@@ -19,6 +21,28 @@ def test_crossover_is_the_first_width_where_the_accelerator_wins():
     ]  # fmt: skip
     assert microbench.crossover_widths(rows) == {1: None, 512: 256}
     assert microbench.crossover_widths([r for r in rows if r["device"] == "cpu"]) == {}
+
+
+def test_a_cell_inside_the_medians_noise_is_no_accelerator_win():
+    # 0.9x by median, but each median +-25% (IQR half its median): no winner at width 64
+    rows = [
+        _row("cpu", 64, 256, 1.0, iqr=0.5), _row("cuda:0", 64, 256, 0.9, iqr=0.5),
+        _row("cpu", 256, 256, 3.0), _row("cuda:0", 256, 256, 1.0),
+    ]  # fmt: skip
+    assert microbench.crossover_cells(rows) == {256: {64: None, 256: True}}
+    assert microbench.crossover_widths(rows) == {256: 256}
+    said = microbench.crossover_sentence(rows)
+    assert "from width 256" in said and "no winner): batch 256: width 64" in said
+
+
+def test_batches_that_pay_is_the_smallest_batch_near_the_cheapest_per_width():
+    rows = [_row("cpu", 8, b, s) for b, s in ((1, 4.0), (16, 1.05), (256, 1.0))]
+    rows += [_row("cpu", 64, b, s) for b, s in ((1, 2.0), (16, 1.5), (256, 1.0))]
+    rows += [_row("cuda:0", 8, 1, 0.1)]  # another device: not read
+    found = microbench.batches_that_pay(rows)
+    assert [(b["width"], b["batch_size"]) for b in found] == [(8, 16), (64, 256)]
+    assert found[0]["smallest_over_cheapest"] == 4.0
+    assert "width 8: batch 16 (batch 1 costs 4x" in microbench.batching_sentence(rows)
 
 
 def test_ratios_are_cpu_over_accelerator_and_skip_the_environment():

@@ -99,8 +99,8 @@ def test_sentences_follow_the_measured_numbers():
 
 def _ddpg(buffer, seconds, speeds):
     runs = [
-        {"seconds_per_episode": s, "env_steps_per_s": v}
-        for s, v in zip(seconds, speeds, strict=True)
+        {"seconds_per_episode": s, "env_steps_per_s": v, "config": {"buffer": buffer, "seed": i}}
+        for i, (s, v) in enumerate(zip(seconds, speeds, strict=True))
     ]
     return {
         "buffer": buffer,
@@ -151,19 +151,3 @@ def test_advice_is_generated_from_the_records_and_names_what_is_missing():
     assert items["how many CPU threads"]["advice"] == "not measured yet: run notebook 03"
     text = advice.markdown(list(items.values()), "Test CPU")
     assert text.startswith("**What to do on Test CPU**") and "- **Which replay buffer**" in text
-
-
-def test_the_allocator_is_worth_it_only_when_it_beats_the_best_fixed_choice():
-    timeline = [{"decision_seconds": 0.5}, {"decision_seconds": 0.5}]
-    curriculum = {"timeline": timeline, "totals": {"allocator": 4.0, "hybrid": 3.5},
-                  "threads": {"1": 5.0, "2": 3.0}}  # fmt: skip
-    criterion = [
-        {"threads_verdict": "right: the fastest measured"},
-        {"threads_verdict": "wrong: x"},
-    ]
-    record = _record("bench.allocator", {"curriculum": curriculum, "criterion": criterion})
-    found = advice.allocator_worth(group_by_kind([record]))
-    assert found["advice"].startswith("not over runs this short: the best fixed choice (2 ")
-    assert "right, within the noise, on 1 of 2" in found["figure"]
-    curriculum["totals"]["allocator"] = 2.5
-    assert advice.allocator_worth(group_by_kind([record]))["advice"].startswith("yes")

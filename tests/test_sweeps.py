@@ -69,11 +69,24 @@ def test_thread_effects_name_an_effect_only_past_the_paired_spread():
     assert best_threads(effects, "update", 1024) == 2 and best_threads(effects, "update", 64) == 1
     learner = role_rule(effects, "update")
     assert learner.startswith(
-        "The learner (update): all 2 cores from width 1024, 1 thread below (64)"
+        "The learner (update): all 2 cores from width 1024, 1 thread below (64). "
+        "All 2 cores were faster at width 1024; no clear effect at width 64."
     )
     assert "1024: 2.00x" in learner
     actor = role_rule(effects, "rollout")
     assert actor.startswith("The actor (rollout): 1 thread. All 2 cores showed no clear effect")
+
+
+def test_thread_rule_lists_faster_widths_that_are_no_contiguous_tail():
+    rows = _thread_rows([2.0, 2.1, 1.9, 2.0, 2.05], [1.0] * 5, 64)  # faster at 64
+    rows += _thread_rows([1.0, 0.9, 1.1, 0.95, 1.05], [1.0] * 5, 256)  # unclear at 256
+    rows += _thread_rows([0.5, 0.52, 0.49, 0.5, 0.51], [1.0] * 5, 1024)  # slower at 1024
+    learner = role_rule(thread_effects(rows), "update")
+    assert learner.startswith(
+        "The learner (update): all 2 cores at width 64, 1 thread at the others. "
+        "All 2 cores were faster at width 64; slower at width 1024; no clear effect at width 256."
+    )
+    assert "no clear effect at any width" not in learner and "from width" not in learner
 
 
 def test_speedups_need_the_baseline():

@@ -117,15 +117,21 @@ def test_spread_of_interleaved_ratios_and_which_side_of_a_threshold_it_lies():
     from hetero_tutorial.core.timing import Spread
 
     few = Spread.of_ratios([1.05, 1.08, 1.06], value=1.08, per="seed")
-    assert str(few) == "1.08x (per seed 1.05-1.08x)"  # up to four repeats: their whole range
+    assert str(few) == "1.08x (per seed 1.05-1.08x)"  # the whole range of the repeats
     assert few.side(1.1) is False and few.side(1.0) is True and few.side(1.06) is None
     many = Spread.of_ratios([0.9, 1.0, 1.0, 1.0, 1.2, 1.3, 2.0], per="turn")
-    assert (many.low, many.high, many.value) == (1.0, 1.25, 1.0)  # five or more: the IQR
-    assert str(many).startswith("1.00x (IQR of 7 per-turn ratios 1.00-1.25x")
+    # however many repeats: still their whole range, so one stray round is never hidden
+    assert (many.low, many.high, many.value) == (0.9, 2.0, 1.0)
+    assert str(many) == "1.00x (per turn 0.90-2.00x)" and many.side(1.0) is None
+    same = Spread.of_ratios([1.0, 1.0, 1.0])  # identical repeats: at 1, past it on neither side
+    assert same.side(1.0) is True and same.beyond(1.0) is None
+    assert few.beyond(1.0) is True and Spread.of_ratios([0.9, 0.95]).beyond(1.0) is False
     one = Spread.of_ratios([1.5], per="seed")
     assert not one.measured and one.side(1.0) is None and "one repeat" in one.noise()
     assert Spread.about(0.04, 0.10).noise("{:.0%}") == " (within the measured noise, +-5%)"
     assert Spread.of_pairs([2.0, 3.0], [1.0, 2.0], value=1.75).low == 1.5
+    with pytest.raises(UsageError, match="as many on each side, got 2 and 3"):
+        Spread.of_pairs([2.0, 3.0], [1.0, 2.0, 4.0], value=1.75)  # no pairs: not silently cut
     quotient = Spread.of_medians({"median_s": 2.0, "iqr_s": 0.2}, {"median_s": 1.0, "iqr_s": 0.2})
     assert quotient.low == pytest.approx(1.9 / 1.1) and quotient.high == pytest.approx(2.1 / 0.9)
     assert not Spread.of_quotient(0.9, [(1.0, 0.1), (2.0, None)]).measured

@@ -100,8 +100,8 @@ class Allocator:
     def decide(self, workload: Workload) -> Decision:
         """The placement for ``workload``: remembered if its signature was seen, else measured."""
         key = workload.signature()
-        if key in self.cache:
-            decision = replace(self.cache[key], from_cache=True)
+        if key in self.cache:  # remembered: this call measured nothing, so it cost no time
+            decision = replace(self.cache[key], from_cache=True, measure_seconds=0.0)
         else:
             decision = self._measure_and_choose(workload)
             self.cache[key] = decision

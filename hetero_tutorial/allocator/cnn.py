@@ -14,7 +14,6 @@ well it learns.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,11 +26,9 @@ from torch import nn
 from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.errors import UsageError, require_minibatch_fits, require_positive
 from hetero_tutorial.core.placement import Placement
-from hetero_tutorial.core.timing import Timing
 from hetero_tutorial.rl.nets import DiscreteActorCritic, NatureCNN
 from hetero_tutorial.rl.ppo import PPOTrainer
 from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import iteration_costs as ppo_iteration_costs
 
 FRAME_SOURCES = ("auto", "atari", "synthetic")
 
@@ -202,31 +199,6 @@ def trainer(
     envs = make_frames(config)
     policy = config.policy(_actions(envs))
     return PPOTrainer(config.ppo_config(iterations), placement, seed, envs=envs, policy=policy)
-
-
-def iteration_costs(
-    config: CNNConfig,
-    placements: Sequence[Placement],
-    iterations: int = 3,
-    warmup: int = 1,
-    seed: int = 0,
-    threads: int | None = None,
-) -> dict[str, Timing]:
-    """Seconds of each of ``iterations`` CNN iterations per placement, after ``warmup``."""
-    config.validate()
-    probe = make_frames(config, num_envs=1)
-    num_actions = _actions(probe)
-    probe.close()
-    return ppo_iteration_costs(
-        config.ppo_config(),
-        placements,
-        iterations,
-        warmup,
-        seed,
-        threads,
-        make_envs=lambda: make_frames(config),
-        make_policy=lambda: config.policy(num_actions),
-    )
 
 
 def _actions(envs: Any) -> int:

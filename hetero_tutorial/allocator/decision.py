@@ -30,7 +30,7 @@ class Decision:
     reasons: dict[str, str]
     """a sentence per phase, plus ``"plan"`` (and ``"threads"`` when that was a choice)"""
     measure_seconds: float
-    """wall time spent measuring for this decision"""
+    """wall time this call spent measuring (0 for a decision answered from the cache)"""
     rounds: int
     """samples per measured cell (the rounds after the first are interleaved)"""
     held: bool = False

@@ -166,6 +166,10 @@ def compare(
     one warm-up) and each of them, and, on the allocator's row, the seconds its measuring
     cost (``decision_cached``: this call was answered from the cache).
     """
+    names = [network.name for network in networks]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:  # their rows would merge into one network's, and the verdicts with them
+        raise UsageError(f"each network once, please: {', '.join(repeated)} given twice or more")
     decisions, rows = [], []
     for network in networks:
         if progress is not None:
@@ -218,13 +222,12 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
         others = [r for r in same if r is not allocator]
         runner = min(others, key=lambda r: r["seconds_per_iteration"])
         margin = _ratio(runner, allocator)
-        past = margin.measured and min(margin.low, margin.high) > 1
         verdict = "right: the fastest measured" + (
             f", past the noise of {runner['threads']} thread(s)"
-            if past
+            if margin.beyond(1.0) is True
             else f", though within the noise of {runner['threads']} thread(s)"
         )
-    elif ratio.side(1.0) is True:
+    elif ratio.beyond(1.0) is True:
         verdict = f"wrong: {best['threads']} thread(s) were faster past the noise"
     else:
         verdict = f"as good as {best['threads']} thread(s) within the noise"
@@ -244,9 +247,11 @@ def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> l
 
     ``slowdown``: the allocator's seconds / the best fixed plan's - 1 (0 when they are one
     configuration, negative when the allocator found a cheaper one), with ``slowdown_low``
-    and ``slowdown_high`` from their paired iterations; ``within_tolerance``: slowdown at
-    most ``tolerance``; ``configurations``: how many distinct configurations the five plans
-    ran as (1 without an accelerator, where the criterion holds trivially);
+    and ``slowdown_high`` from their paired iterations; ``within_tolerance``: True when the
+    whole paired spread lies within ``tolerance``, False when it lies beyond, None when it
+    straddles it or one iteration measured no spread; ``configurations``: how many distinct
+    configurations the five plans ran as (1 without an accelerator, where the criterion
+    holds trivially);
     ``decision_ok``: measuring took under :data:`DECISION_LIMIT_S`; ``saved_vs_fixed_rule``:
     the share of the fixed rule's time the allocator's configuration saves (the article
     reports 22% on Atari, C11), with ``saved_low``/``saved_high``; and the thread check
@@ -275,7 +280,7 @@ def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> l
                 "saved_low": None if saved.high is None else 1 - saved.high,
                 "saved_high": None if saved.low is None else 1 - saved.low,
                 "decision_seconds": decision_s,
-                "within_tolerance": slowdown.value - 1 <= tolerance,
+                "within_tolerance": slowdown.side(1 + tolerance, above=False),
                 "decision_ok": decision_s < DECISION_LIMIT_S,
                 **thread_check([r for r in rows if r["network"] == network], chosen),
             }
@@ -294,6 +299,8 @@ def curriculum(
     all stages, the allocator's with every stage's measuring time added. ``saved``: seconds
     the allocator saved against each fixed plan (negative: it lost time). ``threads``: the
     allocator's devices at each fixed thread count through every stage, where measured.
+    ``iteration_sums`` (per plan) and ``thread_iteration_sums`` (per thread count): the k-th
+    timed iteration's seconds summed over the stages, paired across contenders (:func:`worth`).
     """
     grouped = by_plan(rows)
     by_name = {decision.workload: decision for decision in decisions}
@@ -331,6 +338,84 @@ def curriculum(
         "totals": totals,
         "saved": saved,
         "threads": threads if len(threads) > 1 else {},
+        **paired_sums(rows, stages),
+    }
+
+
+def paired_sums(rows: Sequence[dict[str, Any]], stages: Sequence[str]) -> dict[str, Any]:
+    """The k-th timed iteration's seconds summed over the stages, per plan (``iteration_sums``)
+    and per thread count on the allocator's devices (``thread_iteration_sums``, where every
+    stage ran it). The configurations of a stage ran interleaved, so these sums pair up
+    across contenders: the spread of the allocator's worth (:func:`worth`)."""
+    grouped = by_plan(rows)
+
+    def sums(stage_rows: Sequence[dict[str, Any]]) -> list[float]:
+        per_stage = [row["iteration_seconds"] for row in stage_rows]
+        return [float(sum(values)) for values in zip(*per_stage, strict=True)]
+
+    at_threads: dict[str, list[dict[str, Any]]] = {}
+    for stage in stages:
+        chosen = _devices(grouped[stage]["allocator"])
+        for r in rows:
+            if r["network"] == stage and _devices(r) == chosen and r["threads"] is not None:
+                at_threads.setdefault(str(r["threads"]), []).append(r)
+    every = {n: found for n, found in at_threads.items() if len(found) == len(stages)}
+    return {
+        "iteration_sums": {plan: sums([grouped[s][plan] for s in stages]) for plan in PLANS},
+        "thread_iteration_sums": {n: sums(found) for n, found in every.items() if len(every) > 1},
+    }
+
+
+def contenders(summary: dict[str, Any]) -> dict[str, tuple[float, list[float]]]:
+    """What running without the allocator would have cost over a curriculum (``summary``: the
+    output of :func:`curriculum`): per contender, its seconds over all stages and its paired
+    iteration sums. Fixed plans that ran as one configuration at every stage are merged into
+    one contender; then each fixed thread count on the allocator's devices."""
+    timeline, sums = summary["timeline"], summary.get("iteration_sums", {})
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for plan in FIXED_PLANS:
+        groups.setdefault(tuple(step["rows"][plan] for step in timeline), []).append(plan)
+    found = {
+        ", ".join(names): (summary["totals"][names[0]], sums.get(names[0], []))
+        for names in groups.values()
+    }
+    thread_sums = summary.get("thread_iteration_sums", {})
+    found |= {
+        f"the allocator's devices at {n} thread(s), every stage": (s, thread_sums.get(n, []))
+        for n, s in summary.get("threads", {}).items()
+    }
+    return found
+
+
+def worth(summary: dict[str, Any]) -> dict[str, Any]:
+    """Whether the allocator, its measuring included, beat the best contender over a curriculum.
+
+    Returns ``contenders`` (seconds over all stages, by name), ``best`` (the cheapest),
+    ``allocator_s``, ``measuring_s``, ``spread`` (the best's seconds over the allocator's,
+    paired by timed iteration, the measuring spread evenly over them; above 1: the
+    allocator saved time) and ``saved``: True or False only where the whole spread lies on
+    one side of 1, None inside the noise (or with no paired iterations recorded).
+    """
+    found = contenders(summary)
+    best = min(found, key=lambda name: found[name][0])
+    allocator = summary["totals"]["allocator"]
+    measuring = sum(step["decision_seconds"] for step in summary["timeline"])
+    best_s, best_sums = found[best]
+    mine = summary.get("iteration_sums", {}).get("allocator", [])
+    ours = [s + measuring / len(mine) for s in mine]
+    value = best_s / allocator
+    spread = (
+        Spread.of_pairs(best_sums, ours, value, per="iteration")
+        if mine and best_sums
+        else Spread(value, how="no paired iterations recorded")
+    )
+    return {
+        "contenders": {name: seconds for name, (seconds, _) in found.items()},
+        "best": best,
+        "allocator_s": allocator,
+        "measuring_s": measuring,
+        "spread": spread,
+        "saved": spread.beyond(1.0),
     }
 
 

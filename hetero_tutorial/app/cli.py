@@ -7,6 +7,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from hetero_tutorial.app.bench import benchmarks
 from hetero_tutorial.core import results
@@ -74,8 +75,20 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _RaisingParser(argparse.ArgumentParser):
+    """A parser whose usage errors raise :class:`UsageError` instead of exiting the process
+    (argparse's ``error`` exits with status 2: a notebook's kernel would go with it)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def build_parser(
+    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+) -> argparse.ArgumentParser:
+    """The command line's parser; ``parser_class`` :class:`_RaisingParser` for calls from
+    Python (sub-commands' parsers take the same class)."""
+    parser = parser_class(
         prog="python -m hetero_tutorial",
         description="Where should deep RL run, CPU or GPU? Measure it on this machine.",
     )
@@ -113,7 +126,7 @@ def bench(argv: list[str]) -> int:
     would exit the process (or a notebook's kernel) with status 2.
     """
     argv = ["bench", *argv]
-    return _run_bench(build_parser().parse_args(argv), argv)
+    return _run_bench(build_parser(_RaisingParser).parse_args(argv), argv)
 
 
 def main(argv: list[str] | None = None) -> int:

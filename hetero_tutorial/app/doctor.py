@@ -17,7 +17,7 @@ import gymnasium as gym
 import torch
 
 from hetero_tutorial.app.calibration import calibrate
-from hetero_tutorial.app.readme import run_times_by_machine
+from hetero_tutorial.app.readme import run_times_by_machine, series_total
 from hetero_tutorial.core.devices import accelerator, synchronize
 from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.profiling.pyspy import py_spy_status
@@ -37,11 +37,12 @@ def _accelerator_works(device: torch.device) -> str:
 
 
 def _expected_run_times(rate: float) -> list[dict[str, Any]]:
-    """Scale each reference machine's median run (per mode) by (its rate / this machine's)."""
+    """Scale each reference machine's run time (per mode: its per-notebook medians summed over
+    the series, :func:`series_total`) by (its rate / this machine's)."""
     estimates = []
     for (hardware, mode), runs in run_times_by_machine().items():
         scale = statistics.median(r.data["calibration_units_per_s"] for r in runs) / rate
-        total = statistics.median(sum(r.data["notebook_seconds"].values()) for r in runs)
+        total, note = series_total(runs)
         estimates.append(
             {
                 "mode": mode,
@@ -49,6 +50,7 @@ def _expected_run_times(rate: float) -> list[dict[str, Any]]:
                 "reference_seconds": round(total, 1),
                 "expected_seconds_here": round(total * scale, 1),
                 "reference_runs": len(runs),
+                "notebooks_note": note,
             }
         )
     return estimates
@@ -110,7 +112,8 @@ def render(report: dict[str, Any]) -> str:
             lines.append(
                 f"  Run time     {estimate['mode']} mode: about "
                 f"{estimate['expected_seconds_here'] / 60:.1f} min here "
-                f"({estimate['reference_seconds'] / 60:.1f} min on {estimate['reference_machine']})"
+                f"({estimate['reference_seconds'] / 60:.1f} min on {estimate['reference_machine']}"
+                + (f"; {estimate['notebooks_note']})" if estimate["notebooks_note"] else ")")
             )
     else:
         lines.append("  Run time     no reference run times recorded yet in data/reference/")

@@ -39,35 +39,52 @@ def run_times_by_machine() -> dict[tuple[str, str], list[results.Record]]:
     return dict(sorted(grouped.items()))
 
 
+def series_notebooks() -> list[str]:
+    """The file names of the series' notebooks (``NN_name.ipynb``), in order."""
+    return sorted(path.name for path in (REPO_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def notebook_medians(runs: list[results.Record]) -> dict[str, float]:
+    """Per notebook, its median seconds over the runs that recorded it."""
+    found: dict[str, list[float]] = {}
+    for record in runs:
+        for name, seconds in record.data["notebook_seconds"].items():
+            found.setdefault(name, []).append(seconds)
+    return {name: statistics.median(values) for name, values in found.items()}
+
+
+def series_total(runs: list[results.Record]) -> tuple[float, str]:
+    """Seconds to run the series: the per-notebook medians summed over the notebooks that
+    exist, and a note naming those no run recorded ("" when every one was).
+
+    Summing what each record holds instead would make a partial run look fast.
+    """
+    names, medians = series_notebooks(), notebook_medians(runs)
+    missing = [name[:2] for name in names if name not in medians]
+    note = ""
+    if missing:
+        note = f"{len(names) - len(missing)} of {len(names)} notebooks; "
+        note += f"{', '.join(missing)} not recorded"
+    return sum(medians[name] for name in names if name in medians), note
+
+
 def run_times_table() -> str:
     """Seconds per notebook in quick and full mode on each reference machine: the median of
     its recorded runs (their count in the last column). One column per notebook of the
-    series (a notebook a machine's runs did not include shows a dash)."""
+    series (a notebook a machine's runs did not include shows a dash, and the total says so)."""
     grouped = run_times_by_machine()
     if not grouped:
         return "No run times recorded yet (`make run` writes them; see Contributing)."
-    names = sorted(
-        {path.name for path in (REPO_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb")}
-        | {name for runs in grouped.values() for r in runs for name in r.data["notebook_seconds"]}
-    )
+    names = series_notebooks()
     lines = ["| machine | mode | " + " | ".join(n[:2] for n in names) + " | total | runs |"]
     lines.append("|" + "---|" * (len(names) + 4))
     for (hardware, mode), runs in grouped.items():
-        medians = {
-            name: statistics.median(found)
-            for name in names
-            if (
-                found := [
-                    r.data["notebook_seconds"][name]
-                    for r in runs
-                    if name in r.data["notebook_seconds"]
-                ]
-            )
-        }
+        medians = notebook_medians(runs)
         cells = [f"{medians[n]:.0f} s" if n in medians else "—" for n in names]
-        total = sum(medians.values()) / 60
+        total, note = series_total(runs)
+        total_cell = f"{total / 60:.1f} min" + (f" ({note})" if note else "")
         lines.append(
-            f"| {hardware} | {mode} | " + " | ".join(cells) + f" | {total:.1f} min | {len(runs)} |"
+            f"| {hardware} | {mode} | " + " | ".join(cells) + f" | {total_cell} | {len(runs)} |"
         )
     return "\n".join(lines)
 

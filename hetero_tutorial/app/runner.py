@@ -10,6 +10,7 @@ on other machines; and the claims ledger for this machine to
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from pathlib import Path
 
@@ -91,6 +92,19 @@ def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> tuple[float, 
     return time.perf_counter() - start, cells
 
 
+def run_command(
+    quick: bool = False,
+    only: list[str] | None = None,
+    out: Path | None = None,
+    reference: bool = False,
+) -> str:
+    """The command line that runs the notebooks so, for a run-time record's provenance."""
+    argv = ["python", "-m", "hetero_tutorial", "run"] + ["--quick"] * quick
+    argv += ["--only", *only] if only else []
+    argv += ["--out", str(out)] if out is not None else []
+    return shlex.join(argv + ["--reference"] * reference)
+
+
 def run_notebooks(
     quick: bool = False,
     only: list[str] | None = None,
@@ -99,8 +113,14 @@ def run_notebooks(
 ) -> int:
     """Execute the notebooks (full mode unless ``quick``); 0 if all ran, 1 if any failed.
 
-    ``reference``: also save the run times as a reference record of this machine.
+    ``reference``: also save the run times as a reference record of this machine; it
+    must hold every notebook, so ``only`` and ``reference`` together are refused.
     """
+    if only and reference:
+        raise UsageError(
+            "a reference run-time record must hold every notebook: drop --only to record a "
+            "reference, or drop --reference to time only some notebooks"
+        )
     out_dir = out or NOTEBOOK_BUILD_DIR
     paths = notebook_paths(only)
     os.environ[QUICK_ENV_VAR] = "1" if quick else "0"
@@ -126,7 +146,7 @@ def run_notebooks(
             "cell_seconds": cell_seconds,
             "calibration_units_per_s": rate,
         },
-        results.provenance(quick=quick),
+        results.provenance(command=run_command(quick, only, out, reference), quick=quick),
     )
     print(f"run times written to {results.save(record, directory=results.RESULTS_DIR / mode)}")
     if reference and not failures:  # one file per run: cards and tables take their median

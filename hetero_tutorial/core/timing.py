@@ -226,29 +226,39 @@ class Spread:
     low: float | None = None
     high: float | None = None
     how: str = "one repeat"
-    """how the range was taken: ``per seed`` (min to max), ``IQR of 29 per-round ratios``"""
+    """how the range was taken: ``per seed`` (min to max of the per-seed ratios),
+    ``from the two medians' IQRs``"""
 
     @classmethod
     def of_ratios(cls, ratios: Sequence[float], value: float | None = None, per: str = "round"):
-        """The spread of paired ratios (one per interleaved repeat): their range for up to
-        four, their inter-quartile range from five on. ``value``: the headline figure
-        (default: the median ratio)."""
+        """The spread of paired ratios (one per interleaved repeat): their whole range, min to
+        max, however many there are. ``value``: the headline figure (default: the median ratio).
+
+        The whole range, not a quartile range, because a verdict names an effect only when
+        every repeat agrees on its side of the threshold: a conservative reading of few
+        repeats, and the one the verdicts' prose promises. One ratio measures no spread.
+        """
         ratios = sorted(r for r in ratios if math.isfinite(r))
         if value is None:
             value = float(np.median(ratios)) if ratios else math.nan
         if len(ratios) < 2:
             return cls(value, how=f"one {per}" if ratios else f"no per-{per} figures recorded")
-        if len(ratios) < 5:
-            return cls(value, ratios[0], ratios[-1], f"per {per}")
-        q1, q3 = np.percentile(ratios, [25, 75])
-        return cls(value, float(q1), float(q3), f"IQR of {len(ratios)} per-{per} ratios")
+        return cls(value, ratios[0], ratios[-1], f"per {per}")
 
     @classmethod
     def of_pairs(
         cls, tops: Sequence[float], bottoms: Sequence[float], value: float, per: str = "round"
     ) -> Spread:
-        """:meth:`of_ratios` of repeats that ran side by side, ``tops[i] / bottoms[i]``."""
-        return cls.of_ratios([t / b for t, b in zip(tops, bottoms, strict=False)], value, per)
+        """:meth:`of_ratios` of repeats that ran side by side, ``tops[i] / bottoms[i]``.
+
+        The two must hold as many repeats: unequal counts mean they did not run in pairs,
+        and zipping them would pair the wrong repeats (or drop some) without a word."""
+        if len(tops) != len(bottoms):
+            raise UsageError(
+                f"paired repeats need as many on each side, got {len(tops)} and {len(bottoms)}: "
+                "measure the two side by side (interleaved) in one run"
+            )
+        return cls.of_ratios([t / b for t, b in zip(tops, bottoms, strict=True)], value, per)
 
     @classmethod
     def of_medians(cls, top: dict[str, float], bottom: dict[str, float]) -> Spread:
@@ -296,6 +306,19 @@ class Spread:
         if (high < threshold) if above else (low >= threshold):
             return False
         return None
+
+    def beyond(self, no_effect: float = 1.0) -> bool | None:
+        """Whether the whole spread lies strictly above ``no_effect`` (True) or strictly below
+        it (False); None if it touches or straddles it, or no spread was measured.
+
+        For naming an effect against "no effect" (1.0 for a ratio): a spread that reaches
+        ``no_effect`` itself, as identical repeats (ratios of exactly 1) do, names none,
+        where :meth:`side`, for thresholds a claim sets, counts reaching it as lying at it.
+        """
+        if not self.measured:
+            return None
+        low, high = sorted((self.low, self.high))
+        return True if low > no_effect else False if high < no_effect else None
 
     @property
     def half_width(self) -> float:

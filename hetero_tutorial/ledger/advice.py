@@ -10,19 +10,17 @@ record is missing says which notebook answers it. Nothing here is written in adv
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from hetero_tutorial.allocator.study import paired_sums, worth
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.rules import Records
-from hetero_tutorial.studies.buffers import time_ratio
+from hetero_tutorial.studies.buffers import fastest_sampler, time_ratio, unpaired_reason
+from hetero_tutorial.studies.crossover_grid import BATCH_WITHIN, batches_that_pay
 from hetero_tutorial.studies.threads import ROLES, rule_parts, thread_effects
 
 Advice = dict[str, str]
 """``question``, ``advice``, ``figure`` (the measurement behind it) and ``source`` (a record)."""
-
-BATCH_WITHIN = 0.10
-"""A batch size "pays" once its cost per sample is within this fraction of the cheapest."""
 
 
 def _newest(records: Records, kind: str) -> Record | None:
@@ -94,30 +92,46 @@ def threads(records: Records) -> Advice:
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
 
 
+BUFFER_NAMES = {"tensor": "tensor", "transition": "pattern A", "trajectory": "pattern B"}
+"""How the advice names each replay buffer design (notebook 04's names)."""
+TENSOR_BUFFER = "the tensor buffer (preallocated, one gather per batch)"
+
+
 def buffer(records: Records) -> Advice:
     question = "which replay buffer"
     study = _newest(records, "bench.buffers")
     if study is None:
         return _missing(question, "04", "bench.buffers")
-    cpu = [r for r in study.data["rows"] if r["device"] == "cpu"]
-    largest = max(r["capacity"] for r in cpu)
-    rate = {r["design"]: r["sample_transitions_per_s"] for r in cpu if r["capacity"] == largest}
-    figure = (
-        f"sampling at {largest:,} transitions: tensor {rate['tensor']:,.0f}/s, pattern A "
-        f"{rate['transition']:,.0f}/s, pattern B {rate['trajectory']:,.0f}/s"
+    found = fastest_sampler(study.data["rows"])
+    names = {design: BUFFER_NAMES.get(design, design) for design in found["rates"]}
+    figure = f"sampling at {found['capacity']:,} transitions: " + ", ".join(
+        f"{names[d]} {rate:,.0f}/s" for d, rate in found["rates"].items()
     )
-    advice = "the tensor buffer (preallocated, one gather per batch)"
-    runs = {r.data["buffer"]: r for r in records.get("bench.ddpg", [])}
-    if {"tensor", "transition"} <= set(runs):
-        spread, per = time_ratio(runs["transition"].data, runs["tensor"].data)
-        in_ddpg = _side(
-            spread,
-            "and it makes DDPG faster",
-            "though DDPG ran slower with it",
-            "though in DDPG its speed shows no clear effect",
+    winner = found["winner"]
+    if found["runner_up"] is not None:
+        figure += f"; the fastest's time per batch is {found['spread']} the runner-up's"
+    if winner is None:
+        advice = (
+            f"no clear winner: {names[found['best']]} and {names.get(found['runner_up'], '-')} "
+            "sample within each other's noise here"
         )
-        advice += f", {in_ddpg}"
-        figure += f"; DDPG with it: {spread} pattern A's speed, {per}"
+        return {"question": question, "advice": advice, "figure": figure, "source": study.kind}
+    advice = TENSOR_BUFFER if winner == "tensor" else names[winner]
+    runs = {r.data["buffer"]: r for r in records.get("bench.ddpg", [])}
+    if winner != "transition" and {winner, "transition"} <= set(runs):
+        unpaired = unpaired_reason(runs["transition"].data, runs[winner].data)
+        if unpaired is not None:
+            figure += f"; DDPG runs not compared: {unpaired}"
+        else:
+            spread, per = time_ratio(runs["transition"].data, runs[winner].data)
+            in_ddpg = _side(
+                spread,
+                "and it makes DDPG faster",
+                "though DDPG ran slower with it",
+                "though in DDPG its speed shows no clear effect",
+            )
+            advice += f", {in_ddpg}"
+            figure += f"; DDPG with it: {spread} pattern A's speed, {per}"
     return {"question": question, "advice": advice, "figure": figure, "source": study.kind}
 
 
@@ -126,24 +140,21 @@ def batch_sizes(records: Records) -> Advice:
     question = "which batch sizes (per forward call)"
     if record is None:
         return _missing(question, "00", "bench.crossover")
-    grid = [r for r in record.data["grid"] if r["device"] == "cpu"]
-    parts = []
-    for width in sorted({r["width"] for r in grid}):
-        rows = sorted((r for r in grid if r["width"] == width), key=lambda r: r["batch_size"])
-        cheapest = min(r["seconds_per_sample"] for r in rows)
-        enough = next(r for r in rows if r["seconds_per_sample"] <= cheapest * (1 + BATCH_WITHIN))
-        parts.append((width, enough["batch_size"], enough["seconds_per_sample"]))
-    batches = {batch for _, batch, _ in parts}
+    found = batches_that_pay(record.data["grid"])
+    batches = {b["batch_size"] for b in found}
     if len(batches) == 1:
         advice = f"on the CPU, batch at least {batches.pop()} at every width measured"
     else:
         advice = "on the CPU, batch at least " + ", ".join(
-            f"{batch} at width {width}" for width, batch, _ in parts
+            f"{b['batch_size']} at width {b['width']}" for b in found
         )
     figure = (
         f"the smallest batch within {BATCH_WITHIN:.0%} of the cheapest cost per sample "
         "measured (past it, batching buys little): "
-        + ", ".join(f"width {w}: {format_seconds(s)} per sample" for w, _, s in parts)
+        + ", ".join(
+            f"width {b['width']}: {format_seconds(b['seconds_per_sample'])} per sample"
+            for b in found
+        )
     )
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
 
@@ -154,34 +165,36 @@ def allocator_worth(records: Records) -> Advice:
     if record is None:
         return _missing(question, "05", "bench.allocator")
     curriculum = record.data["curriculum"]
+    found = worth(curriculum | paired_sums(record.data["rows"], curriculum["stages"]))
     verdicts = [row.get("threads_verdict") for row in record.data["criterion"]]
     checked = [v for v in verdicts if v]
     right = sum(1 for v in checked if not v.startswith("wrong"))
-    spent = sum(step["decision_seconds"] for step in curriculum["timeline"])
-    total = curriculum["totals"]["allocator"]
-    # what running without it would have cost: each fixed thread count throughout (its
-    # devices), or, with no thread check recorded, each fixed plan
-    fixed = {f"{n} thread(s) throughout": s for n, s in curriculum.get("threads", {}).items()}
-    fixed = fixed or {p: s for p, s in curriculum["totals"].items() if p != "allocator"}
-    best = min(fixed, key=fixed.get)
+    best, spread, total = found["best"], found["spread"], found["allocator_s"]
+    gap = abs(found["contenders"][best] - total)
     figure = (
         f"over the curriculum the allocator took {format_seconds(total)}, "
-        f"{format_seconds(spent)} of it measuring; without it: "
-        + ", ".join(f"{name} {format_seconds(s)}" for name, s in fixed.items())
+        f"{format_seconds(found['measuring_s'])} of it measuring; without it: "
+        + ", ".join(f"{name} {format_seconds(s)}" for name, s in found["contenders"].items())
+        + f"; the best fixed choice took {spread} the allocator's time"
     )
     if checked:
         figure += f"; its thread choice was right, within the noise, on {right} of {len(checked)}"
-    if total < fixed[best]:
+    if found["saved"]:
         advice = (
             f"yes: with its measuring it beat the best fixed choice ({best}) by "
-            f"{format_seconds(fixed[best] - total)}"
+            f"{format_seconds(gap)}, past the noise"
+        )
+    elif found["saved"] is False:
+        advice = (
+            f"not over runs this short: the best fixed choice ({best}) beat it by "
+            f"{format_seconds(gap)}, its measuring included; over thousands "
+            "of iterations per stage the measuring is a fixed cost, and what decides is "
+            "whether its choices were right"
         )
     else:
         advice = (
-            f"not over runs this short: the best fixed choice ({best}) beat it by "
-            f"{format_seconds(total - fixed[best])}, its measuring included; over thousands "
-            "of iterations per stage the measuring is a fixed cost, and what decides is "
-            "whether its choices were right"
+            f"no clear difference: the allocator and the best fixed choice ({best}) took "
+            "times within the noise of their paired iterations"
         )
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
 
@@ -209,8 +222,3 @@ def markdown(items: list[Advice], hardware: str = "this machine") -> str:
         question = item["question"][0].upper() + item["question"][1:]
         lines.append(f"- **{question}**: {item['advice']}.{figure}")
     return "\n".join(lines)
-
-
-def summary_records(records: Records) -> dict[str, Any]:
-    """Which record kinds the advice read (for the notebook to say what it stands on)."""
-    return {kind: len(found) for kind, found in records.items()}

@@ -117,8 +117,8 @@ CLAIMS: tuple[Claim, ...] = (
 
 # Every rule with a measured figure says held or not only past that figure's noise.
 PAST_THE_NOISE = "; only past the measured spread (repeats, IQRs, standard errors), else unclear"
-EXACT = (rules.c3, rules.c4, rules.c12, rules.c13)
-"""Rules with no spread to read: a crossover width, counted copies, no measurement, a choice."""
+EXACT = (rules.c4, rules.c12, rules.c13)
+"""Rules with no spread to read: counted copies, no measurement, a choice."""
 CLAIMS = tuple(replace(c, rule=c.rule + PAST_THE_NOISE) if c.judge not in EXACT else c
                for c in CLAIMS)  # fmt: skip
 

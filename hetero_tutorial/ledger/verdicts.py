@@ -124,7 +124,8 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     if not_held:
         lines.append(
             f"Did not hold: {', '.join(not_held)}. Read each rule and figure: the direction of the "
-            "effect, or its size, differed on this hardware, by more than its measured spread."
+            "effect, or its size, differed on this hardware; a timed figure by more than its "
+            "measured spread, a count (copies per step) or a choice as it stands, having no noise."
         )
     if unclear:
         lines.append(

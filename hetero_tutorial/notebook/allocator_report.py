@@ -8,6 +8,7 @@ from IPython.display import Markdown
 
 from hetero_tutorial.allocator.decision import Decision
 from hetero_tutorial.allocator.fixed_rule import select_device
+from hetero_tutorial.allocator.study import worth
 from hetero_tutorial.core import results
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
@@ -106,8 +107,15 @@ def _spread(v: dict[str, Any]) -> str:
     return f"{v['slowdown_low']:+.1%}..{v['slowdown_high']:+.1%}"
 
 
+WITHIN = {True: "yes", False: "no", None: "unclear (within the noise)"}
+"""How the table reads ``within_tolerance``: decided by the paired spread, not the median."""
+
+
 def criterion_table(verdicts: list[dict[str, Any]]) -> Markdown:
-    shown = [{**v, "spread": _spread(v)} for v in verdicts]
+    shown = [
+        {**v, "spread": _spread(v), "within_tolerance": WITHIN[v["within_tolerance"]]}
+        for v in verdicts
+    ]
     return markdown_table(
         shown,
         {
@@ -165,27 +173,12 @@ def cnn_sentence(verdicts: list[dict[str, Any]], frames: str) -> str:
     )
 
 
-def _contenders(summary: dict[str, Any]) -> dict[str, float]:
-    """Seconds over all stages per contender: fixed plans that ran as one configuration at
-    every stage merged into one, then each fixed thread count on the allocator's devices."""
-    timeline = summary["timeline"]
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for plan in summary["totals"]:
-        if plan != "allocator":
-            groups.setdefault(tuple(step["rows"][plan] for step in timeline), []).append(plan)
-    found = {", ".join(names): summary["totals"][names[0]] for names in groups.values()}
-    found |= {
-        f"the allocator's devices at {n} thread(s), every stage": s
-        for n, s in summary.get("threads", {}).items()
-    }
-    return found
-
-
 def curriculum_table(summary: dict[str, Any]) -> Markdown:
-    allocator = summary["totals"]["allocator"]
+    found = worth(summary)
+    allocator = found["allocator_s"]
     rows = [{"plan": "allocator (with its measuring)", "total": allocator}]
     rows += [
-        {"plan": p, "total": s, "saved": s - allocator} for p, s in _contenders(summary).items()
+        {"plan": p, "total": s, "saved": s - allocator} for p, s in found["contenders"].items()
     ]
     return markdown_table(
         rows,
@@ -195,16 +188,18 @@ def curriculum_table(summary: dict[str, Any]) -> Markdown:
 
 
 def curriculum_sentence(summary: dict[str, Any]) -> str:
-    allocator = summary["totals"]["allocator"]
-    spent = sum(step["decision_seconds"] for step in summary["timeline"])
-    contenders = _contenders(summary)
-    best = min(contenders, key=contenders.get)
-    verdict = "saved" if contenders[best] > allocator else "lost"
+    found = worth(summary)
+    best, spread = found["best"], found["spread"]
+    gap = abs(found["contenders"][best] - found["allocator_s"])
+    verdict = {
+        True: f"the allocator saved {format_seconds(gap)} against it",
+        False: f"the allocator lost {format_seconds(gap)} against it",
+    }.get(found["saved"], "no clear difference" + spread.noise())
     return (
-        f"Over the curriculum the allocator took {format_seconds(allocator)}, of which "
-        f"{format_seconds(spent)} measuring; the best fixed contender ({best}) took "
-        f"{format_seconds(contenders[best])}: the allocator {verdict} "
-        f"{format_seconds(abs(contenders[best] - allocator))} against it."
+        f"Over the curriculum the allocator took {format_seconds(found['allocator_s'])}, of "
+        f"which {format_seconds(found['measuring_s'])} measuring; the best fixed contender "
+        f"({best}) took {format_seconds(found['contenders'][best])}, {spread} the allocator's "
+        f"time: {verdict}."
     )
 
 

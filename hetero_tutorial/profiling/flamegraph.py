@@ -158,12 +158,3 @@ def stacked(svgs: Mapping[str, str]) -> str:
         f'<div style="margin-bottom:12px"><b>{html.escape(label)}</b>{svg}</div>'
         for label, svg in svgs.items()
     )
-
-
-def side_by_side(svgs: Mapping[str, str]) -> str:
-    """HTML that shows several SVGs next to each other, each under its label."""
-    columns = "".join(
-        f'<div style="flex:1;min-width:0"><b>{html.escape(label)}</b>{svg}</div>'
-        for label, svg in svgs.items()
-    )
-    return f'<div style="display:flex;gap:12px">{columns}</div>'

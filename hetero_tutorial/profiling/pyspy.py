@@ -10,9 +10,12 @@ Every output file goes under ``build/profiles/`` (ignored by git) unless told ot
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,7 +80,7 @@ def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
             busy,
         ]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+            done = run_in_own_group(command, timeout)
         except (OSError, subprocess.TimeoutExpired) as error:
             return PySpyStatus(False, f"py-spy could not run here: {error}", executable)
         if done.returncode != 0 or not output.exists() or not output.read_text().strip():
@@ -90,6 +93,45 @@ def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
                 executable,
             )
     return PySpyStatus(True, "py-spy can profile processes it launches here.", executable)
+
+
+def run_in_own_group(
+    command: Sequence[str], timeout: float, grace: float = 5.0
+) -> subprocess.CompletedProcess:
+    """Run ``command`` in a process group of its own; end the whole group if it does not finish.
+
+    py-spy launches the profiled program as its child; ``subprocess.run``'s timeout
+    (or a Ctrl-C) would kill py-spy alone and leave that program training on.
+    Here, on a timeout or any interruption, every process of the group gets
+    SIGTERM, then SIGKILL after ``grace`` seconds, before the error goes on.
+    Output is captured as text, as with ``subprocess.run(capture_output=True)``.
+    """
+    process = subprocess.Popen(
+        list(command),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: py-spy and the program it launches
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except BaseException:  # the timeout, a Ctrl-C, anything: nothing of the run outlives it
+        _end_group(process, grace)
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _end_group(process: subprocess.Popen, grace: float) -> None:
+    """SIGTERM the process group of ``process``, then SIGKILL what is left after ``grace`` s."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:  # the group is already gone
+        return
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.communicate(timeout=grace)
+    with contextlib.suppress(ProcessLookupError):  # the program py-spy launched, if it lingers
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def _beside_python(name: str) -> str | None:
@@ -206,7 +248,7 @@ def record_py_spy(
     raw_path.parent.mkdir(parents=True, exist_ok=True)
     command = py_spy_command(target, raw_path, **options)
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        done = run_in_own_group(command, timeout)
     except subprocess.TimeoutExpired:
         raise UsageError(
             f"the run under py-spy took over {timeout:.0f} s; profile fewer steps"

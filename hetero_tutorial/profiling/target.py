@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
+from hetero_tutorial.core.placement import placement
 from hetero_tutorial.rl.ppo_config import PPOConfig
 from hetero_tutorial.rl.ppo_runs import PPOResult, train
 
@@ -70,12 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__)
     runs = parser.add_subparsers(dest="run", required=True)
     sub = runs.add_parser("ppo", help="PPO under each placement preset in turn")
-    sub.add_argument("placements", nargs="+", choices=PLACEMENT_NAMES)
+    sub.add_argument("placements", nargs="+", choices=list(RUNNERS))
     sub.add_argument("--env-id", default="CartPole-v1")
     sub.add_argument("--hidden", type=int, default=128)
     sub.add_argument("--steps", type=int, default=8192)
     sub.add_argument("--seed", type=int, default=0)
-    sub.add_argument("--threads", type=int, default=1)
+    # absent: leave PyTorch's thread count alone (what threads=None asked of command())
+    sub.add_argument("--threads", type=int, default=None)
     sub.add_argument("--accelerator", default=None)
     options = vars(parser.parse_args(argv))
     del options["run"]

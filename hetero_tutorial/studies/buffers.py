@@ -22,10 +22,15 @@ copying it with ``non_blocking=True``, beside the same buffer without pinning.
 
 The synthetic transitions carry their step number in ``obs[0]``, so a batch tells
 which time steps it holds.
+
+DDPG itself, trained with each design (``bench.ddpg``), is summarised over its seeds
+by :func:`summarise`; :func:`time_ratio` compares two designs' runs seed by seed, only
+where they ran the same settings and seeds (:func:`unpaired_reason`).
 """
 
 from __future__ import annotations
 
+import statistics
 import tracemalloc
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +39,7 @@ import numpy as np
 import torch
 
 from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.timing import Spread, compare
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import (
@@ -44,6 +50,7 @@ from hetero_tutorial.rl.buffers import (
     make_buffer,
     raw_bytes_per_transition,
 )
+from hetero_tutorial.rl.ddpg import DDPGResult
 
 OBS_DIM, ACTION_DIM = 3, 1
 """Pendulum-v1's observation and action sizes."""
@@ -241,16 +248,99 @@ def measure(
     }
 
 
+def fastest_sampler(rows: Sequence[dict[str, Any]], device: str = "cpu") -> dict[str, Any]:
+    """Which design sampled fastest to ``device`` at the largest capacity measured, and whether
+    past the noise.
+
+    Returns ``capacity``, ``rates`` (transitions per second, by design), ``best`` and
+    ``runner_up`` (by median rate), ``spread`` (the best's seconds per batch over the
+    runner-up's, spread by their IQRs: :meth:`Spread.of_medians`) and ``winner``: the best
+    design where that whole spread lies below 1, else None (no clear winner).
+    """
+    mine = [r for r in rows if r["device"] == device]
+    if not mine:
+        raise UsageError(f"no buffer rows sampled to {device}; measure it (bench buffers)")
+    capacity = max(r["capacity"] for r in mine)
+    at = {r["design"]: r for r in mine if r["capacity"] == capacity}
+    ranked = sorted(at, key=lambda design: -at[design]["sample_transitions_per_s"])
+    best, runner_up = ranked[0], ranked[1] if len(ranked) > 1 else None
+
+    def seconds(design: str) -> dict[str, float]:
+        row = at[design]
+        return {"median_s": row["batch_size"] / row["sample_transitions_per_s"],
+                "iqr_s": row.get("sample_iqr_s")}  # fmt: skip
+
+    spread = Spread.of_medians(seconds(best), seconds(runner_up)) if runner_up else Spread(1.0)
+    return {
+        "capacity": capacity,
+        "rates": {design: at[design]["sample_transitions_per_s"] for design in ranked},
+        "best": best,
+        "runner_up": runner_up,
+        "spread": spread,
+        "winner": best if spread.side(1.0, above=False) else None,
+    }
+
+
+def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
+    """The fields of a ``bench.ddpg`` record: runs of one configuration over several seeds."""
+    return summarise_fields([r.fields() for r in results])
+
+
+def summarise_fields(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`summarise` from the runs' record fields (as separate processes write them)."""
+    eval_means = [run["eval_return_mean"] for run in runs]
+    return {
+        "buffer": runs[0]["config"]["buffer"],
+        "placement": runs[0]["placement"],
+        "seeds": [run["config"]["seed"] for run in runs],
+        "env_steps_per_s": statistics.median(run["env_steps_per_s"] for run in runs),
+        "seconds_per_episode": statistics.median(run["seconds_per_episode"] for run in runs),
+        "copies_per_1000_samples": statistics.median(
+            run["copies_per_1000_samples"] for run in runs
+        ),
+        "eval_return_mean": statistics.mean(eval_means),
+        "eval_return_by_seed": eval_means,
+        "eval_return_spread": max(eval_means) - min(eval_means),
+        "runs": list(runs),
+    }
+
+
+def unpaired_reason(top: dict[str, Any], bottom: dict[str, Any]) -> str | None:
+    """Why two ``bench.ddpg`` records' runs cannot be paired seed by seed; None when they can.
+
+    A paired ratio means something only when the two ran the same seeds, in the same
+    order, with the same settings apart from the buffer: otherwise it compares other
+    workloads (another step count, width or placement), not two buffer designs.
+    """
+    runs = top.get("runs", []), bottom.get("runs", [])
+    seeds = [[run["config"]["seed"] for run in side] for side in runs]
+    if not seeds[0] or seeds[0] != seeds[1]:
+        return f"the two ran different seeds ({seeds[0]} and {seeds[1]}), so none pair up"
+    differ = sorted({
+        key
+        for a, b in zip(*runs, strict=True)
+        for key in a["config"].keys() | b["config"].keys()
+        if key != "buffer" and a["config"].get(key) != b["config"].get(key)
+    })  # fmt: skip
+    if differ:
+        return f"the two ran different settings besides the buffer ({', '.join(differ)})"
+    return None
+
+
 def time_ratio(top: dict[str, Any], bottom: dict[str, Any]) -> tuple[Spread, str]:
     """``top``'s time per episode over ``bottom``'s (two ``bench.ddpg`` records' fields, whose
     seeds ran side by side), spread by their seeds; where no whole episode ran with updates
     (a short run), the inverse ratio of their speeds per step. Returns the spread and what
-    it is per (``"per episode"`` or ``"per step"``)."""
+    it is per (``"per episode"`` or ``"per step"``). Raises :class:`UsageError` when the two
+    cannot be paired (:func:`unpaired_reason`)."""
+    reason = unpaired_reason(top, bottom)
+    if reason is not None:
+        raise UsageError(f"cannot compare these DDPG runs: {reason}; run both designs together")
     value = top["seconds_per_episode"] / bottom["seconds_per_episode"]
     if np.isfinite(value):
-        runs = [[run["seconds_per_episode"] for run in r.get("runs", [])] for r in (top, bottom)]
+        runs = [[run["seconds_per_episode"] for run in r["runs"]] for r in (top, bottom)]
         return Spread.of_pairs(*runs, value=value, per="seed"), "per episode"
     value = bottom["env_steps_per_s"] / top["env_steps_per_s"]
-    runs = [[run["env_steps_per_s"] for run in r.get("runs", [])] for r in (bottom, top)]
+    runs = [[run["env_steps_per_s"] for run in r["runs"]] for r in (bottom, top)]
     per = "per step (no whole episode ran with updates)"
     return Spread.of_pairs(*runs, value=value, per="seed"), per

@@ -54,6 +54,24 @@ def _one_device(algorithm: str, placement_name: str, device: torch.device) -> di
     }
 
 
+def _not_on_meta(config: PPOConfig, placement_name: str) -> dict[str, Any]:
+    """Why a plan with batched environments is not counted on the ``meta`` stand-in: its
+    environments step on the device itself and draw random numbers there, which ``meta``
+    (no data) cannot do. Its copies (one per rollout, the update's diagnostics) are
+    counted on a real accelerator only."""
+    return {
+        "algorithm": "ppo",
+        "placement": placement_name,
+        "counted_on": None,
+        "env_id": config.env_id,
+        "by_phase": {},
+        "copies_per_env_step": None,
+        "copies_per_iteration": None,
+        "note": "not counted: its environments run on the device, which the meta stand-in "
+        "cannot run; count it on an accelerator",
+    }
+
+
 def ppo_copies(
     config: PPOConfig,
     placement_name: str = "all-accelerator",
@@ -63,7 +81,8 @@ def ppo_copies(
 ) -> dict[str, Any]:
     """Copies of one PPO iteration of ``config`` under a preset, by phase and per env step.
 
-    ``device``: where the accelerator's phases run (default :func:`counting_device`).
+    ``device``: where the accelerator's phases run (default :func:`counting_device`). A
+    plan with batched environments is not counted on ``meta`` (see :func:`_not_on_meta`).
     ``update_epochs``: the update's epochs in the counted iteration (None: the config's).
     The update copies once per update, not per epoch (every epoch's minibatch order
     goes over in one copy, the diagnostics come back in one), and on ``meta`` each
@@ -74,6 +93,8 @@ def ppo_copies(
     plan = placement(placement_name, accelerator_device=device)
     if all(d.type == "cpu" for d in plan.devices):
         return {**_one_device("ppo", placement_name, device), "copies_per_iteration": 0}
+    if plan.batched_envs and device.type == "meta":
+        return _not_on_meta(config, placement_name)
     epochs = config.update_epochs if update_epochs is None else update_epochs
     counted = replace(config, total_steps=config.batch_size, update_epochs=epochs)
     trainer = PPOTrainer(counted, plan, seed)

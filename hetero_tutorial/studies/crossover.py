@@ -9,7 +9,8 @@
 
 Every function times the devices side by side (interleaved, see
 :func:`hetero_tutorial.core.timing.compare`) and returns plain dicts that go
-straight into a results record.
+straight into a results record. Reading the grid (where the accelerator wins past
+the noise, where batching stops paying) is :mod:`~hetero_tutorial.studies.crossover_grid`'s.
 """
 
 from __future__ import annotations
@@ -24,10 +25,16 @@ import torch
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from hetero_tutorial.core.devices import devices_here, synchronize
-from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.devices import devices_here, resolve_device, synchronize
+from hetero_tutorial.core.errors import UsageError, require_positive
 from hetero_tutorial.core.timing import Spread, Timing, compare, format_seconds, measure
 from hetero_tutorial.rl.nets import mlp
+from hetero_tutorial.studies.crossover_grid import (
+    BATCH_WITHIN,
+    batches_that_pay,
+    crossover_cells,
+    crossover_widths,
+)
 
 GRID_IN_FEATURES = 64
 """Input features of the grid's MLP (a mid-sized observation vector)."""
@@ -43,9 +50,19 @@ def _sync_all(devices: Sequence[torch.device]):
 
 
 def _check_devices(devices: Sequence[torch.device | str]) -> list[torch.device]:
+    """The devices, each one that exists here (a clear error names what does)."""
     if not devices:
         raise UsageError("give at least one device, e.g. [torch.device('cpu')]")
-    return [torch.device(device) for device in devices]
+    return [resolve_device(device) for device in devices]
+
+
+def _check_sizes(widths: Sequence[int], batch_sizes: Sequence[int], repeats: int) -> None:
+    """Every width and batch size at least 1, and some of each, before anything is timed."""
+    if not widths or not batch_sizes:
+        raise UsageError("give at least one width and one batch size (--widths 64 --batch-sizes 1)")
+    require_positive(
+        smallest_width=min(widths), smallest_batch_size=min(batch_sizes), repeats=repeats
+    )
 
 
 def copies_on(module: nn.Module, devices: Sequence[torch.device]) -> dict[torch.device, nn.Module]:
@@ -79,6 +96,7 @@ def forward_grid(
     rollout, so an accelerator pays for both copies. Returns one row per
     (device, width, batch_size) with the median seconds per call and per sample.
     """
+    _check_sizes(widths, batch_sizes, repeats)
     devices = _check_devices(devices)
     torch.manual_seed(seed)
     rows = []
@@ -103,24 +121,6 @@ def forward_grid(
                     }
                 )
     return rows
-
-
-def crossover_widths(rows: list[dict[str, Any]]) -> dict[int, int | None]:
-    """For each batch size, the smallest width at which an accelerator beats the CPU per sample.
-
-    None where the CPU wins at every width measured. Empty when only the CPU was measured.
-    """
-    cost = {(r["device"], r["width"], r["batch_size"]): r["seconds_per_sample"] for r in rows}
-    accelerators = sorted({r["device"] for r in rows if r["device"] != "cpu"})
-    if not accelerators:
-        return {}
-    accel = accelerators[0]
-    widths = sorted({r["width"] for r in rows})
-    crossover: dict[int, int | None] = {}
-    for batch_size in sorted({r["batch_size"] for r in rows}):
-        faster = [w for w in widths if cost[(accel, w, batch_size)] < cost[("cpu", w, batch_size)]]
-        crossover[batch_size] = faster[0] if faster else None
-    return crossover
 
 
 def policy_step_costs(
@@ -215,7 +215,7 @@ def naive_vs_honest(
     up, synchronised, median of repeats. On a CPU ``naive`` and ``honest`` differ only
     by warm-up; on an accelerator ``naive`` mostly measures how fast kernels are *queued*.
     """
-    device = torch.device(device)
+    device = resolve_device(device)
     inputs = torch.randn(batch_size, GRID_IN_FEATURES, device=device)
 
     def fresh_forward():
@@ -264,6 +264,7 @@ def building_blocks(
     The timers run first: their first call must be the first on each device (see
     :func:`naive_vs_honest`); the grid's calls would otherwise have warmed cuBLAS.
     """
+    _check_sizes(widths, batch_sizes, repeats)
     devices = _check_devices(devices if devices is not None else devices_here())
     timers = {str(d): naive_vs_honest(d) for d in devices}
     return summarize(
@@ -342,36 +343,39 @@ def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
 
 
 def crossover_sentence(rows: list[dict[str, Any]]) -> str:
-    """Whether an accelerator beat the CPU per sample anywhere in the grid, and from where."""
-    widths = crossover_widths(rows)
-    if not widths:
+    """Whether an accelerator beat the CPU per sample anywhere in the grid past the noise, from
+    where, and which cells the noise leaves undecided."""
+    cells = crossover_cells(rows)
+    if not cells:
         return (
             "Only the CPU was measured here, so there is no crossover on this machine; the "
             "reference records below show it for GPUs, where data/reference/ has them."
         )
+    widths = crossover_widths(rows)
+    unclear = {b: [str(w) for w, wins in row.items() if wins is None] for b, row in cells.items()}
+    noise = "; ".join(f"batch {b}: width {', '.join(ws)}" for b, ws in unclear.items() if ws)
+    tail = f" Within the two medians' noise (no winner): {noise}." if noise else ""
     found = {batch: width for batch, width in widths.items() if width is not None}
     if not found:
-        return "The CPU was cheaper per sample at every width and batch measured: no crossover."
+        return (
+            "The accelerator was clearly cheaper per sample at no width and batch measured: "
+            f"no crossover.{tail}"
+        )
     listed = ", ".join(f"batch {b}: from width {w}" for b, w in found.items())
     never = [b for b, w in widths.items() if w is None]
-    tail = f"; the CPU won at every width for batch {', '.join(map(str, never))}" if never else ""
-    return f"The accelerator beats the CPU per sample at {listed}{tail}."
+    beyond = f"; at no width for batch {', '.join(map(str, never))}" if never else ""
+    return f"The accelerator is cheaper per sample past the noise at {listed}{beyond}.{tail}"
 
 
-def batching_sentence(rows: list[dict[str, Any]], device: str = "cpu", within: float = 0.1) -> str:
-    """Per width, the smallest batch whose cost per sample is within ``within`` of the cheapest
-    on ``device``: where batching stops paying on this machine."""
-    mine = [r for r in rows if r["device"] == device]
-    parts = []
-    for width in sorted({r["width"] for r in mine}):
-        at = sorted((r for r in mine if r["width"] == width), key=lambda r: r["batch_size"])
-        cheapest = min(r["seconds_per_sample"] for r in at)
-        enough = next(r for r in at if r["seconds_per_sample"] <= cheapest * (1 + within))
-        single = at[0]["seconds_per_sample"] / cheapest
-        parts.append(
-            f"width {width}: batch {enough['batch_size']} (batch {at[0]['batch_size']} costs "
-            f"{single:.0f}x as much per sample)"
-        )
+def batching_sentence(
+    rows: list[dict[str, Any]], device: str = "cpu", within: float = BATCH_WITHIN
+) -> str:
+    """:func:`batches_that_pay` in a sentence, with what the smallest batch costs."""
+    parts = [
+        f"width {b['width']}: batch {b['batch_size']} (batch {b['smallest_batch']} costs "
+        f"{b['smallest_over_cheapest']:.0f}x as much per sample)"
+        for b in batches_that_pay(rows, device, within)
+    ]
     return (
         f"On {device}, the smallest batch within {within:.0%} of the cheapest cost per sample: "
         + "; ".join(parts)

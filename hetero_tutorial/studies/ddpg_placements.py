@@ -68,16 +68,3 @@ def speed_sentence(rows: Sequence[dict[str, Any]]) -> str:
         )
         lines.append(f"{name}: {spread} the all-CPU speed: {verdict} (article: 0.85x).")
     return " ".join(lines)
-
-
-def copies_rows(counted: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per placement of counted copies: per 1000 steps, in total and by phase."""
-    return [
-        {
-            "placement": name,
-            "counted_on": found["counted_on"],
-            "copies_per_1000_samples": found["copies_per_1000_samples"],
-            "by_phase": found["by_phase"],
-        }
-        for name, found in counted.items()
-    ]

@@ -30,7 +30,7 @@ from typing import Any
 
 from hetero_tutorial.core.errors import require_positive
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.core.timing import torch_threads
+from hetero_tutorial.core.timing import Spread, torch_threads
 from hetero_tutorial.rl.ppo import PPOTrainer
 from hetero_tutorial.rl.ppo_config import PPOConfig
 
@@ -107,11 +107,25 @@ def trick_speeds(
     return {"rows": rows, "steps_per_s": speeds}
 
 
+def round_spread(row: dict[str, Any]) -> Spread:
+    """A row's per-round ratios as a :class:`Spread`; one round measures no spread."""
+    if row["rounds"] < 2:
+        return Spread(row["ratio"], how="one round")
+    return Spread(row["ratio"], row["ratio_low"], row["ratio_high"], "rounds")
+
+
 def verdict(row: dict[str, Any]) -> str:
-    """A sentence for one trick, naming an effect only when every round agrees on its sign."""
-    spread = f"rounds {row['ratio_low']:.2f}-{row['ratio_high']:.2f}x"
-    if row["ratio_low"] > 1:
-        return f"{row['trick']} makes PPO {row['ratio']:.2f}x faster per step ({spread})"
-    if row["ratio_high"] < 1:
-        return f"{row['trick']} makes PPO slower here: {row['ratio']:.2f}x ({spread})"
-    return f"{row['trick']}: no clear effect here, {row['ratio']:.2f}x ({spread}: within the noise)"
+    """A sentence for one trick, naming an effect only when every round agrees on its sign.
+
+    With one round there is no spread to tell an effect from noise, so no verdict.
+    """
+    spread = round_spread(row)
+    if not spread.measured:
+        return f"{row['trick']}: no verdict (one round), {row['ratio']:.2f}x"
+    figures = f"rounds {spread.low:.2f}-{spread.high:.2f}x"
+    side = spread.beyond(1.0)
+    if side:
+        return f"{row['trick']} makes PPO {row['ratio']:.2f}x faster per step ({figures})"
+    if side is False:
+        return f"{row['trick']} makes PPO slower here: {row['ratio']:.2f}x ({figures})"
+    return f"{row['trick']}: no clear effect here, {row['ratio']:.2f}x ({figures}: in the noise)"

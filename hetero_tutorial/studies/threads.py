@@ -65,10 +65,7 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
             # the headline is the median of the paired ratios, so it lies inside its spread
             ratios = [x / y for x, y in zip(a, b, strict=False)]
             spread = Spread.of_ratios(ratios, per="iteration")
-            value = spread.value
-            # an effect only where the whole spread lies strictly on one side of 1
-            side = None if not spread.measured else True if spread.low > 1 else (
-                False if spread.high < 1 else None)  # fmt: skip
+            side = spread.beyond(1.0)  # an effect only where the whole spread lies past 1
             effects.append(
                 {
                     "width": width,
@@ -77,7 +74,7 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
                     "threads": counts[-1],
                     "one_thread_s": float(np.median(a)),
                     "all_cores_s": float(np.median(b)),
-                    "ratio": value,
+                    "ratio": spread.value,
                     "low": spread.low,
                     "high": spread.high,
                     "how": spread.how,
@@ -104,27 +101,33 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
         return f"{ROLES[role].capitalize()}: not measured", ""
     n, few = mine[0]["threads"], mine[0]["few_threads"]
     one = f"{few} thread{'s' * (few > 1)}"
-    faster = [e["width"] for e in mine if e["verdict"] == FASTER]
-    slower = [e["width"] for e in mine if e["verdict"] == SLOWER]
+    faster, slower, unclear = (
+        [e["width"] for e in mine if e["verdict"] == side] for side in (FASTER, SLOWER, UNCLEAR)
+    )
     widths = [e["width"] for e in mine]
-    # the smallest width from which every wider one ran faster on all cores
+    # "from width W" only for a contiguous tail: W and every wider width ran faster on all cores
     start = next((w for w in widths if all(x in faster for x in widths if x >= w)), None)
     figures = "; ".join(f"{e['width']}: {_spread_text(e)}" for e in mine)
     name = ROLES[role].capitalize()
-    if start is None and not slower:
+    if not faster and not slower:
         text = (
             f"{name}: {one}. All {n} cores showed no clear effect at any width measured "
             f"(within the noise of the paired iterations), so {one} does as well and "
             "leaves the other cores free"
         )
-    elif start is None:
-        text = f"{name}: {one}. All {n} cores were slower at width {_widths(slower)}"
     else:
-        below = [w for w in widths if w < start]
-        text = f"{name}: all {n} cores from width {start}"
-        text += f", {one} below ({_widths(below)})" if below else " (every width measured)"
-        if slower:
-            text += f"; all cores were slower at {_widths(slower)}"
+        if start is not None:
+            below = [w for w in widths if w < start]
+            head = f"{name}: all {n} cores from width {start}"
+            head += f", {one} below ({_widths(below)})" if below else " (every width measured)"
+        elif faster:
+            head = f"{name}: all {n} cores at width {_widths(faster)}, {one} at the others"
+        else:
+            head = f"{name}: {one}"
+        seen = [f"faster at width {_widths(faster)}"] * bool(faster)
+        seen += [f"slower at width {_widths(slower)}"] * bool(slower)
+        seen += [f"no clear effect at width {_widths(unclear)}"] * bool(unclear)
+        text = f"{head}. All {n} cores were " + "; ".join(seen)
     how = mine[0]["how"] if mine[0]["low"] is not None else "one iteration each"
     return (
         text,

@@ -9,7 +9,6 @@ included, so the stability of the curves can be judged, not asserted.
 from __future__ import annotations
 
 import argparse
-import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -18,32 +17,11 @@ from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES
 from hetero_tutorial.rl.buffers import DESIGNS
 from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGResult, train
 
+# summarise_fields is re-exported: benchmarks/gpu_reference.py imports it from here
+from hetero_tutorial.studies.buffers import summarise, summarise_fields  # noqa: F401
+
 RECORD_TAG = "buffer"
 """One record per buffer (see the package docstring)."""
-
-
-def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
-    """Record fields for runs of one configuration over several seeds."""
-    return summarise_fields([r.fields() for r in results])
-
-
-def summarise_fields(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`summarise` from the runs' record fields (as separate processes write them)."""
-    eval_means = [run["eval_return_mean"] for run in runs]
-    return {
-        "buffer": runs[0]["config"]["buffer"],
-        "placement": runs[0]["placement"],
-        "seeds": [run["config"]["seed"] for run in runs],
-        "env_steps_per_s": statistics.median(run["env_steps_per_s"] for run in runs),
-        "seconds_per_episode": statistics.median(run["seconds_per_episode"] for run in runs),
-        "copies_per_1000_samples": statistics.median(
-            run["copies_per_1000_samples"] for run in runs
-        ),
-        "eval_return_mean": statistics.mean(eval_means),
-        "eval_return_by_seed": eval_means,
-        "eval_return_spread": max(eval_means) - min(eval_means),
-        "runs": list(runs),
-    }
 
 
 def run_seeds(config: DDPGConfig, seeds: Sequence[int]) -> list[DDPGResult]:

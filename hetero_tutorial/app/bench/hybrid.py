@@ -15,6 +15,7 @@ import torch
 
 from hetero_tutorial.core.configurations import distinct_placements
 from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.errors import require_positive
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import copy_costs
 from hetero_tutorial.rl.ppo_config import PPOConfig
@@ -42,6 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    # checked before the side-by-side training, which takes minutes: a bad sweep option
+    # must not surface only after it
+    require_positive(
+        steps=args.steps,
+        sweep_iterations=args.sweep_iterations,
+        smallest_width=min(args.widths),
+        fewest_sweep_threads=min(args.sweep_threads),
+    )
     names = ("all-accelerator", "hybrid")
     groups = distinct_placements([placement(name) for name in names])  # the same devices: once
     config = PPOConfig.tuned(args.env, total_steps=args.steps)

@@ -20,8 +20,9 @@ from typing import Any
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine import fingerprint
-from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
+from hetero_tutorial.core.placement import placement
 from hetero_tutorial.profiling.pyspy import PROFILE_DIR, profile_fields, profile_ppo
+from hetero_tutorial.profiling.target import RUNNERS
 
 RECORD_TAG = "placement"
 """One record per placement (see the package docstring)."""
@@ -29,7 +30,8 @@ RECORD_TAG = "placement"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", default="CartPole-v1", help="Gymnasium id (default CartPole-v1)")
-    parser.add_argument("--placement", choices=PLACEMENT_NAMES, default="all-accelerator")
+    # the placements the profiled program can train under (profiling.target.RUNNERS)
+    parser.add_argument("--placement", choices=list(RUNNERS), default="all-accelerator")
     parser.add_argument(
         "--accelerator", default=None, help="accelerator device, e.g. cuda:1 (default: found)"
     )

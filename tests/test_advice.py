@@ -1,0 +1,87 @@
+"""The advice of notebook 08 names a winner only past the measured noise."""
+
+from types import SimpleNamespace
+
+from hetero_tutorial.allocator import study
+from hetero_tutorial.core import results
+from hetero_tutorial.ledger import advice
+from hetero_tutorial.ledger.claims import group_by_kind
+
+GPU_ALL, SPLIT = ("cuda:0",) * 3, ("cpu", "cpu", "cuda:0")
+FIXED = ["fixed-rule", "hybrid", "all-cpu", "all-accelerator"]
+
+
+def _record(kind, data):
+    machine = {"cpu_model": "Test CPU", "cpu_logical_cores": 2, "accelerator": "GPU"}
+    provenance = {"fingerprint": machine, "date": "2026-12-01T00:00:00", "command": "t", "quick": 0}
+    return results.Record(kind, data, provenance)
+
+
+def _row(network, plans, devices, seconds, jitter=0.0, decision_s=0.0):
+    """One configuration's row: five timed iterations, ``seconds`` times (1 + jitter * k)."""
+    iterations = [seconds * (1 + jitter * k) for k in (-2, -1, 0, 1, 2)]
+    return {"network": network, "plan": plans[0], "plans": plans, "label": "+".join(devices),
+            "threads": 1, "seconds_per_iteration": seconds, "iteration_seconds": iterations,
+            "total_seconds": sum(iterations), "decision_seconds": decision_s,
+            **dict(zip(("rollout", "storage", "update"), devices, strict=True))}  # fmt: skip
+
+
+def _curriculum(allocator_s, jitter, decision_s=0.0):
+    """Two stages: the fixed plans as one configuration at 1 s per iteration, the allocator's
+    own at ``allocator_s`` with its iterations ``jitter`` apart."""
+    stages = ["mlp-64", "mlp-256"]
+    rows = []
+    for stage in stages:
+        rows += [_row(stage, FIXED, GPU_ALL, 1.0),
+                 _row(stage, ["allocator"], SPLIT, allocator_s, jitter, decision_s)]  # fmt: skip
+    decisions = [
+        SimpleNamespace(workload=stage, chosen=SimpleNamespace(label="split"), held=False,
+                        placement=SimpleNamespace(rollout="cpu", update="cuda:0"))
+        for stage in stages
+    ]  # fmt: skip
+    return study.curriculum(decisions, rows, stages), rows
+
+
+def test_worth_names_a_saving_only_past_the_paired_spread():
+    clear = study.worth(_curriculum(0.5, 0.02)[0])
+    assert clear["best"] == ", ".join(FIXED) and clear["saved"] is True
+    assert clear["spread"].value == 2.0 and clear["spread"].measured
+    noisy = study.worth(_curriculum(0.98, 0.1)[0])  # 2% faster by median, iterations +-20%
+    assert noisy["saved"] is None
+    lost = study.worth(_curriculum(1.0, 0.0, decision_s=0.5)[0])  # the same speed, plus measuring
+    assert lost["saved"] is False and lost["measuring_s"] == 1.0
+
+
+def test_allocator_advice_and_notebook_sentence_read_the_same_verdict():
+    from hetero_tutorial.notebook.allocator_report import curriculum_sentence
+
+    summary, rows = _curriculum(0.98, 0.1)
+    old = {k: v for k, v in summary.items() if not k.endswith("iteration_sums")}  # older record
+    record = _record("bench.allocator", {"curriculum": old, "rows": rows, "criterion": []})
+    found = advice.allocator_worth(group_by_kind([record]))
+    assert found["advice"].startswith("no clear difference: the allocator and the best fixed")
+    assert "no clear difference" in curriculum_sentence(summary)
+    summary, rows = _curriculum(0.5, 0.02)
+    checks = [{"threads_verdict": "right: the fastest measured"}, {"threads_verdict": "wrong: x"}]
+    record = _record("bench.allocator", {"curriculum": summary, "rows": rows, "criterion": checks})
+    found = advice.allocator_worth(group_by_kind([record]))
+    assert found["advice"].startswith("yes") and "past the noise" in found["advice"]
+    assert "right, within the noise, on 1 of 2" in found["figure"]
+    assert "the allocator saved" in curriculum_sentence(summary)
+
+
+def _buffers(rates, iqr):
+    """bench.buffers rows on the CPU at one capacity: ``rates`` by design, IQR ``iqr`` x time."""
+    rows = [{"design": d, "capacity": 100_000, "batch_size": 256, "device": "cpu",
+             "sample_transitions_per_s": rate, "sample_iqr_s": iqr * 256 / rate}
+            for d, rate in rates.items()]  # fmt: skip
+    return _record("bench.buffers", {"rows": rows})
+
+
+def test_buffer_advice_names_the_fastest_sampler_only_past_the_noise():
+    clear = advice.buffer(group_by_kind([_buffers({"tensor": 3e6, "transition": 1e6}, 0.05)]))
+    assert clear["advice"].startswith("the tensor buffer")
+    faster_b = _buffers({"tensor": 1e6, "transition": 1e6, "trajectory": 2e6}, 0.05)
+    assert advice.buffer(group_by_kind([faster_b]))["advice"] == "pattern B"
+    close = advice.buffer(group_by_kind([_buffers({"tensor": 1.05e6, "transition": 1e6}, 0.3)]))
+    assert close["advice"].startswith("no clear winner: tensor and pattern A")
