@@ -411,8 +411,8 @@ def sequential_timeline(
     """Intervals of ``iterations`` sequential iterations, one lane for the rollouts and one
     for the updates: each lane's gaps are its idle time (the other is working).
 
-    ``threads``: PyTorch CPU threads, as the study's runs use (1: small networks run
-    fastest on one, and more than the free cores of a busy machine slow them down badly).
+    ``threads``: PyTorch CPU threads, as the study's runs use (default 1: the learner and
+    each worker keep to their own core; notebook 03 measures which count is fastest).
     """
     config = replace(config, total_steps=(iterations + 1) * config.batch_size)
     with torch_threads(threads):
