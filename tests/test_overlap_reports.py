@@ -62,11 +62,11 @@ def test_gpu_references_are_a_table_per_machine_or_a_sentence_saying_there_are_n
 
 
 def test_phase_times_are_means_over_the_sequential_runs_only():
-    rows = [
-        _row(overlap.SEQUENTIAL, rollout_seconds_per_iteration=0.2, update_seconds_per_iteration=1),
-        _row(overlap.SEQUENTIAL, 1, rollout_seconds_per_iteration=0.4, update_seconds_per_iteration=3),
-        _row(rollout_seconds_per_iteration=9.0, update_seconds_per_iteration=9.0),
-    ]  # fmt: skip
+    def timed(rollout, update, plan=overlap.SEQUENTIAL, seed=0):
+        return _row(plan, seed, rollout_seconds_per_iteration=rollout,
+                    update_seconds_per_iteration=update)  # fmt: skip
+
+    rows = [timed(0.2, 1.0), timed(0.4, 3.0, seed=1), timed(9.0, 9.0, plan="overlapped")]
     assert overlap.sequential_phase_times(_study(rows)) == pytest.approx((0.3, 2.0))
     sentence = overlap_verdicts.phase_times_sentence(_study(rows))
     assert "R = 300.0 ms" in sentence and "U = 2000.0 ms" in sentence
