@@ -84,8 +84,8 @@ def ideal_vs_measured(summary: Sequence[dict[str, Any]], **key: Any) -> str:
             + ", ".join(label(e) for e in summary if e["plan"] != SEQUENTIAL)
         )
     return (
-        f"ideal {entry['ideal_speedup']:.2f}x (median of the per-seed ideals); "
-        f"measured {speed_spread(entry)} ({label(entry)})"
+        f"{label(entry)}: ideal {entry['ideal_speedup']:.2f}x (median of the per-seed ideals); "
+        f"measured {speed_spread(entry)}"
     )
 
 
