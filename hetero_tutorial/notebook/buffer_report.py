@@ -11,6 +11,7 @@ from IPython.display import Markdown
 from hetero_tutorial.core import results
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.rl.ddpg import DDPGConfig
 from hetero_tutorial.studies.buffers import time_ratio
 
 count = "{:,.0f}".format
@@ -94,6 +95,17 @@ def pinned(study: dict[str, Any]) -> Markdown:
             "copies_per_batch": "copies",
         },
         {"capacity": count, "sample_transitions_per_s": count},
+    )
+
+
+def ddpg_settings(config: DDPGConfig, seeds: int) -> str:
+    """The settings every DDPG run of section 3 trains with, from its config."""
+    return (
+        f"DDPG on {config.env_id}: {config.hidden} units per hidden layer, batch "
+        f"{config.batch_size}, one update per environment step after {config.learning_starts:,} "
+        f"random-action steps, {config.total_steps:,} steps per run, {seeds} seed(s); buffers "
+        f"of {config.buffer_capacity:,} transitions (pattern B in segments of "
+        f"{config.segment_length})."
     )
 
 

@@ -1,6 +1,6 @@
 """Notebook 07's conclusions, written from the measured rows: who wins where, and why.
 
-Every sentence here is built from numbers passed in, so another machine prints its own
+Every sentence and table here is built from numbers passed in, so another machine prints its own
 conclusions (which implementation is fastest at which number of environments, where the
 lines cross, what a step costs whatever its size, which configuration solved CartPole
 first).
@@ -11,7 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from IPython.display import Markdown
+
+from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.env_throughput import (
     TIE,
     crossings,
@@ -121,8 +126,84 @@ def _update_share(best: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
         if (r["implementation"], r["num_envs"]) == (best["implementation"], best["num_envs"])
     ]
     total = sum(sum(r["phase_seconds"].values()) for r in runs)
-    update = sum(r["phase_seconds"].get("update", 0.0) for r in runs)
+    share = sum(r["phase_seconds"].get("update", 0.0) for r in runs) / total
+    most = "more than half" if share > 0.5 else "less than half"
     return (
-        f"- In that configuration's training the update took {update / total:.0%} of the time: "
-        f"faster environments can shorten only the other {1 - update / total:.0%}."
+        f"- In that configuration's training the update took {share:.0%} of the time ({most}): "
+        f"faster environments can shorten only the other {1 - share:.0%}."
     )
+
+
+def gaps_table(gaps: Sequence[dict[str, Any]]) -> Markdown:
+    """One row per environment of :func:`~hetero_tutorial.studies.env_agreement.one_step_gaps`."""
+    columns = {
+        "env_id": "environment",
+        "num_envs": "envs",
+        "steps": "steps",
+        "obs": "largest obs gap",
+        "reward": "largest reward gap",
+        "ends_disagreed": "episode ends that disagree",
+        "episodes_ended": "episodes ended",
+    }
+    return markdown_table(gaps, columns, {"obs": "{:.1e}".format, "reward": "{:.1e}".format})
+
+
+SETTINGS_COLUMNS = {
+    "implementation": "implementation",
+    "placement": "placement",
+    "num_envs": "envs",
+    "num_steps": "steps per env",
+    "minibatch_size": "minibatch",
+    "update_epochs": "epochs",
+    "total_steps": "budget (env steps)",
+}
+"""The PPO settings notebook 07 shows per configuration (field: header)."""
+CONFIG_FIELDS = ("num_envs", "num_steps", "minibatch_size", "update_epochs", "total_steps")
+"""Of those, the PPOConfig fields."""
+
+
+def settings_table(num_envs: Sequence[int]) -> Markdown:
+    """The PPO settings and budget of every configuration :func:`device_ppo.measure_ppo`
+    trains: each batched implementation at each of ``num_envs``, Gymnasium's at its tuned N."""
+    rows = []
+    for design in device_ppo.implementations():
+        sizes = list(num_envs) if design.batched else [None]
+        for n in sizes:
+            config = device_ppo.config_for(design, n)
+            rows.append(
+                {"implementation": design.name, "placement": design.placement.name}
+                | {key: getattr(config, key) for key in CONFIG_FIELDS}
+            )
+    return markdown_table(rows, SETTINGS_COLUMNS, {"total_steps": "{:,}".format})
+
+
+def ppo_table(summary: Sequence[dict[str, Any]]) -> Markdown:
+    """One row per configuration of :func:`device_ppo.ppo_summary`: seeds solved, median
+    seconds to 475, env steps/s and host<->device copies per env step."""
+    columns = {
+        "implementation": "implementation",
+        "placement": "placement",
+        "num_envs": "envs",
+        "solved": "seeds solved",
+        "seeds": "seeds",
+        "median_seconds_to_475": "median s to 475",
+        "median_env_steps_per_s": "env steps/s",
+        "copies_per_env_step": "host<->device copies per step",
+    }
+    formats = {
+        "median_seconds_to_475": "{:.3g}".format,
+        "median_env_steps_per_s": "{:,.0f}".format,
+        "copies_per_env_step": "{:.2g}".format,
+    }
+    return markdown_table(summary, columns, formats)
+
+
+def reference_findings(record: Record, env_ids: Sequence[str]) -> str:
+    """A ``bench.device_envs`` record's conclusions: its machine, the throughput findings per
+    environment, and PPO's findings where the record has a PPO study."""
+    parts = [record.hardware]
+    parts += [throughput_findings(record.data["rows"], env_id) for env_id in env_ids]
+    ppo = record.data.get("ppo")
+    if ppo:
+        parts.append(ppo_findings(ppo["summary"], ppo["rows"]))
+    return "\n".join(parts)

@@ -1,4 +1,5 @@
-"""Tables of notebook 06: an overlap study's configurations, and PPO's ratio by policy lag."""
+"""Tables of notebook 06: an overlap study's configurations, PPO's ratio by policy lag, and
+the accelerator's utilisation (live, or from reference records)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from IPython.display import Markdown
 
+from hetero_tutorial.core import results
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies.overlap_verdicts import label
 
@@ -64,3 +66,27 @@ def clipping_table(by_lag: dict[str, dict[str, float]]) -> Markdown:
         "clipfrac": "{:.3f}".format,
     }
     return markdown_table([{"lag": lag, **s} for lag, s in by_lag.items()], columns, formats)
+
+
+def gpu_table(study: dict[str, Any]) -> Markdown:
+    """The first seed's runs of a study whose learner ran on an accelerator: the GPU's
+    sampled utilisation (percent) and the speed-up over the sequential plan."""
+    first = study["seeds"][0]
+    rows = [{"name": label(r), **r} for r in study["rows"] if r["seed"] == first]
+    columns = {"name": "configuration", "gpu_percent": "GPU %", "speedup_vs_sequential": "x seq."}
+    formats = {"gpu_percent": "{:.0f}".format, "speedup_vs_sequential": _times}
+    return markdown_table(rows, columns, formats)
+
+
+def gpu_references() -> Markdown:
+    """Every configuration of the committed ``bench.pipeline`` records measured on a machine
+    with an accelerator, per machine; a sentence saying so where there are none."""
+    rows = [
+        {"machine": record.hardware, "name": label(entry), **entry}
+        for record in results.load_references("bench.pipeline", with_accelerator=True)
+        for entry in record.data["summary"]
+    ]
+    if not rows:
+        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+    columns = {"machine": "machine", "name": "configuration", "speedup_vs_sequential": "x seq."}
+    return markdown_table(rows, columns, {"speedup_vs_sequential": _times})

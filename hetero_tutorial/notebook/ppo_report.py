@@ -260,6 +260,36 @@ def copy_costs_table(rows: list[dict[str, Any]]) -> Markdown:
     )
 
 
+NO_COPIES_TO_TIME = "No accelerator: there is no host-to-device copy to time on this machine."
+
+
+def copy_costs_sentences(rows: list[dict[str, Any]]) -> list[str]:
+    """Per copy size, each mode's time against a pageable copy's, with a verdict only where
+    the two medians' IQRs leave no overlap (``Spread.of_medians``): what notebook 03 says
+    about pinned copies, from this machine's rows (one line saying so without any)."""
+    if not rows:
+        return [NO_COPIES_TO_TIME]
+    lines = []
+    for size in sorted({row["size_bytes"] for row in rows}):
+        here = {row["mode"]: row for row in rows if row["size_bytes"] == size}
+        base = here["pageable"]
+        parts = []
+        for mode, row in here.items():
+            if mode == "pageable":
+                continue
+            spread = Spread.of_medians(
+                {"median_s": row["seconds"], "iqr_s": row["iqr_s"]},
+                {"median_s": base["seconds"], "iqr_s": base["iqr_s"]},
+            )
+            word = {True: "slower", False: "faster", None: "no clear difference"}[spread.side(1.0)]
+            parts.append(f"{mode} {spread.value:.2f}x its time ({word})")
+        compared = "; ".join(parts) or "no other mode timed here"
+        lines.append(
+            f"- {size:,} bytes: pageable {format_seconds(base['seconds'])} per copy; {compared}."
+        )
+    return lines
+
+
 def hybrid_references() -> Markdown:
     found = results.load_references("bench.hybrid", with_accelerator=True)
     if not found:

@@ -136,9 +136,10 @@ def references_table() -> Markdown:
     )
 
 
-def inclusive_cases(profile: PySpyProfile) -> list[tuple[Any, ...]]:
-    """The inputs the inclusive-share exercise is checked on: the baseline's samples, and
-    a hand-made profile where a function recurses (count each sample once)."""
+def inclusive_cases(profile: PySpyProfile | None) -> list[tuple[Any, ...]]:
+    """The inputs the inclusive-share exercise is checked on: the baseline's samples (where
+    py-spy could record them: ``profile`` None leaves them out), and a hand-made profile
+    where a function recurses (count each sample once)."""
     made = Counter(
         {
             ("main (a.py:1)", "f (a.py:2)", "f (a.py:2)", "g (a.py:3)"): 2,
@@ -146,8 +147,10 @@ def inclusive_cases(profile: PySpyProfile) -> list[tuple[Any, ...]]:
             ("main (a.py:1)",): 1,
         }
     )
-    training = profile.training_stacks()
-    return [(training, "SyncVectorEnv.step"), (made, "f"), (made, "g"), (made, "main")]
+    hand_made = [(made, "f"), (made, "g"), (made, "main")]
+    if profile is None:
+        return hand_made
+    return [(profile.training_stacks(), "SyncVectorEnv.step"), *hand_made]
 
 
 def env_line(env_share: float | None, profile: PySpyProfile) -> str:

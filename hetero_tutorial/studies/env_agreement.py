@@ -69,3 +69,28 @@ def pendulum_step_cost(
     env.state = torch.stack([theta, theta_dot], dim=1)
     _, reward, *_ = env.step(torque[:, None].float())
     return -reward
+
+
+FLOAT32_GAPS = {"obs": 1e-5, "reward": 1e-4}
+"""The largest absolute gaps one float32 step may show against Gymnasium's float64 and still
+count as rounding: float32 keeps about 7 significant digits of values up to about 10."""
+
+
+def gaps_sentence(gaps: dict[str, Any]) -> str:
+    """What :func:`one_step_gaps` found: agreement to float32's rounding with every episode
+    end on the same step, or which of them did not hold."""
+    env_id, ended, disagreed = gaps["env_id"], gaps["episodes_ended"], gaps["ends_disagreed"]
+    beyond = [
+        f"{name} gap {gaps[name]:.1e} > {limit:.0e}"
+        for name, limit in FLOAT32_GAPS.items()
+        if gaps[name] > limit
+    ]
+    if disagreed:
+        beyond.append(f"{disagreed} episode end(s) on different steps ({ended} ended)")
+    if beyond:
+        return f"- {env_id}: the batched step differs from Gymnasium's: " + "; ".join(beyond) + "."
+    return (
+        f"- {env_id}: one step agrees to float32's rounding (largest gaps: obs "
+        f"{gaps['obs']:.1e}, reward {gaps['reward']:.1e}), and all {ended} episode ends fell "
+        "on the same step."
+    )

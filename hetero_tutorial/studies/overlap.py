@@ -25,7 +25,7 @@ from hetero_tutorial.core.machine_load import OtherLoad
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.rl.pipeline import train_pipeline, usable_cores
-from hetero_tutorial.rl.pipeline_results import PipelineResult, Timeline
+from hetero_tutorial.rl.pipeline_results import PipelineResult, Timeline, configuration_label
 from hetero_tutorial.rl.pipeline_worker import CLOCK
 from hetero_tutorial.rl.ppo import PPOTrainer
 from hetero_tutorial.rl.ppo_config import PPOConfig
@@ -298,6 +298,33 @@ def _ray_if(wanted: bool) -> Iterator[float | None]:
         yield seconds
 
 
+def sequential_phase_times(study: dict[str, Any]) -> tuple[float, float]:
+    """(rollout, update) seconds per iteration of a study's sequential runs, means over seeds:
+    the R and U of :func:`ideal_speedup` for this machine."""
+    mine = [r for r in study["rows"] if r["plan"] == SEQUENTIAL]
+    return (
+        statistics.fmean(r["rollout_seconds_per_iteration"] for r in mine),
+        statistics.fmean(r["update_seconds_per_iteration"] for r in mine),
+    )
+
+
+def learning_curves(
+    study: dict[str, Any], backend: str, workers: int, lags: Sequence[int]
+) -> dict[str, list[list[tuple[int, float]]]]:
+    """Every seed's learning curve, per configuration: the sequential plan's, then
+    ``backend`` with ``workers`` at each lag bound (keyed by the configuration's label)."""
+    rows = study["rows"]
+    curves = {SEQUENTIAL: [r["learning_curve"] for r in rows if r["plan"] == SEQUENTIAL]}
+    for lag in lags:
+        key = (backend, workers, lag)
+        curves[configuration_label(*key)] = [
+            r["learning_curve"]
+            for r in rows
+            if r["plan"] != SEQUENTIAL and (r["backend"], r["workers"], r["max_policy_lag"]) == key
+        ]
+    return curves
+
+
 def _spread(values: list[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else 0.0
 
@@ -384,8 +411,8 @@ def sequential_timeline(
     """Intervals of ``iterations`` sequential iterations, one lane for the rollouts and one
     for the updates: each lane's gaps are its idle time (the other is working).
 
-    ``threads``: PyTorch CPU threads, as the study's runs use (1: small networks run
-    fastest on one, and more than the free cores of a busy machine slow them down badly).
+    ``threads``: PyTorch CPU threads, as the study's runs use (default 1: the learner and
+    each worker keep to their own core; notebook 03 measures which count is fastest).
     """
     config = replace(config, total_steps=(iterations + 1) * config.batch_size)
     with torch_threads(threads):

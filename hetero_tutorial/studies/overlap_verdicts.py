@@ -11,7 +11,10 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.pipeline_results import configuration_label
+from hetero_tutorial.studies import overlap
 from hetero_tutorial.studies.overlap import SEQUENTIAL
 
 
@@ -27,21 +30,63 @@ def find(summary: Sequence[dict[str, Any]], **key: Any) -> dict[str, Any] | None
     return next((e for e in summary if all(e[k] == v for k, v in key.items())), None)
 
 
-def speed_verdict(entry: dict[str, Any]) -> str:
-    """Whether one overlapped configuration beat the sequential plan, over the seeds."""
-    name, ratio = label(entry), entry["speedup_vs_sequential"]
-    seeds = f"seeds {entry['speedup_low']:.2f}-{entry['speedup_high']:.2f}x"
+def speed_spread(entry: dict[str, Any]) -> Spread:
+    """A configuration's speed-up over the sequential plan and its range over the seeds
+    (no range, so no spread measured, with one seed)."""
+    ratio = entry["speedup_vs_sequential"]
     if entry["seeds"] < 2:
-        seeds = "one seed, so no spread to judge by"
+        return Spread(ratio, how="one seed")
+    return Spread(ratio, entry["speedup_low"], entry["speedup_high"], "seeds")
+
+
+def speed_verdict(entry: dict[str, Any]) -> str:
+    """Whether one overlapped configuration beat the sequential plan, over the seeds: an
+    effect is named only when every seed's speed-up lies on the same side of 1."""
+    name, spread = label(entry), speed_spread(entry)
     ideal = (
         f"; the ideal here is {entry['ideal_speedup']:.2f}x, of which it reached "
         f"{entry['share_of_ideal']:.0%}"
     )
-    if entry["speedup_low"] > 1:
-        return f"{name}: faster than the sequential plan, {ratio:.2f}x its steps/s ({seeds}){ideal}"
-    if entry["speedup_high"] < 1:
-        return f"{name}: slower than the sequential plan, {ratio:.2f}x its steps/s ({seeds}){ideal}"
-    return f"{name}: no clear difference from the sequential plan, {ratio:.2f}x ({seeds}){ideal}"
+    if not spread.measured:
+        times = f"{spread.value:.2f}x the sequential plan's steps/s"
+        return f"{name}: {times}: no verdict (one seed){ideal}"
+    times = f"{spread.value:.2f}x its steps/s (seeds {spread.low:.2f}-{spread.high:.2f}x)"
+    if spread.low > 1:
+        return f"{name}: faster than the sequential plan, {times}{ideal}"
+    if spread.high < 1:
+        return f"{name}: slower than the sequential plan, {times}{ideal}"
+    return f"{name}: no clear difference from the sequential plan, {times}{ideal}"
+
+
+def speed_verdicts(summary: Sequence[dict[str, Any]]) -> list[str]:
+    """:func:`speed_verdict` of every overlapped configuration of a study's summary."""
+    return [speed_verdict(e) for e in summary if e["plan"] != SEQUENTIAL]
+
+
+def phase_times_sentence(study: dict[str, Any]) -> str:
+    """The sequential plan's rollout and update milliseconds per iteration, the R and U
+    of the ideal speed-up (means over the seeds)."""
+    rollout, update = overlap.sequential_phase_times(study)
+    return (
+        f"this machine, sequential plan: R = {rollout * 1e3:.1f} ms rollout, "
+        f"U = {update * 1e3:.1f} ms update per iteration (means over {len(study['seeds'])} "
+        "seed(s))"
+    )
+
+
+def ideal_vs_measured(summary: Sequence[dict[str, Any]], **key: Any) -> str:
+    """One overlapped configuration's ideal speed-up (the summary's: the median of the
+    per-seed ideals) beside its measured one."""
+    entry = find(summary, **key)
+    if entry is None or entry["plan"] == SEQUENTIAL:
+        raise UsageError(
+            f"no overlapped configuration {key} in this study; it ran "
+            + ", ".join(label(e) for e in summary if e["plan"] != SEQUENTIAL)
+        )
+    return (
+        f"{label(entry)}: ideal {entry['ideal_speedup']:.2f}x (median of the per-seed ideals); "
+        f"measured {speed_spread(entry)}"
+    )
 
 
 def learning_verdict(a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -110,18 +155,26 @@ def load_verdict(study: dict[str, Any]) -> str:
     return text
 
 
-def verdicts(study: dict[str, Any]) -> list[str]:
-    """Every conclusion the study's numbers support, as sentences."""
-    summary = study["summary"]
-    found = [load_verdict(study)]
-    found += [speed_verdict(e) for e in summary if e["plan"] != SEQUENTIAL]
+def learning_verdicts(study: dict[str, Any]) -> list[str]:
+    """:func:`learning_verdict` of lag 1 against lag 0, per engine and worker count."""
+    summary, found = study["summary"], []
     for backend in dict.fromkeys(e["backend"] for e in summary if e["backend"]):
         for workers in dict.fromkeys(e["workers"] for e in summary if e["backend"] == backend):
             lag0 = find(summary, backend=backend, workers=workers, max_policy_lag=0)
             lag1 = find(summary, backend=backend, workers=workers, max_policy_lag=1)
             if lag0 and lag1:
                 found.append(learning_verdict(lag0, lag1))
-    return found + ray_verdicts(study)
+    return found
+
+
+def verdicts(study: dict[str, Any]) -> list[str]:
+    """Every conclusion the study's numbers support, as sentences."""
+    return [
+        load_verdict(study),
+        *speed_verdicts(study["summary"]),
+        *learning_verdicts(study),
+        *ray_verdicts(study),
+    ]
 
 
 TARGETS = {
@@ -133,31 +186,35 @@ TARGETS = {
 
 
 def targets(study: dict[str, Any], workers: int = 1, lag: int = 1) -> list[dict[str, Any]]:
-    """Each target of issue 14: what was measured, and whether it was met (None: not run)."""
+    """Each target of issue 14: what was measured, and whether it was met (None: not run,
+    or run with one seed, so no spread to tell the target's side from noise)."""
     summary = study["summary"]
     mp = find(summary, backend="mp", workers=workers, max_policy_lag=lag)
     ray = find(summary, backend="ray", workers=workers, max_policy_lag=lag)
     mp0 = find(summary, backend="mp", workers=workers, max_policy_lag=0)
-    ratios = ray_ratios(study["rows"]).get((workers, lag))
+    ratios = ray_ratios(study["rows"]).get((workers, lag)) or []
     rows = []
     for name in ("share_of_ideal", "speedup_vs_sequential"):
-        measured = mp[name] if mp else None
-        rows.append(_target(f"mp {name}", TARGETS[name], measured))
+        measured, seeds = (mp[name], mp["seeds"]) if mp else (None, 0)
+        rows.append(_target(f"mp {name}", TARGETS[name], measured, seeds))
     ray_ratio = statistics.median(ratios) if ratios else None
-    rows.append(_target("ray over mp steps/s", TARGETS["ray_over_mp"], ray_ratio))
+    rows.append(_target("ray over mp steps/s", TARGETS["ray_over_mp"], ray_ratio, len(ratios)))
     for name, a, b in (("lag 1 learns as lag 0", mp0, mp), ("ray learns as mp", mp, ray)):
         met = None if not (a and b) else no_worse(a, b)
         rows.append({"target": name, "at_least": None, "measured": None, "met": met})
     return rows
 
 
-def _target(name: str, at_least: float, measured: float | None) -> dict[str, Any]:
-    met = None if measured is None else measured >= at_least
+def _target(name: str, at_least: float, measured: float | None, seeds: int) -> dict[str, Any]:
+    met = None if measured is None or seeds < 2 else measured >= at_least
     return {"target": name, "at_least": at_least, "measured": measured, "met": met}
 
 
-def no_worse(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether ``b``'s greedy return is no worse than ``a``'s beyond the spread over seeds."""
+def no_worse(a: dict[str, Any], b: dict[str, Any]) -> bool | None:
+    """Whether ``b``'s greedy return is no worse than ``a``'s beyond the spread over seeds
+    (None with one seed of either: no spread to judge by)."""
+    if min(a["seeds"], b["seeds"]) < 2:
+        return None
     spread = max(a["eval_return_spread"], b["eval_return_spread"])
     return b["eval_return_mean"] - a["eval_return_mean"] >= -spread
 

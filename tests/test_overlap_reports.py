@@ -1,0 +1,118 @@
+"""Notebook 06's package side: the GPU table (live and from reference records), the
+sentences it prints from a study, and verdicts that stay silent with one seed."""
+
+import pytest
+
+from hetero_tutorial.core import results
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.notebook import pipeline_tables
+from hetero_tutorial.studies import overlap, overlap_verdicts
+
+
+def _row(plan="overlapped", seed=0, lag=1, curve=((10, -1.0),), **extra):
+    row = {
+        "plan": plan,
+        "backend": None if plan == overlap.SEQUENTIAL else "mp",
+        "workers": 0 if plan == overlap.SEQUENTIAL else 1,
+        "max_policy_lag": None if plan == overlap.SEQUENTIAL else lag,
+        "seed": seed,
+        "gpu_percent": 40.0,
+        "speedup_vs_sequential": 1.0 if plan == overlap.SEQUENTIAL else 1.3,
+        "learning_curve": list(curve),
+    }
+    return row | extra
+
+
+def _entry(lag=1, speed=(1.4, 1.3, 1.5), returns=(-100.0, 10.0), seeds=3, ideal=1.45):
+    return {
+        "plan": "overlapped",
+        "backend": "mp",
+        "workers": 1,
+        "max_policy_lag": lag,
+        "seeds": seeds,
+        "speedup_vs_sequential": speed[0],
+        "speedup_low": speed[1],
+        "speedup_high": speed[2],
+        "ideal_speedup": ideal,
+        "share_of_ideal": speed[0] / ideal,
+        "eval_return_mean": returns[0],
+        "eval_return_spread": returns[1],
+    }
+
+
+def _study(rows, summary=()):
+    return {"rows": rows, "summary": list(summary), "seeds": sorted({r["seed"] for r in rows})}
+
+
+def test_the_gpu_table_shows_the_first_seeds_runs_with_their_utilisation():
+    rows = [_row(overlap.SEQUENTIAL, gpu_percent=23.0), _row(gpu_percent=48.0), _row(seed=1)]
+    text = pipeline_tables.gpu_table(_study(rows)).data
+    assert "| sequential | 23 | 1.00x |" in text and "| mp, 1 worker, lag 1 | 48 | 1.30x |" in text
+    assert text.count("\n|") == 3  # header rule and seed 0's two runs, not seed 1's
+
+
+def test_gpu_references_are_a_table_per_machine_or_a_sentence_saying_there_are_none(monkeypatch):
+    monkeypatch.setattr(results, "load_references", lambda kind, with_accelerator: [])
+    assert pipeline_tables.gpu_references().data == results.NO_ACCELERATOR_REFERENCES
+    fingerprint = {"accelerator": {"type": "cuda", "name": "Test GPU"}}
+    provenance = {"fingerprint": fingerprint, "date": "2026-01-01", "command": "t", "quick": False}
+    record = results.Record("bench.pipeline", {"summary": [_entry()]}, provenance)
+    monkeypatch.setattr(results, "load_references", lambda kind, with_accelerator: [record])
+    assert "| Test GPU | mp, 1 worker, lag 1 | 1.40x |" in pipeline_tables.gpu_references().data
+
+
+def test_phase_times_are_means_over_the_sequential_runs_only():
+    def timed(rollout, update, plan=overlap.SEQUENTIAL, seed=0):
+        return _row(plan, seed, rollout_seconds_per_iteration=rollout,
+                    update_seconds_per_iteration=update)  # fmt: skip
+
+    rows = [timed(0.2, 1.0), timed(0.4, 3.0, seed=1), timed(9.0, 9.0, plan="overlapped")]
+    assert overlap.sequential_phase_times(_study(rows)) == pytest.approx((0.3, 2.0))
+    sentence = overlap_verdicts.phase_times_sentence(_study(rows))
+    assert "R = 300.0 ms" in sentence and "U = 2000.0 ms" in sentence
+
+
+def test_learning_curves_group_each_configurations_seeds():
+    rows = [
+        _row(overlap.SEQUENTIAL, curve=[(1, 0.0)]),
+        _row(lag=0, curve=[(1, 1.0)]),
+        _row(lag=1, curve=[(1, 2.0)]),
+        _row(lag=1, seed=1, curve=[(1, 3.0)]),
+    ]
+    curves = overlap.learning_curves(_study(rows), "mp", 1, [0, 1])
+    assert curves == {
+        "sequential": [[(1, 0.0)]],
+        "mp, 1 worker, lag 0": [[(1, 1.0)]],
+        "mp, 1 worker, lag 1": [[(1, 2.0)], [(1, 3.0)]],
+    }
+
+
+def test_the_exercise_compares_with_the_summarys_ideal_not_one_recomputed():
+    sentence = overlap_verdicts.ideal_vs_measured([_entry(ideal=1.6)], workers=1, max_policy_lag=1)
+    assert sentence == (
+        "mp, 1 worker, lag 1: ideal 1.60x (median of the per-seed ideals); "
+        "measured 1.40x (seeds 1.30-1.50x)"
+    )
+    with pytest.raises(UsageError, match="mp, 1 worker, lag 1"):
+        overlap_verdicts.ideal_vs_measured([_entry()], workers=2, max_policy_lag=1)
+
+
+def test_one_seed_gives_no_speed_verdict_and_no_target_met_or_missed():
+    one = _entry(speed=(1.4, 1.4, 1.4), seeds=1)
+    assert "no verdict (one seed)" in overlap_verdicts.speed_verdict(one)
+    assert "faster" not in overlap_verdicts.speed_verdict(one)
+    assert "faster" in overlap_verdicts.speed_verdict(_entry())
+    lag0 = _entry(lag=0, seeds=1, returns=(-100.0, 0.0))
+    assert overlap_verdicts.no_worse(lag0, _entry(seeds=1, returns=(-200.0, 0.0))) is None
+    assert overlap_verdicts.no_worse(_entry(lag=0), _entry(returns=(-200.0, 10.0))) is False
+    study = {"rows": [], "summary": [lag0, one]}
+    assert all(t["met"] is None for t in overlap_verdicts.targets(study))
+    study = {"rows": [], "summary": [_entry(lag=0), _entry()]}
+    met = {t["target"]: t["met"] for t in overlap_verdicts.targets(study)}
+    assert met["mp speedup_vs_sequential"] is True and met["lag 1 learns as lag 0"] is True
+
+
+def test_learning_verdicts_pair_lag_one_with_lag_zero():
+    study = {"rows": [], "summary": [_entry(lag=0), _entry(returns=(-130.0, 8.0))]}
+    (sentence,) = overlap_verdicts.learning_verdicts(study)
+    assert "learned worse" in sentence
