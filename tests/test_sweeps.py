@@ -7,18 +7,10 @@ from hetero_tutorial.notebook.solutions.ppo_placements import rollout_bytes
 from hetero_tutorial.rl.envs import env_spec
 from hetero_tutorial.rl.ppo import RolloutStorage
 from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import iteration_costs
 from hetero_tutorial.studies.sweeps import speedups, width_sweep
 from hetero_tutorial.studies.threads import FASTER, UNCLEAR, best_threads, role_rule, thread_effects
 
 SMALL = {"num_envs": 2, "num_steps": 64, "minibatch_size": 64, "update_epochs": 1}
-
-
-def test_iteration_costs_time_each_plan_after_warmup():
-    config = PPOConfig.tuned("CartPole-v1", **SMALL)
-    costs = iteration_costs(config, [placement("hybrid"), placement("all-cpu")], iterations=2)
-    assert set(costs) == {"hybrid", "all-cpu"}
-    assert all(len(timing.samples) == 2 and timing.median > 0 for timing in costs.values())
 
 
 def test_width_sweep_runs_plans_on_the_same_devices_once():

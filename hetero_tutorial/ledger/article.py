@@ -18,3 +18,6 @@ ARTICLE = {
     ),
 }
 """The source article: it has no title of its own, so it is named by its first heading."""
+
+C8_SECONDS_PER_ROUND = {"pattern A (transition)": 72.0, "pattern B (trajectory)": 53.0}
+"""The article's seconds per DDPG training round with each buffer (claim C8's figures)."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.ledger import rules
+from hetero_tutorial.ledger.article import C8_SECONDS_PER_ROUND
 from hetero_tutorial.ledger.rules import (
     C3_BATCH,
     Records,
@@ -55,6 +56,11 @@ class Claim:
     """The rule, in words."""
     judge: Callable[[Records], Verdict]
 
+
+C8_RATIO = (
+    C8_SECONDS_PER_ROUND["pattern A (transition)"] / C8_SECONDS_PER_ROUND["pattern B (trajectory)"]
+)
+"""The article's C8 figure as a ratio: transition-buffer seconds over trajectory-buffer seconds."""
 
 CLAIMS: tuple[Claim, ...] = (
     Claim("C1", "One CartPole step with a 128-unit policy is slower on GPU (transfers) than CPU.",
@@ -92,7 +98,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("bench.ddpg_placements",), "04",
           "held if DDPG with per-sample copies runs slower than DDPG all on the CPU", rules.c7),
     Claim("C8", "A trajectory-level buffer beats a transition-level one (72 s -> 53 s per round).",
-          "72 s -> 53 s (1.36x), more stable curve", 72 / 53,
+          "72 s -> 53 s (1.36x), more stable curve", C8_RATIO,
           "transition time / trajectory time", ("bench.ddpg",), "04",
           "held if the trajectory buffer is 1.1x faster or more (every seed: the spread is "
           "theirs); stability shown, not judged",

@@ -2,8 +2,8 @@
 
 :func:`train` runs one :class:`~hetero_tutorial.rl.ppo.PPOTrainer` to the end;
 :func:`train_side_by_side` runs several, interleaving their iterations, so that drift
-in the machine's speed hits every placement alike; :func:`iteration_costs` times a
-few iterations of any trainer, for sweeps and the allocator's comparisons.
+in the machine's speed hits every placement alike (sweeps and the allocator time a few
+iterations of any trainer with ``studies.interleave``).
 
 Speeds leave out the first iteration: it runs under the copy counter (a Python call
 per tensor operation) and pays each device's one-off start (CUDA's context, cuBLAS
@@ -14,8 +14,8 @@ count the later iterations only; ``first_iteration_seconds`` says what was left 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -23,7 +23,7 @@ from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, as_placement, require_data_devices
-from hetero_tutorial.core.timing import Timing, torch_threads
+from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
 from hetero_tutorial.rl.envs import EnvSpec, evaluate
 from hetero_tutorial.rl.ppo import PPOTrainer
@@ -257,63 +257,3 @@ def train(
     ``train_side_by_side``)."""
     plan = as_placement(placement)
     return train_side_by_side(config, [plan], seed, **options)[plan.name]
-
-
-class Steppable(Protocol):
-    """What :func:`interleaved_costs` needs of a trainer."""
-
-    placement: Placement
-    iteration_seconds: list[float]
-
-    def run_iteration(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-def interleaved_costs(
-    make_trainer: Callable[[Placement], Steppable],
-    placements: Sequence[Placement],
-    iterations: int = 3,
-    warmup: int = 1,
-    threads: int | None = None,
-) -> dict[str, Timing]:
-    """Seconds of each of ``iterations`` iterations per placement, interleaved after ``warmup``.
-
-    Training to convergence is not needed to compare placements: every iteration runs
-    the same code, so a few timed iterations give the cost.
-    """
-    if iterations < 1:
-        raise UsageError(f"time at least one iteration, got {iterations}")
-    with torch_threads(threads):
-        trainers = [make_trainer(plan) for plan in placements]
-        for _ in range(iterations + warmup):
-            for trainer in trainers:
-                trainer.run_iteration()
-        for trainer in trainers:
-            trainer.close()
-    return {t.placement.name: Timing(tuple(t.iteration_seconds[warmup:])) for t in trainers}
-
-
-def iteration_costs(
-    config: PPOConfig,
-    placements: Sequence[Placement],
-    iterations: int = 3,
-    warmup: int = 1,
-    seed: int = 0,
-    threads: int | None = None,
-    make_envs: Callable[[], Any] | None = None,
-    make_policy: Callable[[], nn.Module] | None = None,
-) -> dict[str, Timing]:
-    """Seconds of each of ``iterations`` PPO iterations per placement, after ``warmup`` untimed.
-
-    ``make_envs`` and ``make_policy`` build each trainer's own environments and
-    policy (default: the config's); the CNN workload passes Atari frames and CNNs.
-    """
-    config = replace(config, total_steps=(iterations + warmup) * config.batch_size)
-
-    def make(plan: Placement) -> PPOTrainer:
-        envs = make_envs() if make_envs is not None else None
-        policy = make_policy() if make_policy is not None else None
-        return PPOTrainer(config, plan, seed, envs=envs, policy=policy)
-
-    return interleaved_costs(make, placements, iterations, warmup, threads)

@@ -16,9 +16,7 @@ from typing import Any
 from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES
 from hetero_tutorial.rl.buffers import DESIGNS
 from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGResult, train
-
-# summarise_fields is re-exported: benchmarks/gpu_reference.py imports it from here
-from hetero_tutorial.studies.buffers import summarise, summarise_fields  # noqa: F401
+from hetero_tutorial.studies.buffers import summarise
 
 RECORD_TAG = "buffer"
 """One record per buffer (see the package docstring)."""

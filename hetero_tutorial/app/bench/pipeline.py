@@ -62,8 +62,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     fields = record_fields(study)
     for sentence in fields["verdicts"]:
         print("-", sentence)
+    verdicts = {True: "met", False: "MISSED", None: "no verdict (not run, or one seed)"}
     for row in fields["targets"]:
-        verdict = {True: "met", False: "MISSED", None: "not measured"}[row["met"]]
+        verdict = verdicts[row["met"]]
         measured = f"{row['measured']:.2f}" if row["measured"] is not None else "-"
         bound = f" (at least {row['at_least']})" if row["at_least"] is not None else ""
         print(f"target {row['target']}{bound}: {measured}, {verdict}")
