@@ -23,10 +23,12 @@ def _row(plan="overlapped", seed=0, lag=1, curve=((10, -1.0),), **extra):
     return row | extra
 
 
-def _entry(lag=1, speed=(1.4, 1.3, 1.5), returns=(-100.0, 10.0), seeds=3, ideal=1.45):
+def _entry(
+    plan="overlapped", lag=1, speed=(1.4, 1.3, 1.5), returns=(-100.0, 10.0), seeds=3, ideal=1.45
+):
     return {
-        "plan": "overlapped",
-        "backend": "mp",
+        "plan": plan,
+        "backend": "mp" if plan != overlap.SEQUENTIAL else None,
         "workers": 1,
         "max_policy_lag": lag,
         "seeds": seeds,
@@ -116,3 +118,17 @@ def test_learning_verdicts_pair_lag_one_with_lag_zero():
     study = {"rows": [], "summary": [_entry(lag=0), _entry(returns=(-130.0, 8.0))]}
     (sentence,) = overlap_verdicts.learning_verdicts(study)
     assert "learned worse" in sentence
+
+
+def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
+    assert "faster" in overlap_verdicts.speed_verdict(_entry())
+    assert "slower" in overlap_verdicts.speed_verdict(_entry(speed=(0.9, 0.8, 0.95)))
+    assert "no clear difference" in overlap_verdicts.speed_verdict(_entry(speed=(1.1, 0.9, 1.2)))
+
+
+def test_the_learning_verdict_weighs_the_gap_against_the_spread_over_seeds():
+    lag0 = _entry(lag=0, returns=(-100.0, 10.0))
+    assert "no worse" in overlap_verdicts.learning_verdict(lag0, _entry(returns=(-105.0, 8.0)))
+    assert "learned worse" in overlap_verdicts.learning_verdict(lag0, _entry(returns=(-130, 8)))
+    single = overlap_verdicts.learning_verdict(_entry(seeds=1), _entry(lag=0, seeds=1))
+    assert "no spread" in single

@@ -11,8 +11,8 @@ ray = pytest.importorskip("ray", reason="Ray is the optional extra [ray] (make s
 
 from hetero_tutorial.rl import pipeline_ray  # noqa: E402
 from hetero_tutorial.rl.envs import env_spec  # noqa: E402
-from hetero_tutorial.rl.ppo import RolloutStorage  # noqa: E402
 from hetero_tutorial.rl.ppo_config import PPOConfig  # noqa: E402
+from hetero_tutorial.rl.rollout_storage import RolloutStorage  # noqa: E402
 
 CONFIG = PPOConfig(env_id="CartPole-v1", num_envs=2, num_steps=8, minibatch_size=4)
 

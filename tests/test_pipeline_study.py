@@ -8,7 +8,7 @@ from hetero_tutorial.app import cli
 from hetero_tutorial.core import results
 from hetero_tutorial.notebook import pipeline_plots, pipeline_tables
 from hetero_tutorial.notebook.solutions import pipeline as solutions
-from hetero_tutorial.studies import overlap, overlap_verdicts
+from hetero_tutorial.studies import overlap
 
 ROW_FIELDS = (
     "backend",
@@ -49,37 +49,6 @@ def test_predicted_lags_follow_the_schedules_rules():
     # a bound of 2 gives a third slot: a request queued behind two names older weights
     assert solutions.predicted_lags(10, 2, 2.0, 1.0) == {0: 1, 1: 1, 2: 8}
     assert solutions.predicted_lags(10, 2, 1.0, 2.0) == {0: 1, 1: 1, 2: 8}
-
-
-def _entry(plan="overlapped", lag=1, speed=(1.4, 1.3, 1.5), returns=(-100.0, 10.0), seeds=3):
-    return {
-        "plan": plan,
-        "backend": "mp" if plan != overlap.SEQUENTIAL else None,
-        "workers": 1,
-        "max_policy_lag": lag,
-        "seeds": seeds,
-        "speedup_vs_sequential": speed[0],
-        "speedup_low": speed[1],
-        "speedup_high": speed[2],
-        "ideal_speedup": 1.45,
-        "share_of_ideal": speed[0] / 1.45,
-        "eval_return_mean": returns[0],
-        "eval_return_spread": returns[1],
-    }
-
-
-def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
-    assert "faster" in overlap_verdicts.speed_verdict(_entry())
-    assert "slower" in overlap_verdicts.speed_verdict(_entry(speed=(0.9, 0.8, 0.95)))
-    assert "no clear difference" in overlap_verdicts.speed_verdict(_entry(speed=(1.1, 0.9, 1.2)))
-
-
-def test_the_learning_verdict_weighs_the_gap_against_the_spread_over_seeds():
-    lag0 = _entry(lag=0, returns=(-100.0, 10.0))
-    assert "no worse" in overlap_verdicts.learning_verdict(lag0, _entry(returns=(-105.0, 8.0)))
-    assert "learned worse" in overlap_verdicts.learning_verdict(lag0, _entry(returns=(-130, 8)))
-    single = overlap_verdicts.learning_verdict(_entry(seeds=1), _entry(lag=0, seeds=1))
-    assert "no spread" in single
 
 
 def test_bench_pipeline_records_rows_summary_timelines_and_targets(tmp_path):

@@ -2,7 +2,7 @@
 
 The :class:`LiveMeter` times PPO's own code, not a model of it: the rollout's
 :meth:`~hetero_tutorial.rl.ppo.Collector.act`, :func:`~hetero_tutorial.rl.ppo.compute_advantages`,
-the storage's :meth:`~hetero_tutorial.rl.ppo.RolloutStorage.flat_batch` copy, the
+the storage's :meth:`~hetero_tutorial.rl.rollout_storage.RolloutStorage.flat_batch` copy, the
 learner's :meth:`~hetero_tutorial.rl.ppo.Learner.minibatch_step` and the parameters'
 ``copy_from``, each on the device a cell names, built as :class:`~hetero_tutorial.rl.ppo.PPOTrainer`
 builds them.
@@ -22,7 +22,8 @@ from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.devices import synchronize
 from hetero_tutorial.core.timing import measure
 from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
-from hetero_tutorial.rl.ppo import Collector, Learner, RolloutStorage, compute_advantages
+from hetero_tutorial.rl.ppo import Collector, Learner, compute_advantages
+from hetero_tutorial.rl.rollout_storage import RolloutStorage
 
 # The first optimiser a Python process builds imports torch._dynamo, which takes seconds, once.
 # Training pays that anyway; importing it with this module keeps the one-off out of the first

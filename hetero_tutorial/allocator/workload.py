@@ -20,8 +20,9 @@ from torch import nn
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.rl.envs import EnvSpec, env_spec, space_spec
 from hetero_tutorial.rl.nets import PairedMLP
-from hetero_tutorial.rl.ppo import RolloutStorage, make_policy
+from hetero_tutorial.rl.ppo import make_policy
 from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.rollout_storage import RolloutStorage
 
 LAYER_KINDS = {nn.Linear: "mlp", PairedMLP: "mlp", nn.Conv2d: "cnn"}
 """The layers whose cost a signature can describe, and the network kind each implies."""
@@ -98,7 +99,8 @@ class Workload:
 
     @property
     def rollout_bytes(self) -> int:
-        """Bytes of one rollout as :class:`~hetero_tutorial.rl.ppo.RolloutStorage` holds it."""
+        """Bytes of one rollout as
+        :class:`~hetero_tutorial.rl.rollout_storage.RolloutStorage` holds it."""
         spec, c = self.spec, self.config
         action_width = 1 if spec.discrete else spec.action_dim
         return c.batch_size * (spec.obs_dim * spec.obs_dtype.itemsize + 4 * (action_width + 6))

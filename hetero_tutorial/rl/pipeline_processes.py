@@ -3,7 +3,7 @@
 What travels, and how:
 
 * **rollouts**: each worker owns ``slots_per_worker`` preallocated rollout slots, each a
-  :class:`~hetero_tutorial.rl.ppo.RolloutStorage` whose tensors live in shared memory.
+  :class:`~hetero_tutorial.rl.rollout_storage.RolloutStorage` whose tensors live in shared memory.
   The worker fills one while the learner copies another out; a rollout never goes
   through a pipe, only its small :class:`~hetero_tutorial.rl.pipeline_worker.RolloutReport`;
 * **weights**: one flat tensor per version in shared memory, the last few versions kept
@@ -42,8 +42,8 @@ from hetero_tutorial.rl.pipeline_worker import (
     RolloutWorker,
     WorkerFailed,
 )
-from hetero_tutorial.rl.ppo import RolloutStorage
 from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.rollout_storage import RolloutStorage
 
 STARTING_HINT = (
     "Its own error, if any, is printed above. A script that "

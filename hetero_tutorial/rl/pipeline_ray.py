@@ -50,8 +50,8 @@ from hetero_tutorial.rl.pipeline_worker import (
     RolloutWorker,
     WorkerFailed,
 )
-from hetero_tutorial.rl.ppo import RolloutStorage
 from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.rollout_storage import RolloutStorage
 
 LOOPBACK = "127.0.0.1"
 OBJECT_STORE_BYTES = 128 * 2**20

@@ -5,7 +5,7 @@ environments, a CPU copy of the actor (its weights one flat tensor, loaded from 
 learner's) and PPO's :class:`~hetero_tutorial.rl.ppo.Collector`. :meth:`RolloutWorker.run`
 is one rollout, in the order it happens: note how long the worker waited for this
 request, load the newest weights, ``Collector.collect`` into a storage laid out as
-:class:`~hetero_tutorial.rl.ppo.RolloutStorage`, ``compute_advantages`` there, and
+:class:`~hetero_tutorial.rl.rollout_storage.RolloutStorage`, ``compute_advantages`` there, and
 report. It is the same code in both engines: the process backend
 (:mod:`~hetero_tutorial.rl.pipeline_processes`) hands it a shared-memory slot and the
 shared weights; the Ray backend (:mod:`~hetero_tutorial.rl.pipeline_ray`) its own
@@ -26,8 +26,9 @@ import torch
 
 from hetero_tutorial.rl.envs import make_vector_env, spec_of
 from hetero_tutorial.rl.flat import FlatParameters
-from hetero_tutorial.rl.ppo import Collector, RolloutStorage, compute_advantages, make_policy
+from hetero_tutorial.rl.ppo import Collector, compute_advantages, make_policy
 from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.rollout_storage import RolloutStorage
 
 CLOCK = time.time
 """The pipeline's one clock (seconds): system-wide, unlike ``time.perf_counter``."""
