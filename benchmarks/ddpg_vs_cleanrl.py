@@ -162,12 +162,5 @@ def arguments(argv: list[str] | None = None) -> Any:
     return args
 
 
-def main(argv: list[str] | None = None) -> Any:
-    args = arguments(argv)
-    if args.worker:
-        return race.serve(WORKERS, args)
-    return race.run(plan(args), args, argv=argv)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    race.main(arguments, plan, WORKERS)

@@ -404,6 +404,28 @@ class Plan:
                     raise ValueError(f"pair {pair} names {name!r} at {pair.point!r}: no such entry")
 
 
+def main(
+    arguments: Callable[[Sequence[str] | None], argparse.Namespace],
+    plan: Callable[[argparse.Namespace], Plan],
+    workers: dict[str, Callable[[dict[str, Any]], Metrics]],
+    argv: Sequence[str] | None = None,
+    notes: Callable[[], dict[str, str]] | None = None,
+) -> Any:
+    """A race script's entry point: serve one contestant (``--worker``), or run the race.
+
+    ``notes()``, if given, adds to the plan's notes what only a real run finds out (whether
+    a peer installs here); a test builds the plan without it.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = arguments(argv)
+    if args.worker:
+        return serve(workers, args)
+    race_plan = plan(args)
+    if notes is not None:
+        race_plan.notes.update(notes())
+    return run(race_plan, args, argv=argv)
+
+
 def run(
     plan: Plan,
     args: argparse.Namespace,
@@ -417,6 +439,8 @@ def run(
     instead: then no venv is built and the record names no peer versions.
     """
     plan.check()
+    for name, note in plan.notes.items():
+        print(f"{name}: {note}")
     began = time.perf_counter()
     versions: dict[str, dict[str, str]] = {}
     if measure is None:
