@@ -128,16 +128,20 @@ def versions(name: str) -> dict[str, str]:
 
 
 def resolves(requirements: list[str]) -> str | None:
-    """None if pip can resolve ``requirements`` together here, else pip's reason (its last lines).
+    """None if pip can resolve ``requirements`` together here, else pip's reason for the conflict.
 
     A dry run: nothing is installed. For a peer that may not install beside Gymnasium 1.x.
     """
-    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed"]
+    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed"]
     done = subprocess.run([*command, *requirements], capture_output=True, text=True)
     if done.returncode == 0:
         return None
-    lines = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
-    return " ".join(lines[-2:]) or done.stderr[-300:]
+    lines = (done.stdout + done.stderr).splitlines()
+    if "The conflict is caused by:" in lines:  # then one line per requirement in conflict
+        after = lines[lines.index("The conflict is caused by:") + 1 :]
+        end = after.index("") if "" in after else len(after)
+        return "; ".join(line.strip() for line in after[:end])
+    return " ".join(line for line in lines if line.startswith("ERROR"))[-300:]
 
 
 if __name__ == "__main__":  # python benchmarks/peer_venvs.py [NAME ...]: build them ahead
