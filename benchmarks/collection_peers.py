@@ -2,7 +2,8 @@
 
 What: rollout collection alone, with a fixed policy (a 64x64 Tanh actor-critic at its
 initial weights: no learner, no update), on CartPole-v1, each worker process stepping
-``--envs`` (8) Gymnasium environments in a ``SyncVectorEnv`` (SAME_STEP autoreset) for
+``--envs`` (8) Gymnasium environments in a ``SyncVectorEnv`` (ours autoresets them in the
+same step, as our PPO does) for
 ``--steps`` (128) steps per rollout, one PyTorch thread per process, at 1 and at 2
 workers:
 
@@ -12,7 +13,8 @@ workers:
   and copies each filled rollout out of its slot (``engine.read``), as the learner does;
 * ``torchrl-sync``: ``MultiSyncCollector``, one batch of every worker's rollout at a time;
 * ``torchrl-async``: ``MultiAsyncCollector``, each worker's rollout as it comes;
-  both over ``GymWrapper`` of the same ``SyncVectorEnv``, the policy a
+  both over ``GymWrapper`` of the same ``SyncVectorEnv`` (its autoreset DISABLED, the
+  mode TorchRL prefers: it resets the ended environments itself), the policy a
   ``ProbabilisticActor`` (categorical, with log-probabilities) and a ``ValueOperator``,
   so that both sides compute what PPO stores (actions, log-probabilities, values).
   Ours also computes GAE advantages in the worker; TorchRL's collectors do not.
@@ -160,7 +162,8 @@ class VectorCartPole:
 
         vector = gym.vector.SyncVectorEnv(
             [lambda: gym.make(ENV_ID) for _ in range(self.envs)],
-            autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+            # TorchRL's preferred mode: it resets the envs that ended itself, with a mask
+            autoreset_mode=gym.vector.AutoresetMode.DISABLED,
         )
         env = GymWrapper(vector, categorical_action_encoding=True)
         env.set_seed(self.seed)
