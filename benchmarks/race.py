@@ -145,20 +145,25 @@ def run_worker(
     env = {**os.environ, **thread_environment(job["threads"])}
     peer_venvs.PEERS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=peer_venvs.PEERS) as cwd:
-        began = time.perf_counter()
-        process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True,
-        )  # fmt: skip
-        try:
-            out, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise RaceError(
-                f"{entry.contestant} at {entry.point} ran past {timeout:.0f} s"
-            ) from None
-        finally:
-            _end_group(process)
-        seconds = time.perf_counter() - began
+        # Output to files, not pipes: a child left behind that still holds a pipe open
+        # would keep the race waiting for the pipe's end after the contestant is done.
+        out_path, err_path = Path(cwd) / "stdout", Path(cwd) / "stderr"
+        with out_path.open("w") as out_file, err_path.open("w") as err_file:
+            began = time.perf_counter()
+            process = subprocess.Popen(
+                command, cwd=cwd, env=env, stdout=out_file, stderr=err_file, text=True,
+                start_new_session=True,
+            )  # fmt: skip
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise RaceError(
+                    f"{entry.contestant} at {entry.point} ran past {timeout:.0f} s"
+                ) from None
+            finally:
+                _end_group(process)
+            seconds = time.perf_counter() - began
+        out, err = out_path.read_text(), err_path.read_text()
     if process.returncode != 0:
         raise RaceError(
             f"{entry.contestant} at {entry.point} failed (exit {process.returncode}):\n"
