@@ -46,37 +46,18 @@ Prints a table and writes data/results/bench.ppo_peers.json.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import zipfile
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-PEERS = ROOT / "build" / "peers"
-CLEANRL_SCRIPT = PEERS / "cleanrl" / "ppo.py"
+import peer_venvs
+import race
 
-# Peer virtual environments: name -> exact requirements. Torch is the same 2.13.0 as ours
-# (on this machine pip takes the CPU wheel from local disk; elsewhere point pip at the CPU
-# index, or an unpinned install pulls a multi-GB CUDA build).
-PEER_VENVS = {
-    "sb3": ["torch==2.13.0", "stable-baselines3==2.9.2", "gymnasium==1.4.0"],
-    "cleanrl": [
-        "torch==2.13.0",
-        "gym==0.23.1",  # the API cleanrl 1.2.0's ppo.py is written for
-        "numpy==1.26.4",  # gym 0.23 predates NumPy 2
-        "pygame==2.6.1",  # gym 0.23's CartPole imports it at module level
-        "tensorboard==2.21.0",  # ppo.py logs with torch.utils.tensorboard.SummaryWriter
-    ],
-}
-CLEANRL_WHEEL = "cleanrl==1.2.0"
+PEER_VENV_NAMES = ("sb3", "cleanrl")
+"""Their pins are in peer_venvs.PEER_VENVS; CleanRL's ppo.py comes from its wheel, unmodified."""
 
 SETTINGS = {
     "sb3": {
@@ -128,20 +109,19 @@ TARGETS = {"sb3": ("sb3", 2.0), "cleanrl": ("cleanrl", 1.0)}
 
 def ours(setting: dict, seed: int, threads: int) -> dict:
     """Our PPO (all-CPU placement), training time only."""
-    from hetero_tutorial.core.placement import placement
-    from hetero_tutorial.rl import ppo, ppo_config, ppo_runs
+    from our_parts import PPOConfig, PPOTrainer, placement, train
 
     marks = []
-    run_iteration = ppo.PPOTrainer.run_iteration
+    run_iteration = PPOTrainer.run_iteration
 
-    def marked_iteration(trainer: ppo.PPOTrainer) -> None:  # observe iteration ends; code unchanged
+    def marked_iteration(trainer: PPOTrainer) -> None:  # observe iteration ends; code unchanged
         run_iteration(trainer)
         marks.append(mark(trainer.global_step))
 
-    ppo.PPOTrainer.run_iteration = marked_iteration
+    PPOTrainer.run_iteration = marked_iteration
     knobs = {k: v for k, v in setting.items() if k != "label"}
-    config = ppo_config.PPOConfig.tuned("CartPole-v1", **knobs)
-    run = ppo_runs.train(
+    config = PPOConfig.tuned("CartPole-v1", **knobs)
+    run = train(
         config,
         placement("all-cpu"),
         seed=seed,
@@ -230,10 +210,11 @@ def cleanrl(setting: dict, seed: int, threads: int) -> dict:
             lines.append(text)
             return len(text)
 
-    sys.argv = [str(CLEANRL_SCRIPT), *cleanrl_arguments(setting, seed)]
+    script = peer_venvs.script("cleanrl")
+    sys.argv = [str(script), *cleanrl_arguments(setting, seed)]
     real_stdout, sys.stdout = sys.stdout, Tap()
     try:
-        runpy.run_path(str(CLEANRL_SCRIPT), run_name="__main__")
+        runpy.run_path(str(script), run_name="__main__")
     finally:
         sys.stdout = real_stdout
     import torch
@@ -281,103 +262,29 @@ def cleanrl_arguments(setting: dict, seed: int) -> list[str]:
 WORKERS = {"ours": ours, "sb3": sb3, "cleanrl": cleanrl}
 
 
-# --- setting up the peers -----------------------------------------------------------------
-
-
-def peer_python(name: str) -> Path:
-    return PEERS / name / "bin" / "python"
-
-
-def ensure_peers() -> None:
-    """Create the peer venvs and extract CleanRL's ppo.py, where missing."""
-    for name, requirements in PEER_VENVS.items():
-        stamp = PEERS / name / ".installed"
-        if stamp.exists() and stamp.read_text().split() == requirements:
-            continue
-        print(f"setting up build/peers/{name}: {' '.join(requirements)}", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(PEERS / name)], check=True)
-        pip = [str(peer_python(name)), "-m", "pip", "install", "--quiet"]
-        subprocess.run([*pip, *requirements], check=True)
-        stamp.write_text("\n".join(requirements) + "\n")
-    if not CLEANRL_SCRIPT.exists():
-        with tempfile.TemporaryDirectory(dir=PEERS) as folder:
-            subprocess.run(
-                [
-                    str(peer_python("cleanrl")),
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    CLEANRL_WHEEL,
-                    "--no-deps",
-                    "--only-binary=:all:",
-                    "--python-version",
-                    "3.10",
-                    "-d",
-                    folder,
-                ],
-                check=True,
-            )
-            (wheel,) = Path(folder).glob("cleanrl-*.whl")
-            with zipfile.ZipFile(wheel) as archive:
-                CLEANRL_SCRIPT.write_bytes(archive.read("cleanrl/ppo.py"))
+def serve(job: dict[str, Any]) -> dict:
+    """A contestant's process: its worker at ``job``'s setting, budget, seed and threads."""
+    setting = {**SETTINGS[job["setting"]], "total_steps": job["total_steps"]}
+    return WORKERS[job["contestant"]](setting, job["seed"], job["threads"])
 
 
 def peer_versions() -> dict[str, dict[str, str]]:
     """Installed versions of the packages that matter, per peer venv."""
-    packages = {
-        "sb3": ["stable_baselines3", "torch", "gymnasium", "numpy"],
-        "cleanrl": ["torch", "gym", "numpy", "tensorboard", "pygame"],
-    }
-    found = {}
-    for name, names in packages.items():
-        code = (
-            "import json, importlib.metadata as m; "
-            f"print(json.dumps({{p: m.version(p) for p in {names!r}}}))"
-        )
-        out = subprocess.run([str(peer_python(name)), "-c", code], capture_output=True, text=True)
-        found[name] = (
-            json.loads(out.stdout) if out.returncode == 0 else {"error": out.stderr[-300:]}
-        )
-    found["cleanrl"]["cleanrl"] = CLEANRL_WHEEL.split("==")[1] + " (ppo.py, unmodified)"
+    found = {name: peer_venvs.versions(name) for name in PEER_VENV_NAMES}
+    found["cleanrl"]["cleanrl"] = peer_venvs.CLEANRL_WHEEL.split("==")[1] + " (ppo.py, unmodified)"
     return found
 
 
 # --- running and summarising ----------------------------------------------------------------
 
 
-def command_for(contestant: str, setting_name: str, seed: int, threads: int) -> list[str]:
-    python = sys.executable if contestant == "ours" else str(peer_python(contestant))
-    return [
-        python,
-        str(Path(__file__).resolve()),
-        "--worker",
-        contestant,
-        "--setting",
-        setting_name,
-        "--seed",
-        str(seed),
-        "--threads",
-        str(threads),
-        "--total-steps",
-        str(SETTINGS[setting_name]["total_steps"]),
-    ]
-
-
 def measure(contestant: str, setting_name: str, seed: int, threads: int, core: str) -> dict:
     """One fresh process: its steps/s by its own clock, and the whole process's wall time."""
-    command = command_for(contestant, setting_name, seed, threads)
-    if core != "none":
-        command = ["taskset", "-c", core, *command]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-    env["PYTHONWARNINGS"] = "ignore"
-    with tempfile.TemporaryDirectory(dir=PEERS) as cwd:  # CleanRL writes runs/ here
-        began = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-        process_seconds = time.perf_counter() - began
-    if done.returncode != 0:
-        raise RuntimeError(f"{contestant} failed ({' '.join(command)}):\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    job = {"contestant": contestant, "setting": setting_name, "seed": seed, "threads": threads,
+           "total_steps": SETTINGS[setting_name]["total_steps"]}  # fmt: skip
+    venv = None if contestant == "ours" else contestant
+    entry = race.Entry(setting_name, contestant, "serve", job, venv=venv)
+    result = race.run_worker(Path(__file__).resolve(), entry, job, core)
     (first_steps, first_wall, first_cpu), (steps, wall, cpu) = (
         result["marks"][0],
         result["marks"][-1],
@@ -389,7 +296,6 @@ def measure(contestant: str, setting_name: str, seed: int, threads: int, core: s
         "steady_steps": steps - first_steps,
         "steady_wall_steps_per_s": (steps - first_steps) / (wall - first_wall),
         "steady_cpu_steps_per_s": (steps - first_steps) / (cpu - first_cpu),
-        "process_seconds": process_seconds,
         "seed": seed,
     }
 
@@ -398,9 +304,8 @@ def interleaved(rounds: int, threads: int, core: str, settings: list[str]) -> di
     """rates[setting][contestant] = list of measurements, one per round."""
     runs = {s: {c: [] for c in CONTESTANTS} for s in settings}
     for r in range(rounds):
-        order = CONTESTANTS[r % len(CONTESTANTS) :] + CONTESTANTS[: r % len(CONTESTANTS)]
         for setting_name in settings:
-            for contestant in order:
+            for contestant in race.rotated(CONTESTANTS, r):
                 run = measure(contestant, setting_name, r, threads, core)
                 runs[setting_name][contestant].append(run)
                 rates = " ".join(f"{run[metric]:6.0f}" for metric in METRICS)
@@ -411,20 +316,6 @@ def interleaved(rounds: int, threads: int, core: str, settings: list[str]) -> di
                     flush=True,
                 )
     return runs
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    if len(values) < 2:
-        values = values * 2  # one measurement: no spread
-    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return {
-        "median": median,
-        "q1": q1,
-        "q3": q3,
-        "iqr": q3 - q1,
-        "min": min(values),
-        "max": max(values),
-    }
 
 
 METRICS = {
@@ -440,7 +331,7 @@ def summarise(runs: dict) -> dict:
         summary[setting_name] = {}
         for metric in METRICS:
             rates = {c: [run[metric] for run in v] for c, v in by_contestant.items()}
-            stats = {c: spread(v) for c, v in rates.items()}
+            stats = {c: race.spread(v) for c, v in rates.items()}
             ratios = {}
             for peer in CONTESTANTS[1:]:
                 paired = [a / b for a, b in zip(rates["ours"], rates[peer], strict=True)]
@@ -494,54 +385,26 @@ def table(summary: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch threads, all (default 1)")
-    parser.add_argument("--core", default="1", help="taskset core list for all, or 'none'")
+    parser = race.parser(__doc__.splitlines()[0], rounds=5)
     parser.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS))
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke test: 1 round, 10k steps at CleanRL's setting",
-    )
-    parser.add_argument(
-        "--reference",
-        action="store_true",
-        help="also write the record to data/reference/<machine>/",
-    )
-    parser.add_argument("--worker", choices=WORKERS, help=argparse.SUPPRESS)
-    parser.add_argument("--setting", choices=SETTINGS, help=argparse.SUPPRESS)
-    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--total-steps", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.total_steps:
-        SETTINGS[args.setting]["total_steps"] = args.total_steps
-    if args.quick:
-        if args.reference:
-            parser.error("--quick results are no reference; drop one of the two")
-        args.rounds = 1
-        SETTINGS["cleanrl"]["total_steps"] = 10_000
+    args = race.parse(parser)
     if args.worker:
-        print(json.dumps(WORKERS[args.worker](SETTINGS[args.setting], args.seed, args.threads)))
+        race.serve({"serve": serve}, args)
         return
-    if args.core != "none" and shutil.which("taskset") is None:
-        parser.error("taskset not found: install util-linux or pass --core none")
-
-    from hetero_tutorial.core import results
+    if args.quick:  # 1 round (race.parse), 10k steps at CleanRL's setting
+        SETTINGS["cleanrl"]["total_steps"] = 10_000
 
     began = time.perf_counter()
-    ensure_peers()
+    for name in PEER_VENV_NAMES:
+        peer_venvs.ensure(name)
     versions = peer_versions()
     runs = interleaved(args.rounds, args.threads, args.core, args.settings)
     summary = summarise(runs)
     print(table(summary))
     wall = time.perf_counter() - began
     print(f"\nwhole benchmark: {wall / 60:.1f} min")
-    provenance = results.provenance(
-        command=" ".join(["python", "benchmarks/ppo_peers.py", *sys.argv[1:]]), quick=args.quick
-    )
-    provenance["peer_versions"] = versions
-    record = results.Record(
+    command = " ".join(["python", "benchmarks/ppo_peers.py", *sys.argv[1:]])
+    race.save(
         "bench.ppo_peers",
         {
             "env_id": "CartPole-v1",
@@ -562,12 +425,11 @@ def main() -> None:
             "runs": runs,
             "wall_seconds": wall,
         },
-        provenance,
+        versions,
+        command,
+        args.quick,
+        args.reference,
     )
-    print(f"record written to {results.save(record)}")
-    if args.reference:
-        folder = results.reference_directory(record)
-        print(f"reference record written to {results.save(record, directory=folder)}")
 
 
 if __name__ == "__main__":
