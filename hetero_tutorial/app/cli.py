@@ -1,4 +1,4 @@
-"""The command line: ``python -m hetero_tutorial {doctor, run, bench NAME}``."""
+"""The command line: ``python -m hetero_tutorial {doctor, run, ledger, bench NAME}``."""
 
 from __future__ import annotations
 
@@ -159,13 +159,15 @@ def _run_ledger(readme: bool) -> int:
     from hetero_tutorial.ledger import verdicts as ledger
 
     if readme:
-        from hetero_tutorial.app import cards
+        from hetero_tutorial.app import cards, kit
         from hetero_tutorial.app import readme as readme_tables
 
         readme_tables.update()
         print(f"README tables regenerated from {results.REFERENCE_DIR}")
         for path in cards.update_cards():
             print(f"run-time line of {path.name}'s opening card regenerated")
+        for path in kit.update():
+            print(f"generated sections of docs/{path.name} regenerated")
         return 0
     json_path, md_path = ledger.write()
     print(md_path.read_text())
