@@ -3,10 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BOOK_STAMP := $(VENV)/.installed-book
 QUICK_ENV := HETERO_TUTORIAL_QUICK=1
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab test lint unit notebooks run run-quick doctor format lock gpu-wheels gpu-wheels-check clean
+.PHONY: book
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -20,6 +22,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m ipykernel install --user --name hetero-tutorial --display-name "Python (hetero-tutorial)"
 	touch $(STAMP)
 
+# The book's tools (Sphinx, MyST-NB, Furo, latex2mathml, Playwright): the extra [book], kept
+# out of `make setup` so that a learner's `make lab` does not install them.
+$(BOOK_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,atari,ray,book]"
+	touch $(BOOK_STAMP)
+
 # Containers often run as root, which Jupyter refuses unless told.
 lab: setup ## open JupyterLab on notebooks/
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
@@ -30,7 +38,7 @@ lint: setup ## ruff lint and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-unit: setup ## unit tests (quick mode; the notebook-quality checks run in `make notebooks`)
+unit: $(BOOK_STAMP) ## unit tests (quick mode; the notebook-quality checks run in `make notebooks`)
 	$(QUICK_ENV) $(BIN)/python -m pytest -q tests --ignore=tests/test_notebook_quality.py
 
 # nbmake executes copies in build/nbmake/ (--overwrite fills the copies, never the stored
@@ -40,6 +48,9 @@ notebooks: setup ## every notebook under nbmake (quick mode), then check what th
 	$(QUICK_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 \
 		--overwrite build/nbmake
 	HETERO_TUTORIAL_EXECUTED=build/nbmake $(BIN)/python -m pytest -q tests/test_notebook_quality.py
+
+book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's
+	$(BIN)/python -m hetero_tutorial book
 
 run: setup ## execute every notebook headless in full mode (build/notebooks/), write the run record
 	$(BIN)/python -m hetero_tutorial run
@@ -57,7 +68,7 @@ format: setup ## apply ruff's formatting and safe fixes
 lock: ## regenerate constraints.txt from a clean virtual environment (torch pinned to 2.13.0)
 	rm -rf build/lock-venv
 	$(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".[dev,atari,ray]"
+	build/lock-venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".[dev,atari,ray,book]"
 	{ echo "# Exact versions for the set-up (make setup). Regenerate with: make lock"; \
 	  build/lock-venv/bin/python -m pip freeze --exclude-editable | sed 's/+cpu$$//'; } > constraints.txt
 	rm -rf build/lock-venv

@@ -55,7 +55,7 @@ def test_a_block_runs_in_full_mode_in_class_only_within_the_series_limits(monkey
     assert kit._in_class(block, []) == "quick mode (full mode not recorded)"
     monkeypatch.setattr(results, "load_references", lambda kind=None: [fits])
     table = kit.workshop_blocks()
-    assert "On Test CPU (2 cores, no GPU) (0 quick and 1 full recorded runs)" in table
+    assert "On Test CPU (2 cores, no GPU), the medians of 0 quick and 1 full recorded runs" in table
     assert f"| {kit.BLOCKS[0].title} | 00 | not recorded | 30 s | 20 s (00: *part 1*) |" in table
 
 

@@ -96,13 +96,13 @@ def _longest(block: Block, full_runs: list[results.Record]) -> str:
 
 def _fewer_runs(quick: list[results.Record], full: list[results.Record]) -> str:
     """Which notebooks fewer runs recorded (a notebook added to the series after the first
-    runs), with their counts: ``"; 06: 1 quick, 1 full"``, or ``""``."""
+    runs), with their counts: ``" (06: 1 quick and 1 full)"``, or ``""``."""
     notes = []
     for name in readme.series_notebooks():
         counts = [sum(name in r.data["notebook_seconds"] for r in runs) for runs in (quick, full)]
         if counts != [len(quick), len(full)]:
-            notes.append(f"{name[:2]}: {counts[0]} quick, {counts[1]} full")
-    return "; " + "; ".join(notes) if notes else ""
+            notes.append(f"{name[:2]}: {counts[0]} quick and {counts[1]} full")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def workshop_blocks() -> str:
@@ -118,8 +118,8 @@ def workshop_blocks() -> str:
         quick, full = modes.get("quick", []), modes.get("full", [])
         quick_medians, full_medians = readme.notebook_medians(quick), readme.notebook_medians(full)
         lines = [
-            f"On {hardware} ({len(quick)} quick and {len(full)} full recorded runs"
-            f"{_fewer_runs(quick, full)}):",
+            f"On {hardware}, the medians of {len(quick)} quick and {len(full)} full recorded "
+            f"runs{_fewer_runs(quick, full)}:",
             "",
             "| block | notebooks | quick mode | full mode | longest cell, full mode | in class |",
             "|---|---|---|---|---|---|",
