@@ -8,7 +8,7 @@ QUICK_ENV := HETERO_TUTORIAL_QUICK=1
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab test lint unit notebooks run run-quick doctor format lock gpu-wheels gpu-wheels-check clean
-.PHONY: book
+.PHONY: book book-test setup-browser
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -32,14 +32,15 @@ $(BOOK_STAMP): $(STAMP)
 lab: setup ## open JupyterLab on notebooks/
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
-test: setup lint unit notebooks ## lint, unit tests, every notebook under nbmake (quick mode), its outputs checked
+test: setup lint unit notebooks book-test ## lint, unit tests, every notebook under nbmake (quick mode), its outputs checked, the book from them in a browser
 
 lint: setup ## ruff lint and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-unit: $(BOOK_STAMP) ## unit tests (quick mode; the notebook-quality checks run in `make notebooks`)
-	$(QUICK_ENV) $(BIN)/python -m pytest -q tests --ignore=tests/test_notebook_quality.py
+unit: $(BOOK_STAMP) ## unit tests (quick mode; the notebook-quality checks run in `make notebooks`, the browser's in `make book-test`)
+	$(QUICK_ENV) $(BIN)/python -m pytest -q tests --ignore=tests/test_notebook_quality.py \
+		--ignore=tests/test_book_browser.py
 
 # nbmake executes copies in build/nbmake/ (--overwrite fills the copies, never the stored
 # notebooks); the quality test then reads those outputs instead of executing them again.
@@ -51,6 +52,19 @@ notebooks: setup ## every notebook under nbmake (quick mode), then check what th
 
 book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's
 	$(BIN)/python -m hetero_tutorial book
+
+# make test's own book: from the quick copies nbmake just executed, whatever else build/ holds.
+book-test: $(BOOK_STAMP) ## build the book from build/nbmake/ and open every page in headless Chromium (skipped without it)
+	$(BIN)/python -m hetero_tutorial book --from build/nbmake
+	HETERO_TUTORIAL_BOOK=build/book/html $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_book_browser.py
+
+setup-browser: ## install Debian's Chromium for the browser test (apt-get, as root; nothing if one is there)
+	@if command -v chromium >/dev/null 2>&1; then chromium --version; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+		echo "no apt-get here: install Chromium with this system's package manager"; exit 1; \
+	elif [ "$$(id -u)" != 0 ]; then echo "installing Chromium needs root: sudo make setup-browser"; exit 1; \
+	else apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+		&& chromium --version; fi
 
 run: setup ## execute every notebook headless in full mode (build/notebooks/), write the run record
 	$(BIN)/python -m hetero_tutorial run

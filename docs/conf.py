@@ -17,6 +17,7 @@ myst_heading_anchors = 3  # the glossary's terms are headings: docs/glossary.md#
 myst_heading_slug_func = "github"  # the same anchors as on GitHub
 
 html_theme = "furo"
+html_favicon = "favicon.svg"  # else a browser asks the server for /favicon.ico, and gets a 404
 html_math_renderer = "mathml"
 html_copy_source = False  # the executed notebooks are big; the pages are what is read
 html_show_sourcelink = False
