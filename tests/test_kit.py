@@ -88,3 +88,22 @@ def test_every_glossary_term_is_a_heading_with_an_anchor_of_its_own():
     assert terms == sorted(terms, key=str.lower), "terms in alphabetical order"
     assert {"iqr", "pinned-memory", "non_blocking", "nvml", "policy-lag"} <= set(anchors)
     assert all(term in terms for term in BRIEF_TERMS)
+
+
+def _singulars(word: str) -> set[str]:
+    """``word`` and what it may be the plural of (``copies``: copy, ``minibatches``: minibatch)."""
+    found = {word}
+    for plural, singular in (("ies", "y"), ("es", ""), ("s", "")):
+        if word.endswith(plural):
+            found.add(word[: -len(plural)] + singular)
+    return found
+
+
+def test_every_word_in_italics_in_the_glossary_has_an_entry():
+    text = GLOSSARY.read_text()
+    names = set()
+    for term in re.findall(r"^## (.+)$", text, re.M):
+        names |= {term.lower(), *re.split(r", | and ", term.lower())}
+    references = set(re.findall(r"(?<![*\w])\*([^*\n]+)\*(?!\*)", text))
+    unknown = [word for word in references if not _singulars(word.lower()) & names]
+    assert not unknown, f"in italics with no entry of their own: {sorted(unknown)}"
