@@ -63,7 +63,8 @@ setup-browser: ## install Debian's Chromium for the browser test (apt-get, as ro
 	elif ! command -v apt-get >/dev/null 2>&1; then \
 		echo "no apt-get here: install Chromium with this system's package manager"; exit 1; \
 	elif [ "$$(id -u)" != 0 ]; then echo "installing Chromium needs root: sudo make setup-browser"; exit 1; \
-	else apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	else apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		chromium >/dev/null \
 		&& chromium --version; fi
 
 run: setup ## execute every notebook headless in full mode (build/notebooks/), write the run record

@@ -133,3 +133,11 @@ def test_formulas_are_written_as_mathml():
     inline, block = translator.body
     assert inline.startswith("<math") and "<msub>" in inline
     assert 'display="block"' in block and 'mathvariant="normal"' in block  # \mathrm
+
+
+def test_the_book_never_replaces_a_folder_that_is_not_a_built_book(tmp_path):
+    pytest.importorskip("sphinx")
+    (tmp_path / "notes.txt").write_text("a learner's own file")
+    with pytest.raises(UsageError, match="not a built book"):
+        book.build(out=tmp_path)
+    assert (tmp_path / "notes.txt").is_file()

@@ -175,8 +175,8 @@ def front_page(executed: Executed, machines: list[str]) -> str:
     note = (
         "```{note}\n"
         f"The notebook pages show the outputs of `{executed.command}`, in "
-        f"{MODE_NOTE[executed.mode]}, executed on {_executed_on(executed)} on the machine that "
-        "built this book (notebook 00's first section describes it). "
+        f"{MODE_NOTE[executed.mode]}, executed on {_executed_on(executed)} (notebook 00's first "
+        "section describes the machine they ran on). "
         + (
             "`make run` executes them in full mode; `make book` then shows those.\n"
             if executed.mode == "quick"
@@ -274,6 +274,11 @@ def build(directory: Path | None = None, out: Path = HTML_DIR) -> Path:
             'the book needs its extra: pip install -c constraints.txt -e ".[book]" '
             "(make book installs it)"
         ) from None
+    if out.exists() and any(out.iterdir()) and not (out / ".buildinfo").is_file():
+        raise UsageError(
+            f"{display_path(out)} holds files that are not a built book: give --out a new or "
+            "empty folder (a built book there is replaced)"
+        )
     executed = find_executed(directory)
     source = assemble(executed)
     shutil.rmtree(out, ignore_errors=True)
