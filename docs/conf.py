@@ -12,6 +12,7 @@ extensions = ["myst_nb", "hetero_tutorial.app.book_math"]
 nb_execution_mode = "off"  # the notebooks ran before: `make run` or `make test`
 nb_ipywidgets_js = {}  # MyST-NB's default loads require.js and the widget manager from CDNs
 nb_merge_streams = True
+nb_render_markdown_format = "gfm"  # the package prints its tables as Markdown: GFM has tables
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3  # the glossary's terms are headings: docs/glossary.md#iqr
 myst_heading_slug_func = "github"  # the same anchors as on GitHub

@@ -7,8 +7,9 @@ browser that resolves no other host name, as on a machine offline; a request tha
 the loopback address is an error, so a page that needs a CDN fails here. Per page: it
 loaded, no console error, uncaught exception or failed request, every image loaded
 (natural width > 0), every internal link leads to a page and an anchor that exist, a
-notebook page shows at least one figure, and no absolute path of this machine is in its
-text. A screenshot of each page goes to ``build/book-shots/``.
+notebook page shows at least one figure, no Markdown table is left as text, and no
+absolute path of this machine is in its text. A screenshot of each page goes to
+``build/book-shots/``.
 
 The browser (with Playwright's driver) never outlives the walk: it is closed in a
 ``finally``, and any process it left is ended by its id and reported, also after a
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -143,6 +145,14 @@ IMAGES_JS = """async () => {
 FIGURES_JS = """() => Array.from(document.querySelectorAll(".cell_output img, .cell_output svg"))
     .filter((figure) => (figure.naturalWidth ?? figure.getBoundingClientRect().width) > 0)
     .length"""
+PROSE_JS = """() => {
+    const prose = document.body.cloneNode(true);
+    prose.querySelectorAll("pre, code, script, style").forEach((e) => e.remove());
+    return prose.textContent;
+}"""
+"""The page's text outside code: where a Markdown table left unrendered would show."""
+UNRENDERED_TABLE = re.compile(r"\|\s*(-{3,}|—)\s*\|")
+"""A Markdown table's delimiter row (``|---|``; ``|—|`` once typography made a dash of it)."""
 LINKS_JS = """() => [
     Array.from(document.querySelectorAll("a[href]")).map((a) => a.href),
     Array.from(document.querySelectorAll("[id], a[name]")).map((e) => e.id || e.name),
@@ -166,6 +176,8 @@ class Visit:
     addresses: list[str] = field(default_factory=list)
     """Every ``src`` and ``href`` as written in the page."""
     text: str = ""
+    prose: str = ""
+    """The text outside code blocks."""
     shot: Path | None = None
 
 
@@ -199,6 +211,7 @@ def _visit(browser: Browser, base: str, page_path: str, shots: Path) -> Visit:
         links, ids, visit.addresses = page.evaluate(LINKS_JS)
         visit.links, visit.ids = links, set(ids)
         visit.text = page.inner_text("body")
+        visit.prose = page.evaluate(PROSE_JS)
         shots.mkdir(parents=True, exist_ok=True)
         visit.shot = shots / (page_path.removesuffix(".html").replace("/", "-") + ".png")
         page.screenshot(path=str(visit.shot), full_page=True)
@@ -246,6 +259,11 @@ def problems_of(visits: list[Visit], directory: Path) -> dict[str, list[str]]:
             if width <= 0
         ],
         "links": broken_links(visits, directory),
+        "tables": [
+            f"{v.page}: a Markdown table shown as text: {found.group(0)!r}"
+            for v in visits
+            if (found := UNRENDERED_TABLE.search(v.prose))
+        ],
         "figures": [
             f"{v.page}: a notebook page with no figure"
             for v in visits
@@ -300,7 +318,7 @@ def test_the_checks_see_every_kind_of_broken_page(chromium_path, tmp_path):
     site = tmp_path / "site"
     (site / "notebooks").mkdir(parents=True)
     (site / "index.html").write_text(
-        "<html><body><p>built in " + str(ROOT) + "</p>"
+        "<html><body><p>built in " + str(ROOT) + "</p><p>| a | b | |---|---| | 1 | 2 |</p>"
         '<img src="missing.png"><a href="gone.html">gone</a><a href="index.html#nowhere">x</a>'
         '<script>console.error("boom")</script><script src="https://cdn.invalid/x.js"></script>'
         "</body></html>"
@@ -315,6 +333,7 @@ def test_the_checks_see_every_kind_of_broken_page(chromium_path, tmp_path):
     assert any("boom" in p for p in found["errors"])
     assert any("off this machine: https://cdn.invalid/x.js" in p for p in found["errors"])
     assert found["figures"] == ["notebooks/00.html: a notebook page with no figure"]
+    assert found["tables"] == ["index.html: a Markdown table shown as text: '|---|'"]
     assert any(str(ROOT) in p for p in found["paths"])
     assert not leftovers
 
