@@ -235,13 +235,7 @@ def ledger_page(machine: str) -> str:
 
 def _kit_page(page: str) -> str:
     """A kit page as committed, its generated sections rebuilt from the records."""
-    text = (kit.DOCS_DIR / page).read_text()
-    for name, build in kit.PAGES.get(page, {}).items():
-        start, end = readme.marker(name), readme.marker(name, end=True)
-        text = text.replace(
-            f"{start}\n{readme.section(text, name)}\n{end}", f"{start}\n{build()}\n{end}"
-        )
-    return text
+    return readme.regenerated((kit.DOCS_DIR / page).read_text(), kit.PAGES.get(page, {}))
 
 
 def assemble(executed: Executed, source: Path = SOURCE_DIR) -> Path:

@@ -224,11 +224,16 @@ def section(text: str, name: str) -> str:
     return found.group(1)
 
 
-def update(readme: Path = README, sections: dict[str, Callable[[], str]] | None = None) -> None:
-    """Regenerate every generated section of ``readme`` (the README's :data:`SECTIONS`, or
-    ``sections`` of another page) from the reference records."""
-    text = readme.read_text()
-    for name, build in (SECTIONS if sections is None else sections).items():
+def regenerated(text: str, sections: dict[str, Callable[[], str]] = SECTIONS) -> str:
+    """``text`` with every one of its generated ``sections`` rebuilt from the reference
+    records (the README's :data:`SECTIONS` by default)."""
+    for name, build in sections.items():
         old = f"{marker(name)}\n{section(text, name)}\n{marker(name, end=True)}"
         text = text.replace(old, f"{marker(name)}\n{build()}\n{marker(name, end=True)}")
-    readme.write_text(text)
+    return text
+
+
+def update(readme: Path = README, sections: dict[str, Callable[[], str]] = SECTIONS) -> None:
+    """Regenerate the generated sections of ``readme`` (or of another page with its own
+    ``sections``) from the reference records."""
+    readme.write_text(regenerated(readme.read_text(), sections))
