@@ -3,10 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BOOK_STAMP := $(VENV)/.installed-book
 QUICK_ENV := HETERO_TUTORIAL_QUICK=1
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab test lint unit notebooks run run-quick doctor format lock gpu-wheels gpu-wheels-check clean
+.PHONY: book book-test setup-browser
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -20,18 +22,25 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m ipykernel install --user --name hetero-tutorial --display-name "Python (hetero-tutorial)"
 	touch $(STAMP)
 
+# The book's tools (Sphinx, MyST-NB, Furo, latex2mathml, Playwright): the extra [book], kept
+# out of `make setup` so that a learner's `make lab` does not install them.
+$(BOOK_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,atari,ray,book]"
+	touch $(BOOK_STAMP)
+
 # Containers often run as root, which Jupyter refuses unless told.
 lab: setup ## open JupyterLab on notebooks/
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
-test: setup lint unit notebooks ## lint, unit tests, every notebook under nbmake (quick mode), its outputs checked
+test: setup lint unit notebooks book-test ## lint, unit tests, every notebook under nbmake (quick mode), its outputs checked, the book from them in a browser
 
 lint: setup ## ruff lint and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-unit: setup ## unit tests (quick mode; the notebook-quality checks run in `make notebooks`)
-	$(QUICK_ENV) $(BIN)/python -m pytest -q tests --ignore=tests/test_notebook_quality.py
+unit: $(BOOK_STAMP) ## unit tests (quick mode; the notebook-quality checks run in `make notebooks`, the browser's in `make book-test`)
+	$(QUICK_ENV) $(BIN)/python -m pytest -q tests --ignore=tests/test_notebook_quality.py \
+		--ignore=tests/test_book_browser.py
 
 # nbmake executes copies in build/nbmake/ (--overwrite fills the copies, never the stored
 # notebooks); the quality test then reads those outputs instead of executing them again.
@@ -40,6 +49,23 @@ notebooks: setup ## every notebook under nbmake (quick mode), then check what th
 	$(QUICK_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 \
 		--overwrite build/nbmake
 	HETERO_TUTORIAL_EXECUTED=build/nbmake $(BIN)/python -m pytest -q tests/test_notebook_quality.py
+
+book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's
+	$(BIN)/python -m hetero_tutorial book
+
+# make test's own book: from the quick copies nbmake just executed, whatever else build/ holds.
+book-test: $(BOOK_STAMP) ## build the book from build/nbmake/ and open every page in headless Chromium (skipped without it)
+	$(BIN)/python -m hetero_tutorial book --from build/nbmake
+	HETERO_TUTORIAL_BOOK=build/book/html $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_book_browser.py
+
+setup-browser: ## install Debian's Chromium for the browser test (apt-get, as root; nothing if one is there)
+	@if command -v chromium >/dev/null 2>&1; then chromium --version; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+		echo "no apt-get here: install Chromium with this system's package manager"; exit 1; \
+	elif [ "$$(id -u)" != 0 ]; then echo "installing Chromium needs root: sudo make setup-browser"; exit 1; \
+	else apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		chromium >/dev/null \
+		&& chromium --version; fi
 
 run: setup ## execute every notebook headless in full mode (build/notebooks/), write the run record
 	$(BIN)/python -m hetero_tutorial run
@@ -57,7 +83,7 @@ format: setup ## apply ruff's formatting and safe fixes
 lock: ## regenerate constraints.txt from a clean virtual environment (torch pinned to 2.13.0)
 	rm -rf build/lock-venv
 	$(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".[dev,atari,ray]"
+	build/lock-venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".[dev,atari,ray,book]"
 	{ echo "# Exact versions for the set-up (make setup). Regenerate with: make lock"; \
 	  build/lock-venv/bin/python -m pip freeze --exclude-editable | sed 's/+cpu$$//'; } > constraints.txt
 	rm -rf build/lock-venv

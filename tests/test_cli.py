@@ -7,9 +7,10 @@ from tqdm import tqdm
 
 from hetero_tutorial.app import cli
 from hetero_tutorial.app.doctor import collect, healthy, render
-from hetero_tutorial.app.runner import execute_notebook, notebook_paths
+from hetero_tutorial.app.runner import EXECUTED_KEY, execute_notebook, notebook_paths
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.modes import quick_mode
 
 
 def test_doctor_reports_and_writes_json(tmp_path, capsys):
@@ -69,6 +70,8 @@ def test_a_notebook_run_names_the_notebook_in_its_kernel_only(tmp_path):
     assert seconds > 0 and [(c["cell"], c["section"]) for c in cells] == [(0, "the opening")]
     executed = nbformat.read(tmp_path / "out" / path.name, as_version=4)
     assert "notebooks/07_example.ipynb" in executed.cells[0].outputs[0]["text"]
+    mode = "quick" if quick_mode() else "full"
+    assert executed.metadata[EXECUTED_KEY] == {"mode": mode}  # the book says which run it shows
     assert results.NOTEBOOK_ENV_VAR not in os.environ  # the runner's own records name the runner
 
 

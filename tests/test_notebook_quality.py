@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+
+from hetero_tutorial.core.paths import private_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -35,13 +36,6 @@ GPU_SECTION = re.compile(
 )
 CPU_ONLY_RECORD = "no GPU)"
 """How a record's hardware label ends when its machine had no accelerator (Record.hardware)."""
-
-
-def _private_paths() -> list[str]:
-    """Absolute paths that would give away this machine's layout: the repository, the Python
-    environment, the home folder."""
-    found = {str(ROOT), sys.prefix, sys.base_prefix, os.path.expanduser("~")}
-    return sorted((p for p in found if len(p) > 1), key=len, reverse=True)
 
 
 def _code_sources(notebook: nbformat.NotebookNode) -> list[str]:
@@ -102,7 +96,7 @@ def _texts(cell: nbformat.NotebookNode) -> list[str]:
 @pytest.mark.parametrize("name", [path.name for path in NOTEBOOKS])
 def test_no_traceback_absolute_path_progress_fallback_or_profiler_log(executed, name):
     problems = []
-    private = _private_paths()
+    private = private_paths()
     for index, cell in enumerate(executed[name].cells):
         if cell.cell_type != "code":
             continue

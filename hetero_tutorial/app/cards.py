@@ -24,11 +24,12 @@ RUN_TIME = "**Run time**"
 """How the card's run-time paragraph starts; it runs to the end of the card."""
 
 
-def _seconds(value: float) -> str:
+def run_time(value: float) -> str:
+    """Seconds as a run time reads best: ``"42 s"``, or ``"3.7 min"`` from two minutes on."""
     return f"{value:.0f} s" if value < 120 else f"{value / 60:.1f} min"
 
 
-def _longest_cell(runs: list[results.Record], name: str) -> tuple[str, float] | None:
+def longest_cell(runs: list[results.Record], name: str) -> tuple[str, float] | None:
     """The section and median seconds of the code cell that took longest, over ``runs``."""
     by_cell: dict[tuple[int, str], list[float]] = defaultdict(list)
     for record in runs:
@@ -59,15 +60,15 @@ def run_time_line(name: str, records: list[results.Record] | None = None) -> str
             runs = modes.get(mode, [])
             if runs:
                 median = statistics.median(r.data["notebook_seconds"][name] for r in runs)
-                said.append(
-                    f"{_seconds(median)} in {mode} mode ({len(runs)} run{'s' * (len(runs) > 1)})"
-                )
+                runs_said = f"{len(runs)} run{'s' * (len(runs) > 1)}"
+                said.append(f"{run_time(median)} in {mode} mode ({runs_said})")
             else:
                 said.append(f"not recorded in {mode} mode")
         text = f"on {hardware}, {' and '.join(said)}"
-        longest = _longest_cell(modes.get("full", []), name)
+        longest = longest_cell(modes.get("full", []), name)
         if longest is not None:
-            text += f"; the longest cell in full mode is in *{longest[0]}* ({_seconds(longest[1])})"
+            section, seconds = longest
+            text += f"; the longest cell in full mode is in *{section}* ({run_time(seconds)})"
         parts.append(text)
     return (
         f"{RUN_TIME} (the median of recorded runs, from `data/reference/`): "

@@ -1,4 +1,4 @@
-"""The command line: ``python -m hetero_tutorial {doctor, run, bench NAME}``."""
+"""The command line: ``python -m hetero_tutorial {doctor, run, ledger, book, bench NAME}``."""
 
 from __future__ import annotations
 
@@ -55,7 +55,31 @@ def _add_ledger(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--readme",
         action="store_true",
-        help="regenerate README's tables and the notebooks' run-time lines from data/reference/",
+        help="regenerate README's tables, the notebooks' run-time lines and the generated "
+        "tables of docs/ (the teacher's kit) from data/reference/",
+    )
+
+
+def _add_book(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "book",
+        help="build the book (static HTML) from the executed notebooks; executes nothing",
+        description=(
+            "Builds build/book/html/ from the notebooks `make run` (full mode, preferred) or "
+            "`make test` (quick mode) executed, with the teacher's kit and a ledger page per "
+            "reference machine. Needs the extra [book]."
+        ),
+    )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="DIR",
+        help="the executed notebooks to show (default: build/notebooks in full mode, else "
+        "build/nbmake)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="where the site goes (default build/book/html)"
     )
 
 
@@ -96,6 +120,7 @@ def build_parser(
     _add_doctor(commands)
     _add_run(commands)
     _add_ledger(commands)
+    _add_book(commands)
     _add_bench(commands)
     return parser
 
@@ -152,6 +177,11 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
         )
     if args.command == "ledger":
         return _run_ledger(args.readme)
+    if args.command == "book":
+        from hetero_tutorial.app import book
+
+        book.build(args.source, args.out or book.HTML_DIR)
+        return 0
     return _run_bench(args, argv)
 
 
@@ -159,13 +189,15 @@ def _run_ledger(readme: bool) -> int:
     from hetero_tutorial.ledger import verdicts as ledger
 
     if readme:
-        from hetero_tutorial.app import cards
+        from hetero_tutorial.app import cards, kit
         from hetero_tutorial.app import readme as readme_tables
 
         readme_tables.update()
         print(f"README tables regenerated from {results.REFERENCE_DIR}")
         for path in cards.update_cards():
             print(f"run-time line of {path.name}'s opening card regenerated")
+        for path in kit.update():
+            print(f"generated sections of docs/{path.name} regenerated")
         return 0
     json_path, md_path = ledger.write()
     print(md_path.read_text())

@@ -20,7 +20,7 @@ from hetero_tutorial.ledger import verdicts as ledger
 README = REPO_DIR / "README.md"
 
 
-def _marker(name: str, end: bool = False) -> str:
+def marker(name: str, end: bool = False) -> str:
     if end:
         return f"<!-- generated:{name} end -->"
     return f"<!-- generated:{name} start (python -m hetero_tutorial ledger --readme) -->"
@@ -217,17 +217,23 @@ SECTIONS: dict[str, Callable[[], str]] = {
 
 def section(text: str, name: str) -> str:
     """The current content of section ``name`` in README ``text``."""
-    pattern = re.escape(_marker(name)) + r"\n(.*?)\n" + re.escape(_marker(name, end=True))
+    pattern = re.escape(marker(name)) + r"\n(.*?)\n" + re.escape(marker(name, end=True))
     found = re.search(pattern, text, re.S)
     if found is None:
-        raise UsageError(f"README has no generated section {name!r} ({_marker(name)})")
+        raise UsageError(f"no generated section {name!r} in the page ({marker(name)} is missing)")
     return found.group(1)
 
 
-def update(readme: Path = README) -> None:
-    """Regenerate every section of ``readme`` from the reference records."""
-    text = readme.read_text()
-    for name, build in SECTIONS.items():
-        old = f"{_marker(name)}\n{section(text, name)}\n{_marker(name, end=True)}"
-        text = text.replace(old, f"{_marker(name)}\n{build()}\n{_marker(name, end=True)}")
-    readme.write_text(text)
+def regenerated(text: str, sections: dict[str, Callable[[], str]] = SECTIONS) -> str:
+    """``text`` with every one of its generated ``sections`` rebuilt from the reference
+    records (the README's :data:`SECTIONS` by default)."""
+    for name, build in sections.items():
+        old = f"{marker(name)}\n{section(text, name)}\n{marker(name, end=True)}"
+        text = text.replace(old, f"{marker(name)}\n{build()}\n{marker(name, end=True)}")
+    return text
+
+
+def update(readme: Path = README, sections: dict[str, Callable[[], str]] = SECTIONS) -> None:
+    """Regenerate the generated sections of ``readme`` (or of another page with its own
+    ``sections``) from the reference records."""
+    readme.write_text(regenerated(readme.read_text(), sections))

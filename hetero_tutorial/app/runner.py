@@ -29,6 +29,8 @@ from hetero_tutorial.ledger import verdicts as ledger
 NOTEBOOKS_DIR = REPO_DIR / "notebooks"
 NOTEBOOK_BUILD_DIR = BUILD_DIR / "notebooks"
 CELL_TIMEOUT_S = 1800
+EXECUTED_KEY = "hetero_tutorial"
+"""The metadata key of an executed copy that records the mode it ran in (``{"mode": ...}``)."""
 
 
 def notebook_paths(only: list[str] | None = None) -> list[Path]:
@@ -87,6 +89,7 @@ def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> tuple[float, 
     try:
         client.execute(env={**os.environ, results.NOTEBOOK_ENV_VAR: command})  # the kernel's only
     finally:
+        notebook.metadata[EXECUTED_KEY] = {"mode": mode}  # the book says which run it shows
         out_dir.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, out_dir / path.name)
     return time.perf_counter() - start, cells
