@@ -187,3 +187,30 @@ def test_pendulum_ppo_improves_over_its_first_evaluation():
     run = train(config, placement("hybrid"), seed=0, threads=1, eval_every=20_480)
     first, last = run.evaluations[0][1], run.evaluations[-1][1]
     assert last > first + 100, run.evaluations
+
+
+def test_the_copy_out_event_sleeps_while_it_waits(monkeypatch):
+    """A default CUDA event's synchronize() spins a core until the copy is done; a blocking
+    one sleeps in the driver, so waiting for the copy out is not CPU work of the learner."""
+    made = []
+
+    class Event:  # records how the storage asks for its event
+        def __init__(self, **options) -> None:
+            made.append(options)
+
+        def record(self, stream) -> None:
+            pass
+
+    class Pinned:  # stands in for a pinned tensor: copying it to "cuda" returns itself
+        def flatten(self, *dims):
+            return self
+
+        def to(self, device, non_blocking=False):
+            return self
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: None)
+    storage = PPOTrainer(PPOConfig.tuned("CartPole-v1", **TINY), "all-cpu").storage
+    storage.tensors = [Pinned()]
+    storage.flat_batch(torch.device("cuda", 0), non_blocking=True)
+    assert made == [{"blocking": True}]
