@@ -204,7 +204,7 @@ def py_spy_command(
     rate: int = 100,
     native: bool = False,
     idle: bool = True,
-    nonblocking: bool = True,
+    nonblocking: bool | None = None,
 ) -> list[str]:
     """The ``py-spy record`` command line that samples ``target`` into raw collapsed stacks.
 
@@ -215,24 +215,47 @@ def py_spy_command(
     sleep in the driver, and without ``--idle`` py-spy would drop exactly the
     waits we are looking for.
 
-    ``nonblocking`` (the default): read the stacks without pausing the program.
-    By default py-spy stops the program for every sample; it stops the host, not
-    the GPU, which works through its queue meanwhile, so the waits for it that
-    follow shrink and the profile under-counts exactly what C5 asks about (and the
-    run slows). The cost of not pausing: a stack read while the program changes it
-    can be inconsistent (a torn or mis-attributed stack now and then; py-spy says
-    so in its help). ``nonblocking=False`` pauses, for consistent samples where no
-    accelerator runs on meanwhile.
+    ``nonblocking``: read the stacks without pausing the program (the default for
+    Python frames). Otherwise py-spy stops the program for every sample; it stops
+    the host, not the GPU, which works through its queue meanwhile, so the waits
+    for it that follow shrink and the profile under-counts exactly what C5 asks
+    about (and the run slows). The cost of not pausing: a stack read while the
+    program changes it can be inconsistent (a torn or mis-attributed stack now and
+    then; py-spy says so in its help). ``nonblocking=False`` pauses, for consistent
+    samples where no accelerator runs on meanwhile. Native frames can only be read
+    from a paused program, so ``native`` samples pause (None: the default for each),
+    and asking for both is refused here, before py-spy would fail.
     """
     executable = py_spy_executable()
     if executable is None:
         raise UsageError(NOT_INSTALLED)
     if rate < 1:
         raise UsageError(f"the sampling rate must be at least 1 per second, got {rate}")
+    nonblocking = sampling_without_pauses(native, nonblocking)
     command = [executable, "record", "--format", "raw", "--full-filenames"]
     command += ["--rate", str(rate), "--output", str(output)]
     command += ["--native"] * native + ["--idle"] * idle + ["--nonblocking"] * nonblocking
     return [*command, "--", *target]
+
+
+NATIVE_PAUSES = (
+    "py-spy reads native (C/C++/CUDA) frames only from a paused program: native sampling "
+    "cannot be non-blocking (py-spy would exit with \"Can't get native stack traces with the "
+    '--nonblocking option."). Sample Python frames without pausing (native off), or native '
+    "frames with pauses (nonblocking off, `--blocking` on the command line)."
+)
+
+
+def sampling_without_pauses(native: bool, nonblocking: bool | None) -> bool:
+    """Whether py-spy samples without pausing: ``nonblocking``, or (None) unless ``native``.
+
+    Raises :class:`UsageError` for native frames without pauses, which py-spy cannot read.
+    """
+    if nonblocking is None:
+        return not native
+    if native and nonblocking:
+        raise UsageError(NATIVE_PAUSES)
+    return nonblocking
 
 
 def record_py_spy(
