@@ -397,9 +397,9 @@ def profile_ppo(
     """Profile PPO under each placement, one after the other in one py-spy recording.
 
     Returns one profile per placement; its flame graph ``ppo-<placement>-h<hidden>.svg``
-    goes to ``out_dir``, the raw recording (megabytes) and the speedscope files to
-    ``samples_dir``. ``options`` go to :func:`py_spy_command` (rate, native, idle,
-    nonblocking) and ``timeout``.
+    (``...-native.svg`` with native frames) goes to ``out_dir``, the raw recording
+    (megabytes) and the speedscope files to ``samples_dir``. ``options`` go to
+    :func:`py_spy_command` (rate, native, idle, nonblocking) and ``timeout``.
     """
     placements = [placements] if isinstance(placements, str) else list(placements)
     unknown = [name for name in placements if name not in profile_target.RUNNERS]
@@ -417,11 +417,12 @@ def profile_ppo(
         threads=threads,
         accelerator=accelerator,
     )
-    raw = Path(samples_dir) / f"ppo-h{hidden}-{'+'.join(placements)}.txt"
+    native = "-native" if options.get("native") else ""  # never over a Python-level profile
+    raw = Path(samples_dir) / f"ppo-h{hidden}-{'+'.join(placements)}{native}.txt"
     command, samples = record_py_spy(target, raw, **options)
     runners = {name: profile_target.RUNNERS[name].__name__ for name in placements}
     return {
-        name: make_profile(f"ppo-{name}-h{hidden}", run, command, raw, out_dir)
+        name: make_profile(f"ppo-{name}-h{hidden}{native}", run, command, raw, out_dir)
         for name, run in split_runs(samples, runners).items()
     }
 
