@@ -241,6 +241,7 @@ def test_the_live_meter_times_every_phase():
     assert not torch.equal(weights, after)
 
 
+@pytest.mark.accelerator
 def test_a_live_decision_on_this_machine_is_quick_and_explained():
     decision = Allocator(threads=(1,), budget_s=0.3).decide(mlp())
     assert decision.measure_seconds < 2.0

@@ -172,6 +172,7 @@ def test_same_seed_same_learning_and_placements_do_not_change_it():
     assert other_seed.episode_returns != runs[0].episode_returns
 
 
+@pytest.mark.accelerator
 def test_updates_agree_across_placements():
     """The same updates on the hybrid plan's update device: equal on a CPU, close on a GPU."""
     cpu_agent, config = make_agent()
@@ -191,6 +192,7 @@ def test_updates_agree_across_placements():
     torch.testing.assert_close(other.rollout_flat.data.cpu(), other.actor_flat.data.cpu())
 
 
+@pytest.mark.accelerator
 def test_placement_comparison_reports_every_placement():
     config = DDPGConfig(**SMALL, buffer="transition", total_steps=500, learning_starts=200)
     rows = placement_comparison(config)

@@ -93,6 +93,7 @@ def test_storage_views_share_one_tensor():
     assert flat["rewards"].shape == (6,)
 
 
+@pytest.mark.accelerator
 def test_placements_change_speed_not_learning():
     """Same seed, three placements: identical parameters on CPU, close on an accelerator."""
     config = PPOConfig.tuned("CartPole-v1", **TINY)
@@ -127,6 +128,7 @@ def test_run_reports_phases_throughput_and_copies():
         assert run.copies_per_env_step == 0  # no accelerator, no host<->device copies
 
 
+@pytest.mark.accelerator
 @pytest.mark.skipif(accelerator() is None, reason="needs an accelerator")
 def test_copies_per_step_on_an_accelerator():
     config = PPOConfig.tuned("CartPole-v1", **TINY)
