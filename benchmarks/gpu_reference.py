@@ -236,28 +236,42 @@ def run_tests(step: schedule.Step, work: Path, dry: bool, timeout: float) -> tup
     """The test slice with pytest-xdist; its counts and failing tests, read from its report."""
     report = work / "tests" / "junit.xml"
     report.parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    # -v: each result is logged as it comes, so a slice cut off by its timeout still counts
+    command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
                *step.arguments(dry), f"--junitxml={report}", *accelerator_test_files()]  # fmt: skip
     env = {**step_environment(dry), "HETERO_TUTORIAL_QUICK": "1"}
-    status = run_processes([(command, work / "logs" / "tests.log")], timeout, env)
-    counts = test_counts(report) if report.is_file() else {}
+    log = work / "logs" / "tests.log"
+    status = run_processes([(command, log)], timeout, env)
+    counts = test_counts(report) if report.is_file() else logged_test_counts(log)
     if counts.get("failed"):
-        status = f"{counts['failed']} of {counts['tests']} tests failed"
+        status = f"{counts['failed']} of {counts['tests']} tests failed" + (
+            "" if status in ("ok", "failed (exit 1)") else f", {status}"
+        )
     return status, counts
 
 
 def test_counts(report: Path) -> dict:
     """Tests, failures (errors included), skips and the failing tests' ids, from JUnit XML."""
-    cases = ET.parse(report).getroot().iter("testcase")
-    counts = {"tests": 0, "failed": 0, "skipped": 0, "failures": []}
-    for case in cases:
-        counts["tests"] += 1
-        if case.find("failure") is not None or case.find("error") is not None:
-            counts["failed"] += 1
-            counts["failures"].append(f"{case.get('classname')}::{case.get('name')}")
-        elif case.find("skipped") is not None:
-            counts["skipped"] += 1
-    return counts
+    results = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        failed = case.find("failure") is not None or case.find("error") is not None
+        outcome = "FAILED" if failed else "SKIPPED" if case.find("skipped") is not None else ""
+        results.append((outcome, f"{case.get('classname')}::{case.get('name')}"))
+    return _counted(results)
+
+
+def logged_test_counts(log: Path) -> dict:
+    """The same counts from pytest-xdist's verbose lines, for a slice stopped before its report."""
+    found = re.findall(r"\[gw\d+\] \[ *\d+%\] (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS) (\S+)",
+                       log.read_text(errors="replace") if log.is_file() else "")  # fmt: skip
+    return _counted([("FAILED" if kind == "ERROR" else kind, name) for kind, name in found])
+
+
+def _counted(results: list[tuple[str, str]]) -> dict:
+    failures = [name for outcome, name in results if outcome == "FAILED"]
+    skipped = sum(outcome == "SKIPPED" for outcome, _ in results)
+    return {"tests": len(results), "failed": len(failures), "skipped": skipped,
+            "failures": failures}  # fmt: skip
 
 
 def split_seeds(arguments: list[str]) -> tuple[list[str], list[str]]:
@@ -379,28 +393,24 @@ def _replace(target: Path, write) -> None:
     os.replace(partial, target)
 
 
-def archive(work: Path, target: Path) -> list[str]:
-    """Everything in the work folder as one tar.gz, logs cut to their last MiB, under the
-    device's 16 MiB a file (the logs go first when it would not fit); returns what it left out."""
+def archive(work: Path, target: Path) -> None:
+    """Everything in the work folder as one tar.gz, each log cut to its last MiB; without the
+    logs if it would pass the device's 16 MiB a file (the records matter more)."""
     files = sorted(p for p in work.rglob("*") if p.is_file())
-    logs_out: list[str] = []
     for with_logs in (True, False):
         with tarfile.open(target, "w:gz") as tar:
             for path in files:
-                name = str(path.relative_to(work))
-                is_log = path.suffix in (".log", ".txt") and path.parent.name in ("logs", "tests")
+                is_log = path.parent.name in ("logs", "tests") and path.suffix == ".log"
                 if is_log and not with_logs:
                     continue
                 data = path.read_bytes()
                 if is_log and len(data) > LOG_TAIL_BYTES:
                     data = b"[... cut: the log's last MiB ...]\n" + data[-LOG_TAIL_BYTES:]
-                info = tarfile.TarInfo(name)
+                info = tarfile.TarInfo(str(path.relative_to(work)))
                 info.size, info.mtime = len(data), int(path.stat().st_mtime)
                 tar.addfile(info, io.BytesIO(data))
         if target.stat().st_size <= MAX_FILE_BYTES:
-            return logs_out
-        logs_out = ["the logs (the archive would exceed 16 MiB)"]
-    return logs_out
+            return
 
 
 def write_outputs(out: Path, work: Path, rows: list[dict], part: str) -> None:
@@ -432,7 +442,8 @@ def record_all(out: Path, work: Path, part: str, dry: bool, deadline: float | No
     try:
         for number, step in enumerate(steps, start=1):
             left = deadline - (time.perf_counter() - started) if deadline > 0 else float("inf")
-            log(f"[{number}/{len(steps)}] {step.name}: ", end="")
+            header = f"[{number}/{len(steps)}] {step.name}: "
+            log(header, end="\n" if step.name == "setup" else "")  # its output follows
             if step.bench is not None and step.bench not in have:
                 row = _row(step, "not in this checkout")
             elif left < 5:
@@ -441,6 +452,7 @@ def record_all(out: Path, work: Path, part: str, dry: bool, deadline: float | No
                 began = time.perf_counter()
                 row = _row(step, setup(log, wheels))
                 row["seconds"] = time.perf_counter() - began
+                log(header, end="")
             else:
                 timeout = DRY_STEP_TIMEOUT_S if dry else min(step.budget_s, left)
                 try:

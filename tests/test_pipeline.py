@@ -54,7 +54,6 @@ def flat(module: torch.nn.Module) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1) for p in module.parameters()])
 
 
-@pytest.mark.accelerator
 def test_one_worker_at_lag_0_learns_exactly_what_the_sequential_plan_learns():
     sequential = train(CONFIG, placement("hybrid"), seed=3, eval_episodes=3)
     shm_before = shared_memory_files()
