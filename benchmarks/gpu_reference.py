@@ -57,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_schedule, beside
 import gpu_schedule as schedule
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(1, str(REPO))  # the package runs from the repository, installed or not
 WORK = REPO / "build" / "gpu-reference"
 LOG_NAME = "gpu_reference.log"
 MAX_FILE_BYTES = 16 * 2**20
@@ -193,6 +194,7 @@ def setup(log: RunLog, wheels: Path | None) -> str:
         )
         # --target puts the wheels' programs (py-spy) in its bin/, which is on no PATH
         os.environ["PATH"] = os.pathsep.join([str(Path(site) / "bin"), os.environ["PATH"]])
+        sys.path.insert(0, site)  # this process too: it merges the DDPG seeds' records
     queries = (
         ["nvidia-smi"],
         ["nvidia-smi", "--format=csv", "--query-gpu=index,name,driver_version,persistence_mode,"

@@ -222,9 +222,8 @@ def py_spy_command(
     about (and the run slows). The cost of not pausing: a stack read while the
     program changes it can be inconsistent (a torn or mis-attributed stack now and
     then; py-spy says so in its help). ``nonblocking=False`` pauses, for consistent
-    samples where no accelerator runs on meanwhile. Native frames can only be read
-    from a paused program, so ``native`` samples pause (None: the default for each),
-    and asking for both is refused here, before py-spy would fail.
+    samples where no accelerator runs on meanwhile. py-spy reads native frames only
+    from a paused program (see :func:`sampling_without_pauses`).
     """
     executable = py_spy_executable()
     if executable is None:
@@ -239,18 +238,15 @@ def py_spy_command(
 
 
 NATIVE_PAUSES = (
-    "py-spy reads native (C/C++/CUDA) frames only from a paused program: native sampling "
-    "cannot be non-blocking (py-spy would exit with \"Can't get native stack traces with the "
-    '--nonblocking option."). Sample Python frames without pausing (native off), or native '
-    "frames with pauses (nonblocking off, `--blocking` on the command line)."
+    "py-spy reads native (C/C++/CUDA) frames only from a paused program (it would exit with "
+    '"Can\'t get native stack traces with the --nonblocking option."): sample Python frames '
+    "without pauses, or native ones with pauses (`--blocking` on the command line)."
 )
 
 
 def sampling_without_pauses(native: bool, nonblocking: bool | None) -> bool:
-    """Whether py-spy samples without pausing: ``nonblocking``, or (None) unless ``native``.
-
-    Raises :class:`UsageError` for native frames without pauses, which py-spy cannot read.
-    """
+    """Whether py-spy samples without pausing: ``nonblocking``, or (None) unless ``native``;
+    native frames without pauses are refused (:class:`UsageError`), before py-spy fails."""
     if nonblocking is None:
         return not native
     if native and nonblocking:
