@@ -216,7 +216,7 @@ def install_wheels(wheels: Path, log: RunLog) -> str:
     target = tempfile.mkdtemp(prefix="gpu-reference-site-")
     files = sorted(str(p) for p in wheels.glob("*.whl"))
     if not files:
-        raise SystemExit(f"no wheels in {wheels}: run `make gpu-wheels` on a machine with network")
+        raise OSError(f"no wheels in {wheels}: run `make gpu-wheels` on a machine with network")
     done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
                            "--no-compile", "--target", target, *files],
                           capture_output=True, text=True)  # fmt: skip
@@ -371,16 +371,16 @@ def run_step(step: schedule.Step, work: Path, dry: bool, timeout: float) -> dict
 
 def summary_lines(rows: list[dict]) -> list[str]:
     """The one-page summary: each step's status and seconds against its expectation and budget."""
-    lines = [f"{'step':<17}{'status':<34}{'seconds':>8}{'expected':>9}{'budget':>7}"]
+    lines = [f"{'step':<17}{'status':<38}{'seconds':>8}{'expected':>9}{'budget':>7}"]
     for row in rows:
         seconds = "" if row["seconds"] is None else f"{row['seconds']:.0f}"
-        lines.append(f"{row['step']:<17}{row['status']:<34}{seconds:>8}"
+        lines.append(f"{row['step']:<17}{row['status']:<38}{seconds:>8}"
                      f"{row['expected']:>9.0f}{row['budget']:>7.0f}")  # fmt: skip
         for failure in row.get("tests", {}).get("failures", []):
             lines.append(f"  failed: {failure}")
     spent = sum(row["seconds"] or 0 for row in rows)
     expected, budget = (sum(row[key] for row in rows) for key in ("expected", "budget"))
-    lines.append(f"{'total':<51}{spent:>8.0f}{expected:>9.0f}{budget:>7.0f}")
+    lines.append(f"{'total':<55}{spent:>8.0f}{expected:>9.0f}{budget:>7.0f}")
     tests = next((row["tests"] for row in rows if row.get("tests")), None)
     if tests:
         lines.append(f"tests: {tests['tests']} run, {tests['failed']} failed, "
@@ -446,13 +446,19 @@ def record_all(out: Path, work: Path, part: str, dry: bool, deadline: float | No
             left = deadline - (time.perf_counter() - started) if deadline > 0 else float("inf")
             header = f"[{number}/{len(steps)}] {step.name}: "
             log(header, end="\n" if step.name == "setup" else "")  # its output follows
-            if step.bench is not None and step.bench not in have:
+            if rows and rows[0]["status"].startswith("failed"):
+                row = _row(step, "skipped: the set-up failed")
+            elif step.bench is not None and step.bench not in have:
                 row = _row(step, "not in this checkout")
             elif left < 5:
                 row = _row(step, "skipped: deadline")
             elif step.name == "setup":
                 began = time.perf_counter()
-                row = _row(step, setup(log, wheels))
+                try:
+                    row = _row(step, setup(log, wheels))
+                except (OSError, subprocess.CalledProcessError) as error:
+                    row = _row(step, "failed: the wheels did not install")
+                    log(f"{error}")
                 row["seconds"] = time.perf_counter() - began
                 log(header, end="")
             else:
