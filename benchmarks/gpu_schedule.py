@@ -18,7 +18,9 @@ unit costs:
 
 The steps come in two parts, each one device call of at most :data:`PART_LIMIT_S`
 (five minutes) with its set-up: part 1 holds the GPU test slice and every record the
-claims ledger reads, most wanted first (C1-C3, C4, C5, C6 and C9, C7, C8, C10-C13);
+claims ledger reads, most wanted first: the crossover under everything else (C1-C3), the
+baseline's copies and transfer share (C4, C7, C5), the hybrid split (C6, C9), the
+allocator (C10, C11, C13), and last the DDPG seeds of C8, which run on the CPU alone;
 part 2 the notebooks' other reference sections (the native flame graph, the overlapped
 pipeline, batched environments, replay buffers). ``python benchmarks/gpu_reference.py
 --schedule`` prints the table below; a test keeps the two equal.
@@ -37,22 +39,22 @@ crossover              1           13      20  CPU grid 6 (notebook 00 here); 49
 ppo                    1           10      15  100 iterations x (32 x (45 ops x OP_S + 8 envs x 15
                                                us) + 10 x 130 ops x OP_S) = 100 x 33 ms 3.3;
                                                counted first iteration 1; evaluations 0.5; START_S
+ddpg_placements        1           18      27  1000 updates each: all-CPU at 170/s 5.9, hybrid
+                                               1000 x 2.5 ms, all-accelerator 1000 x 2.3 ms;
+                                               random steps, counted copies, greedy episodes 1.7;
+                                               START_S
 profile                1           17      26  160 iterations x 33 ms 5.3 (py-spy does not pause
                                                it); reading and drawing 1; 2 x START_S
 hybrid                 1           38      57  side by side 5 iterations x (0.7 + 0.5) 6 +
                                                evaluations 1; sweep 2 widths x 2 thread counts x 3
                                                iterations x (0.7 + 0.5) 14.4 + all-CPU rows 6.2;
                                                counted iterations 2 x 2; copy costs 1; START_S
-ddpg_placements        1           18      27  1000 updates each: all-CPU at 170/s 5.9, hybrid
-                                               1000 x 2.5 ms, all-accelerator 1000 x 2.3 ms;
-                                               random steps, counted copies, greedy episodes 1.7;
-                                               START_S
-ddpg-seeds             1           17      26  9 processes at once, one core each: 2000 updates at
-                                               170/s 11.8, random steps and greedy episodes 0.6;
-                                               start without CUDA, nine at once 4
 allocator              1           35      53  3 MLPs x (decision 1.5 + 8 configurations x 4
                                                iterations x (128 x 0.5 ms + 80 x 1.3 ms)) 21; CNN:
                                                decision 1.5 + 8 x 4 x 0.2 6.4; START_S + ROMs 1
+ddpg-seeds             1           17      26  9 processes at once, one core each: 2000 updates at
+                                               170/s 11.8, random steps and greedy episodes 0.6;
+                                               start without CUDA, nine at once 4
 profile-native         2           13      20  40 iterations x 33 ms x 1.2 (py-spy pauses for each
                                                native sample) 1.6; reading and drawing 1; 2 x
                                                START_S
@@ -137,24 +139,24 @@ STEPS = (
          ("--widths", "32", "--batch-sizes", "1", "--repeats", "2"), 13),
     Step("ppo", 1, "ppo", ("--placement", "all-accelerator"), ("--steps", "25600"),
          ("--steps", "512"), 10),
+    Step("ddpg_placements", 1, "ddpg_placements", (),
+         ("--steps", "2000", "--learning-starts", "1000"),
+         ("--steps", "500", "--learning-starts", "300", "--hidden", "16"), 18),
     Step("profile", 1, "profile", ("--placement", "all-accelerator"), ("--steps", "40960"),
          ("--steps", "1024"), 17),
     Step("hybrid", 1, "hybrid", (),
          ("--steps", "10240", "--widths", "128", "512", "--sweep-iterations", "2"),
          ("--steps", "4096", "--widths", "16", "--sweep-iterations", "1", "--sweep-threads", "1"),
          38),
-    Step("ddpg_placements", 1, "ddpg_placements", (),
-         ("--steps", "2000", "--learning-starts", "1000"),
-         ("--steps", "500", "--learning-starts", "300", "--hidden", "16"), 18),
-    Step("ddpg-seeds", 1, "ddpg", (),
-         ("--steps", "3000", "--learning-starts", "1000", "--seeds", "0", "1", "2"),
-         ("--steps", "260", "--learning-starts", "100", "--hidden", "16", "--batch-size", "32",
-          "--seeds", "0"), 17),
     Step("allocator", 1, "allocator", (),
          ("--widths", "64", "256", "1024", "--num-steps", "128", "--iterations", "3"),
          ("--widths", "8", "--num-steps", "16", "--epochs", "1", "--cnn-envs", "1",
           "--cnn-steps", "4", "--cnn-minibatch", "4", "--cnn-epochs", "1", "--iterations", "1",
           "--budget", "0.2"), 35),
+    Step("ddpg-seeds", 1, "ddpg", (),
+         ("--steps", "3000", "--learning-starts", "1000", "--seeds", "0", "1", "2"),
+         ("--steps", "260", "--learning-starts", "100", "--hidden", "16", "--batch-size", "32",
+          "--seeds", "0"), 17),
     Step("profile-native", 2, "profile",
          ("--placement", "all-accelerator", "--native", "--blocking"), ("--steps", "10240"),
          ("--steps", "512"), 13),
