@@ -37,6 +37,7 @@ the step's whole process tree (py-spy and the program it samples included).
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import ctypes
 import io
@@ -214,6 +215,7 @@ def setup(log: RunLog, wheels: Path | None) -> str:
 def install_wheels(wheels: Path, log: RunLog) -> str:
     """Install the carried wheels into a temporary folder; return it (for PYTHONPATH)."""
     target = tempfile.mkdtemp(prefix="gpu-reference-site-")
+    atexit.register(shutil.rmtree, target, True)  # gone with this run
     files = sorted(str(p) for p in wheels.glob("*.whl"))
     if not files:
         raise OSError(f"no wheels in {wheels}: run `make gpu-wheels` on a machine with network")
