@@ -30,10 +30,11 @@ step                   part  expected  budget  arithmetic (seconds)
 =====================  ====  ========  ======  ===================================================
 setup                  1, 2        10      15  pip --no-deps --target of the 12 wheels (8 MiB) ~6;
                                                nvidia-smi twice ~1
-tests                  1           30      45  8 xdist workers start 8; slowest test: hybrid PPO
-                                               to 475, 391 iterations x (32 CPU steps x 0.25 ms +
-                                               10 gradient steps x 130 ops x OP_S) 8 + evaluations
-                                               3; the rest beside it 11
+tests                  1           30      45  8 xdist workers start 8; 6 learning runs to 475 at
+                                               once, the slowest hybrid PPO: at most 391
+                                               iterations x (32 CPU steps x 0.25 ms + 10 gradient
+                                               steps x 130 ops x OP_S) 8 + evaluations 3; the
+                                               other 14 tests beside them 11
 crossover              1           13      20  CPU grid 6 (notebook 00 here); 49 GPU cells x 12
                                                calls launch-bound 1; steps and updates 1; START_S
 ppo                    1           10      15  100 iterations x (32 x (45 ops x OP_S + 8 envs x 15
@@ -206,9 +207,9 @@ def _wrap(text: str, width: int) -> list[str]:
 
 ARITHMETIC = {
     "setup": "pip --no-deps --target of the 12 wheels (8 MiB) ~6; nvidia-smi twice ~1",
-    "tests": "8 xdist workers start 8; slowest test: hybrid PPO to 475, 391 iterations x (32 CPU "
-    "steps x 0.25 ms + 10 gradient steps x 130 ops x OP_S) 8 + evaluations 3; the rest beside "
-    "it 11",
+    "tests": "8 xdist workers start 8; 6 learning runs to 475 at once, the slowest hybrid PPO: "
+    "at most 391 iterations x (32 CPU steps x 0.25 ms + 10 gradient steps x 130 ops x OP_S) 8 "
+    "+ evaluations 3; the other 14 tests beside them 11",
     "crossover": "CPU grid 6 (notebook 00 here); 49 GPU cells x 12 calls launch-bound 1; steps "
     "and updates 1; START_S",
     "ppo": "100 iterations x (32 x (45 ops x OP_S + 8 envs x 15 us) + 10 x 130 ops x OP_S) = "
