@@ -88,12 +88,12 @@ lock: ## regenerate constraints.txt from a clean virtual environment (torch pinn
 	  build/lock-venv/bin/python -m pip freeze --exclude-editable | sed 's/+cpu$$//'; } > constraints.txt
 	rm -rf build/lock-venv
 
-gpu-wheels: setup ## download the wheels a GPU machine without network needs (CPython 3.12) to build/gpu-wheels/
+gpu-wheels: setup ## download the wheels the GPU machine's image lacks (CPython 3.12, manylinux x86-64) to build/gpu-wheels/
 	rm -rf build/gpu-wheels
 	$(BIN)/python benchmarks/gpu_wheels.py build/gpu-wheels --python-version 3.12
 
-gpu-wheels-check: setup ## prove that list: the reference dry run in a fresh venv with only torch, NumPy and the wheels
-	$(BIN)/python benchmarks/gpu_wheels.py build/gpu-wheels-check --check
+gpu-wheels-check: setup ## prove build/gpu-wheels: resolved for cp312 with the image declared present, then the dry run in a fresh venv like the image
+	$(BIN)/python benchmarks/gpu_wheels.py build/gpu-wheels-check --check --bundle build/gpu-wheels
 
 clean: ## remove the virtual environment and build output
 	rm -rf $(VENV) build

@@ -1,267 +1,500 @@
-"""One short device call that records every benchmark the claims ledger reads, on a CUDA GPU.
+"""One short device call that records what the claims ledger and the notebooks read, on a CUDA GPU.
 
-What: runs each ``python -m hetero_tutorial bench NAME`` the ledger and the notebooks'
-reference sections need, with notebook-sized budgets, in a fresh process each (so a
-crash or a hang costs one step), prints a progress line per step and a one-page
-summary, and writes the records, the flame graphs and the summary into one archive.
-Why: a GPU machine is often lent for minutes; one prepared call must give records we
-can trust. How: on the GPU machine, from the repository root (Python 3.12 with a CUDA
-build of PyTorch >= 2.4 and NumPy, no network)::
+What: runs the steps of :mod:`gpu_schedule` (the GPU test slice, then each ``python -m
+hetero_tutorial bench NAME`` the ledger and the notebooks' reference sections need), each in
+a fresh process group of its own with its own timeout, and files what they wrote into one
+archive. Why: a GPU machine is lent for minutes, maybe once; one prepared call must bring
+back records we can trust, whenever it is cut off. How, on the GPU machine, from the
+repository root (Python 3.12 with a CUDA build of PyTorch and NumPy, no network)::
 
-    python3 benchmarks/gpu_reference.py --wheels build/gpu-wheels --out "$OUT"
+    python3 benchmarks/gpu_reference.py --wheels build/gpu-wheels --part 1 --out "$OUT"
 
-``--wheels`` installs the wheels ``make gpu-wheels`` downloaded here (Gymnasium and
-its dependencies, py-spy, ale-py, ..., and this package) with ``pip install
---no-index --no-deps --target`` into a temporary folder first. Back here::
+``--wheels`` installs the wheels ``make gpu-wheels`` downloaded here (what the machine's
+image lacks) with ``pip install --no-index --no-deps --target`` into a temporary folder
+first; the package itself runs from the repository it is started in. ``nvidia-smi`` and
+the GPU's persistence mode go into the log. Then the test slice (``pytest -m accelerator``
+with pytest-xdist: its failures go into the summary and stop nothing), then the benchmarks.
 
-    .venv/bin/python benchmarks/gpu_reference.py --unpack /path/to/gpu_reference.tar.gz
+What comes back: everything is written into a work folder (``--work``, default
+``build/gpu-reference/``) and the output folder receives four files only, each rewritten
+after every step (so a run killed at any moment still returns every step finished before
+it): ``gpu_reference.part<N>.tar.gz`` (every record, log, flame graph and the test
+slice's report), ``summary.txt``, ``summary.json`` and ``gpu_reference.log`` (this run's
+own log). Back here::
+
+    .venv/bin/python benchmarks/gpu_reference.py --unpack /path/to/gpu_reference.part1.tar.gz
 
 puts each record under ``data/reference/<machine>/`` (and its flame graph under
 ``profiles/``); then ``python -m hetero_tutorial ledger --readme``.
 
-Any machine can record its references the same way (``--deadline 0`` on a slow CPU
-machine, where the steps take longer than on a GPU machine).
-
-``--dry-run`` runs every step on the CPU with tiny budgets (a test does, so the
-script cannot rot). The CPU-only DDPG seeds run in parallel processes, each on its
-own core, as one step of their own (never beside a timed GPU step). A deadline
-(default 360 s) stops the run before the device call's limit: a step that would
-start after it is skipped, and each step has its own timeout.
-
-Budget (seconds of wall time on one H200 with 16 cores; estimates from the notebooks'
-CPU run times and the work each step does on a GPU; the summary prints the measured
-seconds, so the next run can correct them):
-
-=================  ===================================================  ======
-step               what                                                 budget
-=================  ===================================================  ======
-crossover          MLP forward grid 7 widths x 7 batches, C1, C2             25
-ppo                PPO all-accelerator, CartPole, 50k steps (C4)             20
-profile-accel      py-spy --native of all-accelerator PPO (C5)               25
-profile-hybrid     py-spy --native of hybrid PPO                             20
-hybrid             baseline vs hybrid side by side, width sweep (C6, C9)     50
-buffers            three buffers to 1e6, sampling to CPU and GPU (C8)        30
-ddpg_placements    DDPG under three placements (C4, C7)                      30
-ddpg-seeds         3 buffers x 3 seeds of CPU DDPG, 9 parallel processes     45
-allocator          allocator vs fixed plans, MLPs and a CNN (C10, C11, C13)  35
-pipeline           overlapped rollout and update, GPU learner                25
-device_envs        batched environments on the GPU, PPO all-device to 475    40
-process starts     11 fresh Pythons importing torch and starting CUDA        15
-=================  ===================================================  ======
-total                                                                       360
-=================  ===================================================  ======
+``--dry-run`` runs every step on the CPU with the dry budgets of :mod:`gpu_schedule` (a test
+does, so the script cannot rot): the same command lines but for their budgets. A full run
+stops at a deadline (default: the part's budgets added up): a step that would start after it
+is skipped, and a step's timeout never reaches past it. A timeout, a Ctrl-C or a SIGTERM ends
+the step's whole process tree (py-spy and the program it samples included).
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
+import ctypes
+import io
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass, field
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_schedule, beside this script
+import gpu_schedule as schedule
+
 REPO = Path(__file__).resolve().parents[1]
-DEADLINE_S = 360.0
-DDPG_DESIGNS = ("transition", "trajectory", "tensor")
-DDPG_SEEDS = (0, 1, 2)
+sys.path.insert(1, str(REPO))  # the package runs from the repository, installed or not
+WORK = REPO / "build" / "gpu-reference"
+LOG_NAME = "gpu_reference.log"
+MAX_FILE_BYTES = 16 * 2**20
+"""The most the device call returns per file."""
+LOG_TAIL_BYTES = 2**20
+"""A step's log goes into the archive up to its last MiB."""
+DRY_STEP_TIMEOUT_S = 900.0
+"""A dry run's timeout per step: it proves the code paths on a CPU, not the schedule."""
+GRACE_S = 5.0
+"""How long a process tree has between SIGTERM and SIGKILL."""
 
 
-@dataclass(frozen=True)
-class Step:
-    """One benchmark: its ``bench`` arguments in full and in a dry run, and its budget."""
+class RunLog:
+    """This run's own log: every line printed and written to ``<out>/gpu_reference.log``."""
 
-    name: str
-    bench: str
-    full: tuple[str, ...]
-    dry: tuple[str, ...]
-    budget_s: float
-    svg: str | None = None
-    """the flame graph this step draws (under build/profiles/), to keep beside its record"""
-    extra: dict = field(default_factory=dict)
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = path.open("a", buffering=1)
 
+    def __call__(self, text: str = "", end: str = "\n") -> None:
+        print(text, end=end, flush=True)
+        self.file.write(text + end)
 
-STEPS = (
-    Step("crossover", "crossover", (),
-         ("--widths", "32", "--batch-sizes", "1", "--repeats", "2"), 25),
-    Step("ppo", "ppo", ("--placement", "all-accelerator", "--steps", "50000"),
-         ("--placement", "all-accelerator", "--steps", "512"), 20),
-    Step("profile-accel", "profile", ("--placement", "all-accelerator", "--native"),
-         ("--placement", "all-accelerator", "--steps", "1024"), 25,
-         svg="ppo-all-accelerator-h128.svg"),
-    Step("profile-hybrid", "profile", ("--placement", "hybrid", "--native"),
-         ("--placement", "hybrid", "--steps", "1024"), 20, svg="ppo-hybrid-h128.svg"),
-    Step("hybrid", "hybrid", ("--steps", "30720", "--sweep-iterations", "3"),
-         ("--steps", "4096", "--widths", "16", "--sweep-iterations", "1", "--sweep-threads", "1"),
-         50),
-    Step("buffers", "buffers", ("--repeats", "9"),
-         ("--capacities", "1000", "--repeats", "2"), 30),
-    Step("ddpg_placements", "ddpg_placements", ("--steps", "3000"),
-         ("--steps", "500", "--learning-starts", "300", "--hidden", "16"), 30),
-    Step("allocator", "allocator", ("--iterations", "3"),
-         ("--widths", "8", "--num-steps", "16", "--epochs", "1", "--frames", "synthetic",
-          "--cnn-envs", "1", "--cnn-steps", "4", "--cnn-minibatch", "4", "--cnn-epochs", "1",
-          "--iterations", "1", "--budget", "0.2"), 35),
-    Step("pipeline", "pipeline", ("--workers", "1", "4", "--max-policy-lag", "0", "1",
-                                  "--backend", "mp", "--steps", "30720", "--seeds", "0",
-                                  "--eval-episodes", "3"),
-         ("--workers", "1", "--max-policy-lag", "1", "--backend", "mp", "--steps", "1024",
-          "--seeds", "0", "--eval-episodes", "1"), 25),
-    Step("device_envs", "device_envs", ("--repeats", "3"),
-         ("--num-envs", "1", "64", "--repeats", "2", "--seconds-per-repeat", "0.01",
-          "--ppo-num-envs", "16", "--ppo-seeds", "0", "--ppo-steps", "2048"), 40),
-)  # fmt: skip
-"""The steps, in the order they run (the ledger's most wanted first). The DDPG seeds run
-after ``ddpg_placements``, as one parallel step (see :func:`run_ddpg_seeds`)."""
+    def close(self) -> None:
+        self.file.close()
 
 
-def _bench_names() -> set[str]:
-    from hetero_tutorial.app.bench import benchmarks
-
-    return set(benchmarks())
+# --- processes: each step in a process group of its own, ended as a tree -------------------
 
 
-def _environment(dry_run: bool) -> dict[str, str]:
+def _die_with_parent() -> None:
+    """In the child, before it runs: start a session of its own, and get SIGKILL if this
+    runner dies first (Linux), so that a step never outlives a killed run."""
+    os.setsid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _tree(pid: int) -> list:
+    """The process ``pid`` and all its descendants (in whatever session: py-spy starts one)."""
+    try:
+        import psutil
+    except ImportError:  # then the process group is all we can reach
+        return []
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def end_tree(process: subprocess.Popen, grace: float = GRACE_S) -> None:
+    """End ``process``, its process group and every descendant: SIGTERM, then SIGKILL.
+
+    The descendants are collected before any signal, while they are still children of the
+    tree: py-spy runs in a session of its own (so its own timeout can end it with its
+    target), which a signal to the step's process group would not reach.
+    """
+    members = _tree(process.pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    for member in members:
+        with contextlib.suppress(Exception):
+            member.terminate()
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_running(m) for m in [*members, process]):
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    for member in members:
+        with contextlib.suppress(Exception):
+            member.kill()
+    process.wait()
+
+
+def _running(member) -> bool:
+    if isinstance(member, subprocess.Popen):
+        return member.poll() is None
+    with contextlib.suppress(Exception):
+        return member.is_running() and member.status() != "zombie"
+    return False
+
+
+def run_processes(commands: list[tuple[list[str], Path]], timeout: float, env: dict) -> str:
+    """Run each command (with its log file) at once, each in its own session, to the end or
+    to ``timeout`` seconds; a timeout or an interruption ends every process tree."""
+    processes = []
+    try:
+        for command, log in commands:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("w") as out:
+                started = subprocess.Popen(
+                    command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO,
+                    preexec_fn=_die_with_parent,
+                )  # fmt: skip
+                processes.append(started)
+        deadline = time.monotonic() + timeout
+        for process in processes:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        for process in processes:
+            end_tree(process)
+        return f"timed out after {timeout:.0f} s"
+    except BaseException:
+        for process in processes:
+            end_tree(process)
+        raise
+    failed = [p.returncode for p in processes if p.returncode != 0]
+    return "ok" if not failed else f"failed (exit {failed[0]})"
+
+
+def step_environment(dry: bool) -> dict[str, str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if dry_run:
+    if dry:
         env["CUDA_VISIBLE_DEVICES"] = ""  # the CPU only, even on a GPU machine
     return env
 
 
-def _run(command: list[str], timeout: float, env: dict[str, str], log: Path) -> tuple[str, float]:
-    """Run one process to its end or its timeout; its output goes to ``log``."""
-    began = time.perf_counter()
-    with log.open("w") as out:
-        try:
-            done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                  timeout=timeout, cwd=REPO)  # fmt: skip
-            status = "ok" if done.returncode == 0 else f"failed (exit {done.returncode})"
-        except subprocess.TimeoutExpired:
-            status = f"timed out after {timeout:.0f} s"
-    return status, time.perf_counter() - began
-
-
-def _bench_command(step_bench: str, arguments: tuple[str, ...], record: Path) -> list[str]:
-    return [sys.executable, "-m", "hetero_tutorial", "bench", step_bench, *arguments,
+def bench_command(bench: str, arguments: list[str], record: Path) -> list[str]:
+    return [sys.executable, "-m", "hetero_tutorial", "bench", bench, *arguments,
             "--json", str(record)]  # fmt: skip
 
 
-def run_ddpg_seeds(out: Path, dry_run: bool, timeout: float) -> tuple[str, float]:
+# --- the steps ------------------------------------------------------------------------------
+
+
+def setup(log: RunLog, wheels: Path | None) -> str:
+    """Install the carried wheels (if any), then write the GPU's state into the log."""
+    status = "ok"
+    if wheels is not None:
+        site = install_wheels(wheels, log)
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (site, os.environ.get("PYTHONPATH")) if p
+        )
+        # --target puts the wheels' programs (py-spy) in its bin/, which is on no PATH
+        os.environ["PATH"] = os.pathsep.join([str(Path(site) / "bin"), os.environ["PATH"]])
+        sys.path.insert(0, site)  # this process too: it merges the DDPG seeds' records
+    queries = (
+        ["nvidia-smi"],
+        ["nvidia-smi", "--format=csv", "--query-gpu=index,name,driver_version,persistence_mode,"
+         "pstate,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit"],
+    )  # fmt: skip
+    for query in queries:
+        try:
+            done = subprocess.run(query, capture_output=True, text=True, timeout=30)
+            log(f"$ {' '.join(query)}\n{done.stdout.rstrip()}{done.stderr.rstrip()}")
+        except (OSError, subprocess.TimeoutExpired) as error:
+            log(f"$ {' '.join(query)}: {error}")
+            status = "ok (no nvidia-smi)" if isinstance(error, OSError) else status
+    log(f"python {sys.version.split()[0]} at {sys.executable}")
+    return status
+
+
+def install_wheels(wheels: Path, log: RunLog) -> str:
+    """Install the carried wheels into a temporary folder; return it (for PYTHONPATH)."""
+    target = tempfile.mkdtemp(prefix="gpu-reference-site-")
+    atexit.register(shutil.rmtree, target, True)  # gone with this run
+    files = sorted(str(p) for p in wheels.glob("*.whl"))
+    if not files:
+        raise OSError(f"no wheels in {wheels}: run `make gpu-wheels` on a machine with network")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                           "--no-compile", "--target", target, *files],
+                          capture_output=True, text=True)  # fmt: skip
+    log(f"installed {len(files)} wheels into {target}" + (done.stdout + done.stderr).rstrip())
+    done.check_returncode()
+    return target
+
+
+def accelerator_test_files() -> list[str]:
+    """The test files that hold a test marked ``accelerator`` (pytest collects only those)."""
+    return sorted(
+        str(path.relative_to(REPO))
+        for path in (REPO / "tests").glob("test_*.py")
+        if "pytest.mark.accelerator" in path.read_text()
+    )
+
+
+def run_tests(step: schedule.Step, work: Path, dry: bool, timeout: float) -> tuple[str, dict]:
+    """The test slice with pytest-xdist; its counts and failing tests, read from its report."""
+    report = work / "tests" / "junit.xml"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    # -v: each result is logged as it comes, so a slice cut off by its timeout still counts
+    command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+               *step.arguments(dry), f"--junitxml={report}", *accelerator_test_files()]  # fmt: skip
+    env = {**step_environment(dry), "HETERO_TUTORIAL_QUICK": "1"}
+    log = work / "logs" / "tests.log"
+    status = run_processes([(command, log)], timeout, env)
+    counts = test_counts(report) if report.is_file() else logged_test_counts(log)
+    if counts.get("failed"):
+        status = f"{counts['failed']} of {counts['tests']} tests failed" + (
+            "" if status in ("ok", "failed (exit 1)") else f", {status}"
+        )
+    return status, counts
+
+
+def test_counts(report: Path) -> dict:
+    """Tests, failures (errors included), skips and the failing tests' ids, from JUnit XML."""
+    results = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        failed = case.find("failure") is not None or case.find("error") is not None
+        outcome = "FAILED" if failed else "SKIPPED" if case.find("skipped") is not None else ""
+        results.append((outcome, f"{case.get('classname')}::{case.get('name')}"))
+    return _counted(results)
+
+
+def logged_test_counts(log: Path) -> dict:
+    """The same counts from pytest-xdist's verbose lines, for a slice stopped before its report."""
+    found = re.findall(r"\[gw\d+\] \[ *\d+%\] (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS) (\S+)",
+                       log.read_text(errors="replace") if log.is_file() else "")  # fmt: skip
+    return _counted([("FAILED" if kind == "ERROR" else kind, name) for kind, name in found])
+
+
+def _counted(results: list[tuple[str, str]]) -> dict:
+    failures = [name for outcome, name in results if outcome == "FAILED"]
+    skipped = sum(outcome == "SKIPPED" for outcome, _ in results)
+    return {"tests": len(results), "failed": len(failures), "skipped": skipped,
+            "failures": failures}  # fmt: skip
+
+
+def split_seeds(arguments: list[str]) -> tuple[list[str], list[str]]:
+    """The ``--seeds`` list of the DDPG seeds' step, and the ``bench ddpg`` arguments left."""
+    if "--seeds" not in arguments:
+        return ["0"], arguments
+    at = arguments.index("--seeds")
+    end = next((i for i in range(at + 1, len(arguments)) if arguments[i].startswith("--")),
+               len(arguments))  # fmt: skip
+    return arguments[at + 1 : end], arguments[:at] + arguments[end:]
+
+
+def run_ddpg_seeds(step: schedule.Step, work: Path, dry: bool, timeout: float) -> str:
     """Every buffer design x seed of all-CPU DDPG at once, one process per core, then merged.
 
     Each process writes one seed's record; :func:`merge_ddpg` turns them into one
     ``bench.ddpg`` record per design, as ``bench ddpg --seed 0 1 2`` would write.
     """
-    tiny = ("--steps", "260", "--learning-starts", "100", "--hidden", "16", "--batch-size", "32")
-    steps = tiny if dry_run else (
-        "--steps", "5000")  # fmt: skip
+    seeds, arguments = split_seeds(step.arguments(dry))
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    began, processes = time.perf_counter(), []
-    for index, (design, seed) in enumerate((d, s) for d in DDPG_DESIGNS for s in DDPG_SEEDS):
-        record = out / "seeds" / f"bench.ddpg.{design}.seed{seed}.json"
+    commands = []
+    pairs = [(design, seed) for design in schedule.DDPG_DESIGNS for seed in seeds]
+    for index, (design, seed) in enumerate(pairs):
+        record = work / "seeds" / f"bench.ddpg.{design}.seed{seed}.json"
         record.parent.mkdir(parents=True, exist_ok=True)
-        command = _bench_command("ddpg", ("--buffer", design, "--seed", str(seed), *steps), record)
+        command = bench_command("ddpg", ["--buffer", design, "--seed", seed, *arguments], record)
         if len(cores) > index and shutil.which("taskset"):
             command = ["taskset", "-c", str(cores[-1 - index]), *command]
-        log = (out / "logs" / f"ddpg-{design}-{seed}.log").open("w")
-        processes.append((subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                           env=_environment(dry_run), cwd=REPO), log))  # fmt: skip
-    status = "ok"
-    try:
-        for process, _ in processes:
-            left = max(1.0, timeout - (time.perf_counter() - began))
-            try:
-                if process.wait(timeout=left) != 0:
-                    status = "failed (a seed's process)"
-            except subprocess.TimeoutExpired:
-                status = f"timed out after {timeout:.0f} s"
-                break
-    finally:
-        for process, log in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            log.close()
+        commands.append((command, work / "logs" / f"ddpg-{design}-{seed}.log"))
+    status = run_processes(commands, timeout, step_environment(dry))
     if status == "ok":
-        merge_ddpg(out)
-    return status, time.perf_counter() - began
+        merge_ddpg(work, seeds, pinned=bool(cores and shutil.which("taskset")))
+    return status
 
 
-def merge_ddpg(out: Path) -> None:
-    """One ``bench.ddpg`` record per design from the per-seed records (``bench.ddpg``'s fields)."""
+def merge_ddpg(work: Path, seeds: list[str], pinned: bool) -> None:
+    """One ``bench.ddpg`` record per design from the per-seed records (``bench ddpg``'s fields).
+
+    The provenance is this process's: the machine as it is (all its cores), where each seed's
+    process saw only the one core it was pinned to.
+    """
     from hetero_tutorial.core import results
     from hetero_tutorial.studies.buffers import summarise_fields
 
-    for design in DDPG_DESIGNS:
-        seeds = [results.load(p) for p in sorted((out / "seeds").glob(f"bench.ddpg.{design}.*"))]
-        runs = [run for record in seeds for run in record.data["runs"]]
-        provenance = dict(seeds[0].provenance)
-        provenance["command"] = (
-            f"benchmarks/gpu_reference.py: bench ddpg --buffer {design} --seed "
-            + " ".join(str(s) for s in DDPG_SEEDS)
-            + " (one process per seed, in parallel, each on its own core)"
-        )
-        merged = results.Record("bench.ddpg", summarise_fields(runs), provenance)
-        results.save(merged, out / f"bench.ddpg.{design}.json")
+    for design in schedule.DDPG_DESIGNS:
+        found = sorted((work / "seeds").glob(f"bench.ddpg.{design}.seed*.json"))
+        runs = [run for path in found for run in results.load(path).data["runs"]]
+        how = "each on a core of its own" if pinned else "unpinned"
+        command = (f"benchmarks/gpu_reference.py: bench ddpg --buffer {design} --seed "
+                   f"{' '.join(seeds)} (one process per seed, in parallel, {how})")  # fmt: skip
+        merged = results.Record("bench.ddpg", summarise_fields(runs),
+                                results.provenance(command=command))  # fmt: skip
+        results.save(merged, work / "records" / f"bench.ddpg.{design}.json")
+
+
+def keep_flame_graph(record_path: Path, work: Path) -> None:
+    """Copy a profile's flame graph into the work folder, and point its record at the copy."""
+    if not record_path.is_file():
+        return
+    record = json.loads(record_path.read_text())
+    svg = record.get("flamegraph_svg")
+    source = Path(svg) if svg and Path(svg).is_absolute() else REPO / (svg or "")
+    if svg and source.is_file():
+        (work / "profiles").mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, work / "profiles" / source.name)
+        record["flamegraph_svg"] = f"profiles/{source.name}"
+        record_path.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def run_step(step: schedule.Step, work: Path, dry: bool, timeout: float) -> dict:
+    """One step to its end; its summary row."""
+    row = {"step": step.name, "part": step.part, "expected": step.expected_s,
+           "budget": step.budget_s, "status": None, "seconds": None}  # fmt: skip
+    began = time.perf_counter()
+    try:
+        if step.name == "tests":
+            row["status"], row["tests"] = run_tests(step, work, dry, timeout)
+        elif step.name == "ddpg-seeds":
+            row["status"] = run_ddpg_seeds(step, work, dry, timeout)
+        else:
+            record = work / "records" / f"bench.{step.bench}.{step.name}.json"
+            record.parent.mkdir(parents=True, exist_ok=True)
+            command = bench_command(step.bench, step.arguments(dry), record)
+            log = work / "logs" / f"{step.name}.log"
+            row["status"] = run_processes([(command, log)], timeout, step_environment(dry))
+            if step.bench == "profile":
+                keep_flame_graph(record, work)
+    finally:
+        row["seconds"] = time.perf_counter() - began
+    return row
+
+
+# --- what comes back: four files, rewritten after every step --------------------------------
 
 
 def summary_lines(rows: list[dict]) -> list[str]:
-    """The one-page summary: each step's status and seconds against its budget."""
-    lines = [f"{'step':<18}{'status':<28}{'seconds':>8}{'budget':>8}"]
+    """The one-page summary: each step's status and seconds against its expectation and budget."""
+    lines = [f"{'step':<17}{'status':<38}{'seconds':>8}{'expected':>9}{'budget':>7}"]
     for row in rows:
         seconds = "" if row["seconds"] is None else f"{row['seconds']:.0f}"
-        lines.append(f"{row['step']:<18}{row['status']:<28}{seconds:>8}{row['budget']:>8.0f}")
+        lines.append(f"{row['step']:<17}{row['status']:<38}{seconds:>8}"
+                     f"{row['expected']:>9.0f}{row['budget']:>7.0f}")  # fmt: skip
+        for failure in row.get("tests", {}).get("failures", []):
+            lines.append(f"  failed: {failure}")
     spent = sum(row["seconds"] or 0 for row in rows)
-    lines.append(f"{'total':<46}{spent:>8.0f}{sum(r['budget'] for r in rows):>8.0f}")
+    expected, budget = (sum(row[key] for row in rows) for key in ("expected", "budget"))
+    lines.append(f"{'total':<55}{spent:>8.0f}{expected:>9.0f}{budget:>7.0f}")
+    tests = next((row["tests"] for row in rows if row.get("tests")), None)
+    if tests:
+        lines.append(f"tests: {tests['tests']} run, {tests['failed']} failed, "
+                     f"{tests['skipped']} skipped")  # fmt: skip
     return lines
 
 
-def record_all(out: Path, dry_run: bool, deadline: float) -> list[dict]:
-    """Run every step (skipping benches this checkout lacks); return the summary rows."""
+def _replace(target: Path, write) -> None:
+    """Write ``target`` through a temporary file beside it, so it is never seen half written."""
+    partial = target.with_name(target.name + ".partial")
+    write(partial)
+    os.replace(partial, target)
+
+
+def archive(work: Path, target: Path) -> None:
+    """Everything in the work folder as one tar.gz, each log cut to its last MiB; without the
+    logs if it would pass the device's 16 MiB a file (the records matter more)."""
+    files = sorted(p for p in work.rglob("*") if p.is_file())
+    for with_logs in (True, False):
+        with tarfile.open(target, "w:gz") as tar:
+            for path in files:
+                is_log = path.parent.name in ("logs", "tests") and path.suffix == ".log"
+                if is_log and not with_logs:
+                    continue
+                data = path.read_bytes()
+                if is_log and len(data) > LOG_TAIL_BYTES:
+                    data = b"[... cut: the log's last MiB ...]\n" + data[-LOG_TAIL_BYTES:]
+                info = tarfile.TarInfo(str(path.relative_to(work)))
+                info.size, info.mtime = len(data), int(path.stat().st_mtime)
+                tar.addfile(info, io.BytesIO(data))
+        if target.stat().st_size <= MAX_FILE_BYTES:
+            return
+
+
+def write_outputs(out: Path, work: Path, rows: list[dict], part: str) -> None:
+    """The summary (text and JSON) and the archive, in the work folder and the output folder."""
+    text = "\n".join(summary_lines(rows)) + "\n"
+    payload = json.dumps(rows, indent=2) + "\n"
+    for folder in (work, out):
+        _replace(folder / "summary.txt", lambda p: p.write_text(text))
+        _replace(folder / "summary.json", lambda p: p.write_text(payload))
+    _replace(out / f"gpu_reference.part{part}.tar.gz", lambda p: archive(work, p))
+
+
+def record_all(out: Path, work: Path, part: str, dry: bool, deadline: float | None,
+               wheels: Path | None = None) -> list[dict]:  # fmt: skip
+    """Run every step of ``part``; after each, rewrite the four output files."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "logs").mkdir(exist_ok=True)
-    have, started, rows = _bench_names(), time.perf_counter(), []
-    plan = [*STEPS[:7], Step("ddpg-seeds", "ddpg", (), (), 45), *STEPS[7:]]
-    for number, step in enumerate(plan, start=1):
-        left = deadline - (time.perf_counter() - started) if deadline > 0 else float("inf")
-        print(f"[{number}/{len(plan)}] {step.name}: ", end="", flush=True)
-        if step.bench not in have:
-            status, seconds = "not in this checkout", None
-        elif left < 5:
-            status, seconds = "skipped: deadline", None
-        elif step.name == "ddpg-seeds":
-            status, seconds = run_ddpg_seeds(out, dry_run, min(left, 3 * step.budget_s))
-        else:
-            record = out / f"bench.{step.bench}.{step.name}.json"
-            command = _bench_command(step.bench, step.dry if dry_run else step.full, record)
-            log = out / "logs" / f"{step.name}.log"
-            status, seconds = _run(command, min(left, 3 * step.budget_s + 30),
-                                   _environment(dry_run), log)  # fmt: skip
-            if step.svg and (REPO / "build" / "profiles" / step.svg).is_file():
-                shutil.copy(REPO / "build" / "profiles" / step.svg, out / step.svg)
-        print(status + ("" if seconds is None else f" in {seconds:.0f} s"), flush=True)
-        rows.append({"step": step.name, "status": status, "seconds": seconds,
-                     "budget": step.budget_s})  # fmt: skip
-    summary = "\n".join(summary_lines(rows))
-    (out / "summary.txt").write_text(summary + "\n")
-    (out / "summary.json").write_text(json.dumps(rows, indent=2) + "\n")
-    print("\n" + summary)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    log = RunLog(out / LOG_NAME)
+    steps = schedule.steps_of(part)
+    if deadline is None:
+        deadline = 0.0 if dry else sum(step.budget_s for step in steps)
+    log(f"gpu_reference: part {part}{' (dry run, on the CPU)' if dry else ''}, "
+        f"{len(steps)} steps, deadline {deadline:.0f} s (0: none)")  # fmt: skip
+    from hetero_tutorial.app import bench  # the names only: no benchmark is imported here
+
+    have, started, rows = set(bench.names()), time.perf_counter(), []
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _interrupt)}
+    try:
+        for number, step in enumerate(steps, start=1):
+            left = deadline - (time.perf_counter() - started) if deadline > 0 else float("inf")
+            header = f"[{number}/{len(steps)}] {step.name}: "
+            log(header, end="\n" if step.name == "setup" else "")  # its output follows
+            if rows and rows[0]["status"].startswith("failed"):
+                row = _row(step, "skipped: the set-up failed")
+            elif step.bench is not None and step.bench not in have:
+                row = _row(step, "not in this checkout")
+            elif left < 5:
+                row = _row(step, "skipped: deadline")
+            elif step.name == "setup":
+                began = time.perf_counter()
+                try:
+                    row = _row(step, setup(log, wheels))
+                except (OSError, subprocess.CalledProcessError) as error:
+                    row = _row(step, "failed: the wheels did not install")
+                    log(f"{error}")
+                row["seconds"] = time.perf_counter() - began
+                log(header, end="")
+            else:
+                timeout = DRY_STEP_TIMEOUT_S if dry else min(step.budget_s, left)
+                try:
+                    row = run_step(step, work, dry, timeout)
+                except KeyboardInterrupt:
+                    rows.append(_row(step, "interrupted"))
+                    raise
+            seconds = "" if row["seconds"] is None else f" in {row['seconds']:.0f} s"
+            log(row["status"] + seconds)
+            rows.append(row)
+            write_outputs(out, work, rows, part)
+    except KeyboardInterrupt:
+        log("\ninterrupted: the archive holds every step finished before")
+    finally:
+        signal.signal(signal.SIGTERM, previous[signal.SIGTERM])
+        write_outputs(out, work, rows, part)
+        log("\n" + "\n".join(summary_lines(rows)))
+        log(f"archive: {out / f'gpu_reference.part{part}.tar.gz'}")
+        log.close()
     return rows
 
 
-def archive(out: Path) -> Path:
-    """Everything the run wrote, in one file (the device returns at most 8 files)."""
-    target = out / "gpu_reference.tar.gz"
-    with tarfile.open(target, "w:gz") as tar:
-        for path in sorted(out.rglob("*")):
-            if path.is_file() and path != target:
-                tar.add(path, arcname=str(path.relative_to(out)))
-    return target
+def _row(step: schedule.Step, status: str) -> dict:
+    return {"step": step.name, "part": step.part, "expected": step.expected_s,
+            "budget": step.budget_s, "status": status, "seconds": None}  # fmt: skip
+
+
+def _interrupt(signum: int, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+# --- back here: file the records ------------------------------------------------------------
 
 
 def unpack(archive_path: Path) -> list[Path]:
@@ -270,68 +503,70 @@ def unpack(archive_path: Path) -> list[Path]:
 
     Each record is named as ``bench NAME --reference`` names it: ``<kind>.<tag>.json``.
     """
-    from hetero_tutorial.app.bench import benchmarks
+    from hetero_tutorial.app import bench
     from hetero_tutorial.core import results
     from hetero_tutorial.core.paths import display_path
 
-    modules, written = benchmarks(), []
+    written = []
     with tempfile.TemporaryDirectory() as folder, tarfile.open(archive_path) as tar:
         tar.extractall(folder, filter="data")
         folder = Path(folder)
-        for path in sorted(folder.glob("bench.*.json")):
+        for path in sorted((folder / "records").glob("bench.*.json")):
             record = results.load(path)
             target_dir = results.reference_directory(record)
             svg = record.data.get("flamegraph_svg")
-            if svg and (folder / Path(svg).name).is_file():
+            if svg and (folder / "profiles" / Path(svg).name).is_file():
                 (target_dir / "profiles").mkdir(parents=True, exist_ok=True)
-                kept = shutil.copy(folder / Path(svg).name, target_dir / "profiles")
+                kept = shutil.copy(folder / "profiles" / Path(svg).name, target_dir / "profiles")
                 record.data["flamegraph_svg"] = display_path(kept)
-            module = modules[record.kind.removeprefix("bench.")]
-            tag = record.data.get(getattr(module, "RECORD_TAG", ""), None)
+            module = bench.load(record.kind.removeprefix("bench."))
+            tag = bench.record_tag(module, record.data)
             written.append(results.save(record, directory=target_dir, tag=tag))
         summary = folder / "summary.txt"
+        part = re.search(r"part(\w+)\.tar\.gz$", archive_path.name)
         if summary.is_file() and written:
-            shutil.copy(summary, written[0].parent / "gpu_reference.summary.txt")
+            name = f"gpu_reference.part{part[1] if part else ''}.summary.txt"
+            shutil.copy(summary, written[0].parent / name)
     return written
-
-
-def install_wheels(wheels: Path) -> str:
-    """Install the carried wheels into a temporary folder; return it (for PYTHONPATH)."""
-    target = tempfile.mkdtemp(prefix="gpu-reference-site-")
-    files = sorted(str(p) for p in wheels.glob("*.whl"))
-    if not files:
-        raise SystemExit(f"no wheels in {wheels}: run `make gpu-wheels` on a machine with network")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
-                    "--no-compile", "--target", target, *files], check=True)  # fmt: skip
-    return target
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, help="folder for the records, logs and the archive")
+    parser.add_argument("--out", type=Path, help="the output folder: the four files to return")
+    parser.add_argument("--work", type=Path, default=WORK, help="where the steps write")
+    parser.add_argument(
+        "--part",
+        default="all",
+        choices=("1", "2", "all"),
+        help="part 1 (the test slice, the ledger's records), part 2, or both",
+    )
     parser.add_argument("--wheels", type=Path, help="install these wheels first (--target)")
     parser.add_argument("--dry-run", action="store_true", help="every step on the CPU, tiny")
     parser.add_argument(
-        "--deadline", type=float, default=DEADLINE_S, help="seconds for all steps (0: none)"
+        "--deadline",
+        type=float,
+        default=None,
+        help="seconds for all steps (0: none; default: the part's budgets)",
     )
     parser.add_argument("--unpack", type=Path, metavar="ARCHIVE", help="file a run's records")
-    args = parser.parse_args(argv)
+    parser.add_argument("--schedule", action="store_true", help="print the schedule and stop")
+    args = parser.parse_args(argv)  # fmt: skip
+    if args.schedule:
+        print(schedule.schedule_table())
+        return 0
     if args.unpack:
         for path in unpack(args.unpack):
             print("reference record:", path)
         return 0
     if args.out is None:
-        parser.error("--out is required (or --unpack ARCHIVE)")
-    if args.wheels:
-        site = install_wheels(args.wheels)
-        paths = [site, os.environ.get("PYTHONPATH")]
-        os.environ["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
-        # --target puts the wheels' programs (py-spy) in its bin/, which is on no PATH
-        os.environ["PATH"] = os.pathsep.join([str(Path(site) / "bin"), os.environ["PATH"]])
-        sys.path.insert(0, site)
-    rows = record_all(args.out, args.dry_run, args.deadline)
-    print("archive:", archive(args.out))
-    return 0 if all(row["status"] in ("ok", "not in this checkout") for row in rows) else 1
+        parser.error("--out is required (or --unpack ARCHIVE, or --schedule)")
+    work, out = args.work.resolve(), args.out.resolve()
+    if work == out or out in work.parents:
+        parser.error("--work must lie outside --out: only four files may go back")
+    rows = record_all(args.out, args.work, args.part, args.dry_run, args.deadline, args.wheels)
+    done = {"ok", "ok (no nvidia-smi)", "not in this checkout"}
+    finished = len(rows) == len(schedule.steps_of(args.part))
+    return 0 if finished and all(row["status"] in done for row in rows) else 1
 
 
 if __name__ == "__main__":

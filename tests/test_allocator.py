@@ -185,6 +185,34 @@ def test_a_thread_count_too_slow_to_measure_in_the_budget_is_left_out():
     assert len(order) == 7  # every device pair first, then the extra thread count
 
 
+class WarmingMeter(FakeMeter):
+    """A cell's warm-up costs one call of it, as the live meter's does."""
+
+    def prepare(self, cells) -> None:
+        for cell in cells:
+            self.clock.now += self.cost(cell)
+
+
+def test_on_sixteen_cores_the_decision_keeps_within_its_budget():
+    """Five thread counts: each new CPU update is priced at the CPU's cost, not the GPU's."""
+
+    def cost(cell: Cell) -> float:  # a CNN whose CPU update more threads do not speed up
+        if cell.target is not None:
+            return 2e-3
+        if cell.device == "cpu":
+            return {"rollout": 5e-3, "advantages": 2e-4, "update": 0.15}[cell.phase]
+        return {"rollout": 1e-3, "advantages": 5e-4, "update": 3e-3}[cell.phase]
+
+    clock = FakeClock()
+    chooser = Allocator(devices=[CPU, GPU], threads=thread_choices(16), budget_s=1.0,
+                        meter=lambda workload: WarmingMeter(cost, clock), clock=clock)  # fmt: skip
+    assert chooser.threads == (1, 2, 4, 8, 16)
+    decision = chooser.decide(workload(TINY_CNN))
+    assert decision.measure_seconds <= chooser.budget_s < allocator_study.DECISION_LIMIT_S
+    assert decision.chosen.name == "all-accelerator"  # every device was measured
+    assert "all-cpu, 16 threads" in decision.skipped
+
+
 def test_without_an_accelerator_it_chooses_the_cpu_thread_count():
     decision = faked(lambda cell: 1e-3 / cell.threads, devices=[CPU], threads=(1, 2)).decide(mlp())
     assert decision.threads == 2 and decision.placement.devices == (CPU,)
@@ -213,6 +241,7 @@ def test_the_live_meter_times_every_phase():
     assert not torch.equal(weights, after)
 
 
+@pytest.mark.accelerator
 def test_a_live_decision_on_this_machine_is_quick_and_explained():
     decision = Allocator(threads=(1,), budget_s=0.3).decide(mlp())
     assert decision.measure_seconds < 2.0

@@ -252,6 +252,7 @@ def test_pinned_staging_needs_a_cuda_gpu():
         TensorReplayBuffer(10, OBS_DIM, ACTION_DIM, pin_memory=True)
 
 
+@pytest.mark.accelerator
 @pytest.mark.skipif(accelerator() is None, reason="needs an accelerator")
 def test_tensor_buffer_on_the_accelerator_samples_there_without_copies():
     device = accelerator()

@@ -147,10 +147,12 @@ def test_c7_compares_switching_ddpg_with_all_cpu():
     assert one_turn.status == Status.NO_CLEAR_EFFECT and "no spread" in one_turn.measured
 
 
-def _profile(share, missing=False, stderr=0.02, timer=0.1):
+def _profile(share, missing=False, stderr=0.02, timer=0.1, native=False, date=None):
     data = {"placement": "all-accelerator", "transfer_share": share, "hidden": 128}
     data |= {"transfer_share_stderr": stderr, "timer_sync_share": timer}
-    return _record("bench.profile", {**data, "accelerator_missing": missing})
+    data |= {"native": native, "nonblocking": not native}  # native frames need pauses
+    dated = {"date": date} if date else {}
+    return _record("bench.profile", {**data, "accelerator_missing": missing}, **dated)
 
 
 def test_c5_transfer_share_band():
@@ -163,6 +165,9 @@ def test_c5_transfer_share_band():
     assert edge.status == Status.NO_CLEAR_EFFECT and "+-6%" in edge.measured
     old = _verdict("C5", _profile(0.37, timer=None))  # recorded before the timer's own bucket
     assert "timer's syncs inside" in old.measured
+    # a later native profile paused the program for every sample: its share is not C5's
+    later = _profile(0.05, native=True, date="2026-12-30T00:00:00+00:00")
+    assert _verdict("C5", _profile(0.37), later).status == Status.HELD
 
 
 def _hybrid(baseline_s, hybrid_s, sweep=None, jitter=(0.0,)):

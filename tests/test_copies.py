@@ -64,6 +64,7 @@ def test_ddpg_copies_per_step_by_buffer_and_placement():
     assert "DDPG switches devices" in copies_sentence(ppo, counted)
 
 
+@pytest.mark.accelerator
 @pytest.mark.skipif(accelerator() is None, reason="needs an accelerator to compare with")
 def test_meta_counts_match_the_accelerators():
     # Pendulum's time limit cuts episodes at fixed steps, whatever the actions: the counts

@@ -35,7 +35,10 @@ DEVICES = [
     "cpu",
     pytest.param(
         str(ACCELERATOR),
-        marks=pytest.mark.skipif(ACCELERATOR is None, reason="no accelerator on this machine"),
+        marks=[
+            pytest.mark.skipif(ACCELERATOR is None, reason="no accelerator on this machine"),
+            pytest.mark.accelerator,
+        ],
         id="accelerator",
     ),
 ]
@@ -340,6 +343,7 @@ def test_step_reads_nothing_back_to_the_host(env_id):
     assert reads.seen == ["_local_scalar_dense"] * 20
 
 
+@pytest.mark.accelerator
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA's sync debug mode")
 @pytest.mark.parametrize("env_id", BATCHED_ENV_IDS)
 def test_step_does_not_synchronize_cuda(env_id):

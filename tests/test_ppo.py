@@ -93,6 +93,7 @@ def test_storage_views_share_one_tensor():
     assert flat["rewards"].shape == (6,)
 
 
+@pytest.mark.accelerator
 def test_placements_change_speed_not_learning():
     """Same seed, three placements: identical parameters on CPU, close on an accelerator."""
     config = PPOConfig.tuned("CartPole-v1", **TINY)
@@ -127,6 +128,7 @@ def test_run_reports_phases_throughput_and_copies():
         assert run.copies_per_env_step == 0  # no accelerator, no host<->device copies
 
 
+@pytest.mark.accelerator
 @pytest.mark.skipif(accelerator() is None, reason="needs an accelerator")
 def test_copies_per_step_on_an_accelerator():
     config = PPOConfig.tuned("CartPole-v1", **TINY)
@@ -187,3 +189,30 @@ def test_pendulum_ppo_improves_over_its_first_evaluation():
     run = train(config, placement("hybrid"), seed=0, threads=1, eval_every=20_480)
     first, last = run.evaluations[0][1], run.evaluations[-1][1]
     assert last > first + 100, run.evaluations
+
+
+def test_the_copy_out_event_sleeps_while_it_waits(monkeypatch):
+    """A default CUDA event's synchronize() spins a core until the copy is done; a blocking
+    one sleeps in the driver, so waiting for the copy out is not CPU work of the learner."""
+    made = []
+
+    class Event:  # records how the storage asks for its event
+        def __init__(self, **options) -> None:
+            made.append(options)
+
+        def record(self, stream) -> None:
+            pass
+
+    class Pinned:  # stands in for a pinned tensor: copying it to "cuda" returns itself
+        def flatten(self, *dims):
+            return self
+
+        def to(self, device, non_blocking=False):
+            return self
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: None)
+    storage = PPOTrainer(PPOConfig.tuned("CartPole-v1", **TINY), "all-cpu").storage
+    storage.tensors = [Pinned()]
+    storage.flat_batch(torch.device("cuda", 0), non_blocking=True)
+    assert made == [{"blocking": True}]

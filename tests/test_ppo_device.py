@@ -131,6 +131,7 @@ def test_batched_and_gymnasium_physics_learn_the_same(env_id):
 SMALL = {"num_envs": 16, "num_steps": 16, "minibatch_size": 64, "update_epochs": 1}
 
 
+@pytest.mark.accelerator
 def test_the_rollout_reads_nothing_back_while_it_steps():
     """No .item(), bool(tensor) or boolean indexing in a rollout: on an accelerator each would
     wait for the device at every step. (The one read per rollout is a plain copy.)"""
@@ -149,6 +150,7 @@ def test_the_rollout_reads_nothing_back_while_it_steps():
         assert len(collector.episodes) - before >= config.num_envs  # every env ended, once or more
 
 
+@pytest.mark.accelerator
 def test_all_device_copies_nothing_here_and_per_step_nowhere():
     """On the CPU there is nothing to copy. On an accelerator the copies of an iteration are
     a fixed few (the rollout's finished returns; the update's minibatch order and stats),

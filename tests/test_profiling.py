@@ -486,3 +486,25 @@ def test_py_spy_samples_without_pausing_unless_asked(monkeypatch):
     assert "--nonblocking" not in profiling.py_spy_command(
         ["python"], Path("o.txt"), nonblocking=False
     )
+
+
+def test_native_frames_are_sampled_with_pauses_and_never_asked_without(monkeypatch):
+    """py-spy cannot read native stacks without pausing the program: it would exit at once
+    ("Can't get native stack traces with the --nonblocking option."), so that is refused."""
+    monkeypatch.setattr(profiling, "py_spy_executable", lambda: "py-spy")
+    native = profiling.py_spy_command(["python"], Path("o.txt"), native=True)
+    assert "--native" in native and "--nonblocking" not in native  # pauses by default
+    with pytest.raises(UsageError, match="only from a paused program"):
+        profiling.py_spy_command(["python"], Path("o.txt"), native=True, nonblocking=True)
+    with pytest.raises(UsageError, match="--blocking"):  # before anything starts
+        cli.bench(["profile", "--native", "--json", "never.json"])
+
+
+def test_a_native_profile_is_recorded_apart_from_the_share(monkeypatch, known, tmp_path):
+    monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path / "reference")
+    asked = _fake_profile_ppo(monkeypatch, known, tmp_path)
+    argv = ["bench", "profile", "--placement", "hybrid", "--reference"]
+    assert cli.main([*argv, "--native", "--blocking"]) == 0
+    assert asked["native"] and not asked["nonblocking"]
+    names = sorted(p.name for p in (tmp_path / "reference").rglob("bench.profile.*.json"))
+    assert names == ["bench.profile.hybrid-native.json"]

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from hetero_tutorial.core import transfers
@@ -61,6 +62,18 @@ def test_copy_costs_time_only_pageable_copies_off_cuda():
     assert all("pageable copies only" in row["note"] for row in rows)
     assert transfers.copy_modes("mps:0") == transfers.copy_modes("xpu") == ("pageable",)
     assert transfers.copy_modes("cuda:0") == transfers.COPY_MODES
+
+
+@pytest.mark.accelerator
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="pinned memory is CUDA's")
+def test_pinning_on_the_fly_reuses_pytorchs_cached_pinned_block():
+    rows = transfers.copy_costs([1 << 20], "cuda", repeats=5)
+    (fly,) = [row for row in rows if row["mode"] == "pin on the fly"]
+    if fly["new_pinned_blocks"] is None:
+        pytest.skip("this PyTorch does not count its pinned blocks")
+    assert fly["calls"] == transfers.COPY_WARMUP + 5
+    assert fly["new_pinned_blocks"] < fly["calls"]  # reused, not allocated at every call
+    assert all(row["new_pinned_blocks"] is None for row in rows if row is not fly)
 
 
 def test_copies_under_inference_mode_are_counted():

@@ -166,10 +166,19 @@ class Allocator:
     def _fits(self, cell: Cell, samples: dict[Cell, list[float]], start: float) -> bool:
         """Whether a warm-up and a sample of ``cell`` should fit in the time left.
 
-        The guess: twice the cheapest first sample of the same phase (0 if none yet).
+        The guess: twice (a warm-up and a sample) the cheapest first sample of the same
+        phase on the same device, at any thread count; of the same phase anywhere when the
+        device has none yet (0 if none at all). Priced at another device's cost, a CPU
+        update at each new thread count (five of them on 16 cores) would look as cheap as
+        the accelerator's and start just before the budget ends, overrunning it by its
+        own warm-up and sample.
         """
-        same_phase = [seconds[0] for other, seconds in samples.items() if other.phase == cell.phase]
-        return self.clock() - start + 2 * min(same_phase, default=0.0) <= self.budget_s
+        same_phase = [
+            (other.device, s[0]) for other, s in samples.items() if other.phase == cell.phase
+        ]
+        here = [seconds for device, seconds in same_phase if device == cell.device]
+        guess = min(here or [seconds for _, seconds in same_phase], default=0.0)
+        return self.clock() - start + 2 * guess <= self.budget_s
 
     def _more_rounds(self, meter: Meter, samples: dict[Cell, list[float]], start: float) -> int:
         """Sample every measured cell once more per round, interleaved, while another round fits.

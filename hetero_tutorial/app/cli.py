@@ -6,11 +6,11 @@ import argparse
 import json
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from hetero_tutorial.app.bench import benchmarks
-from hetero_tutorial.core import results
+from hetero_tutorial.app import bench as benches
 from hetero_tutorial.core.errors import UsageError
 
 
@@ -83,13 +83,17 @@ def _add_book(commands: argparse._SubParsersAction) -> None:
     )
 
 
-def _add_bench(commands: argparse._SubParsersAction) -> None:
+def _add_bench(commands: argparse._SubParsersAction, wanted: str | None) -> None:
+    """Every benchmark as a sub-command; only ``wanted``'s module is imported for its options
+    (None: every module's)."""
     parser = commands.add_parser("bench", help="run one benchmark and write a JSON record")
     names = parser.add_subparsers(dest="benchmark", required=True, metavar="NAME")
-    for name, module in benchmarks().items():
-        help_text = (module.__doc__ or name).strip().splitlines()[0]
-        sub = names.add_parser(name, help=help_text, description=module.__doc__)
-        module.add_arguments(sub)
+    for name in benches.names():
+        doc = benches.summary(name)
+        sub = names.add_parser(name, help=doc.strip().splitlines()[0], description=doc)
+        if wanted is not None and name != wanted:
+            continue  # listed with its help line; its options are read only when it runs
+        benches.load(name).add_arguments(sub)
         where = sub.add_mutually_exclusive_group()
         where.add_argument("--json", type=Path, metavar="PATH", help="where to write the record")
         where.add_argument(
@@ -109,9 +113,16 @@ class _RaisingParser(argparse.ArgumentParser):
 
 def build_parser(
     parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+    argv: Sequence[str] | None = None,
 ) -> argparse.ArgumentParser:
     """The command line's parser; ``parser_class`` :class:`_RaisingParser` for calls from
-    Python (sub-commands' parsers take the same class)."""
+    Python (sub-commands' parsers take the same class).
+
+    ``argv``: the command line it will parse. Then only the benchmark it names (``bench
+    NAME ...``) has its module imported, so starting one benchmark does not import every
+    other's (seconds: the allocator's imports include PyTorch's compiler). None: every
+    benchmark's options, for tools that parse many command lines.
+    """
     parser = parser_class(
         prog="python -m hetero_tutorial",
         description="Where should deep RL run, CPU or GPU? Measure it on this machine.",
@@ -121,17 +132,22 @@ def build_parser(
     _add_run(commands)
     _add_ledger(commands)
     _add_book(commands)
-    _add_bench(commands)
+    wanted = None
+    if argv is not None:
+        wanted = argv[1] if len(argv) > 1 and argv[0] == "bench" else ""
+    _add_bench(commands, wanted)
     return parser
 
 
 def _run_bench(args: argparse.Namespace, argv: list[str]) -> int:
-    module = benchmarks()[args.benchmark]
+    from hetero_tutorial.core import results  # PyTorch, through the machine's fingerprint
+
+    module = benches.load(args.benchmark)
     fields = module.run(args)
     record = results.Record(
         f"bench.{args.benchmark}", fields, results.provenance(command=_command_line(argv))
     )
-    tag = getattr(args, module.RECORD_TAG) if hasattr(module, "RECORD_TAG") else None
+    tag = benches.record_tag(module, vars(args))
     if args.json:
         path = results.save(record, args.json)
     elif args.reference:
@@ -151,12 +167,12 @@ def bench(argv: list[str]) -> int:
     would exit the process (or a notebook's kernel) with status 2.
     """
     argv = ["bench", *argv]
-    return _run_bench(build_parser(_RaisingParser).parse_args(argv), argv)
+    return _run_bench(build_parser(_RaisingParser, argv).parse_args(argv), argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(argv=argv)
     args = parser.parse_args(argv)
     try:
         return _dispatch(args, argv)
@@ -186,6 +202,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _run_ledger(readme: bool) -> int:
+    from hetero_tutorial.core import results
     from hetero_tutorial.ledger import verdicts as ledger
 
     if readme:

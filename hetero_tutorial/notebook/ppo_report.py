@@ -282,12 +282,23 @@ def copy_costs_sentences(rows: list[dict[str, Any]]) -> list[str]:
                 {"median_s": base["seconds"], "iqr_s": base["iqr_s"]},
             )
             word = {True: "slower", False: "faster", None: "no clear difference"}[spread.side(1.0)]
-            parts.append(f"{mode} {spread.value:.2f}x its time ({word})")
+            parts.append(f"{mode} {spread.value:.2f}x its time ({word}{_pinning(row)})")
         compared = "; ".join(parts) or "no other mode timed here"
         lines.append(
             f"- {size:,} bytes: pageable {format_seconds(base['seconds'])} per copy; {compared}."
         )
     return lines
+
+
+def _pinning(row: dict[str, Any]) -> str:
+    """How often pinning on the fly allocated new page-locked memory, where that was counted."""
+    blocks = row.get("new_pinned_blocks")
+    if blocks is None:
+        return ""
+    return (
+        f"; {blocks} new pinned block{'s' * (blocks != 1)} in {row['calls']} calls, "
+        "the others reused from PyTorch's cache: what it adds is the host copy"
+    )
 
 
 def hybrid_references() -> Markdown:

@@ -204,7 +204,7 @@ def py_spy_command(
     rate: int = 100,
     native: bool = False,
     idle: bool = True,
-    nonblocking: bool = True,
+    nonblocking: bool | None = None,
 ) -> list[str]:
     """The ``py-spy record`` command line that samples ``target`` into raw collapsed stacks.
 
@@ -215,24 +215,43 @@ def py_spy_command(
     sleep in the driver, and without ``--idle`` py-spy would drop exactly the
     waits we are looking for.
 
-    ``nonblocking`` (the default): read the stacks without pausing the program.
-    By default py-spy stops the program for every sample; it stops the host, not
-    the GPU, which works through its queue meanwhile, so the waits for it that
-    follow shrink and the profile under-counts exactly what C5 asks about (and the
-    run slows). The cost of not pausing: a stack read while the program changes it
-    can be inconsistent (a torn or mis-attributed stack now and then; py-spy says
-    so in its help). ``nonblocking=False`` pauses, for consistent samples where no
-    accelerator runs on meanwhile.
+    ``nonblocking``: read the stacks without pausing the program (the default for
+    Python frames). Otherwise py-spy stops the program for every sample; it stops
+    the host, not the GPU, which works through its queue meanwhile, so the waits
+    for it that follow shrink and the profile under-counts exactly what C5 asks
+    about (and the run slows). The cost of not pausing: a stack read while the
+    program changes it can be inconsistent (a torn or mis-attributed stack now and
+    then; py-spy says so in its help). ``nonblocking=False`` pauses, for consistent
+    samples where no accelerator runs on meanwhile. py-spy reads native frames only
+    from a paused program (see :func:`sampling_without_pauses`).
     """
     executable = py_spy_executable()
     if executable is None:
         raise UsageError(NOT_INSTALLED)
     if rate < 1:
         raise UsageError(f"the sampling rate must be at least 1 per second, got {rate}")
+    nonblocking = sampling_without_pauses(native, nonblocking)
     command = [executable, "record", "--format", "raw", "--full-filenames"]
     command += ["--rate", str(rate), "--output", str(output)]
     command += ["--native"] * native + ["--idle"] * idle + ["--nonblocking"] * nonblocking
     return [*command, "--", *target]
+
+
+NATIVE_PAUSES = (
+    "py-spy reads native (C/C++/CUDA) frames only from a paused program (it would exit with "
+    '"Can\'t get native stack traces with the --nonblocking option."): sample Python frames '
+    "without pauses, or native ones with pauses (`--blocking` on the command line)."
+)
+
+
+def sampling_without_pauses(native: bool, nonblocking: bool | None) -> bool:
+    """Whether py-spy samples without pausing: ``nonblocking``, or (None) unless ``native``;
+    native frames without pauses are refused (:class:`UsageError`), before py-spy fails."""
+    if nonblocking is None:
+        return not native
+    if native and nonblocking:
+        raise UsageError(NATIVE_PAUSES)
+    return nonblocking
 
 
 def record_py_spy(
@@ -374,9 +393,9 @@ def profile_ppo(
     """Profile PPO under each placement, one after the other in one py-spy recording.
 
     Returns one profile per placement; its flame graph ``ppo-<placement>-h<hidden>.svg``
-    goes to ``out_dir``, the raw recording (megabytes) and the speedscope files to
-    ``samples_dir``. ``options`` go to :func:`py_spy_command` (rate, native, idle,
-    nonblocking) and ``timeout``.
+    (``...-native.svg`` with native frames) goes to ``out_dir``, the raw recording
+    (megabytes) and the speedscope files to ``samples_dir``. ``options`` go to
+    :func:`py_spy_command` (rate, native, idle, nonblocking) and ``timeout``.
     """
     placements = [placements] if isinstance(placements, str) else list(placements)
     unknown = [name for name in placements if name not in profile_target.RUNNERS]
@@ -394,11 +413,12 @@ def profile_ppo(
         threads=threads,
         accelerator=accelerator,
     )
-    raw = Path(samples_dir) / f"ppo-h{hidden}-{'+'.join(placements)}.txt"
+    native = "-native" if options.get("native") else ""  # never over a Python-level profile
+    raw = Path(samples_dir) / f"ppo-h{hidden}-{'+'.join(placements)}{native}.txt"
     command, samples = record_py_spy(target, raw, **options)
     runners = {name: profile_target.RUNNERS[name].__name__ for name in placements}
     return {
-        name: make_profile(f"ppo-{name}-h{hidden}", run, command, raw, out_dir)
+        name: make_profile(f"ppo-{name}-h{hidden}{native}", run, command, raw, out_dir)
         for name, run in split_runs(samples, runners).items()
     }
 

@@ -7,8 +7,10 @@ iterations of any trainer with ``studies.interleave``).
 
 Speeds leave out the first iteration: it runs under the copy counter (a Python call
 per tensor operation) and pays each device's one-off start (CUDA's context, cuBLAS
-handles, lazy kernel loading: 0.1-0.5 s). ``wall_seconds`` and ``env_steps_per_s``
-count the later iterations only; ``first_iteration_seconds`` says what was left out.
+handles, lazy kernel loading: 0.1-0.5 s). ``wall_seconds``, ``env_steps_per_s`` and
+``phase_seconds`` count the later iterations only, so a phase's share of the wall time
+compares like with like; ``first_iteration_seconds`` and ``first_phase_seconds`` say
+what was left out.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class PPOResult:
     iteration_seconds: list[float]
     """wall seconds of every iteration, the first (copy counting, start-up) included"""
     phase_seconds: dict[str, float]
-    """seconds per phase over every iteration"""
+    """seconds per phase over the steady iterations, the ones ``wall_seconds`` covers"""
     copies: dict[str, dict[str, float]]
     """per phase: host<->device copies and bytes per iteration and per environment step"""
     episodes: list[tuple[int, float]]
@@ -58,6 +60,8 @@ class PPOResult:
     threads: int
     policy: nn.Module = field(repr=False)
     """the trained learner (on the update device)"""
+    first_phase_seconds: dict[str, float] = field(default_factory=dict)
+    """seconds per phase of the first iteration, left out of ``phase_seconds``"""
 
     @property
     def steady_iterations(self) -> list[float]:
@@ -102,6 +106,7 @@ class PPOResult:
             "eval_return_mean": self.eval_return_mean,
             "eval_returns": self.eval_returns,
             "phase_seconds": self.phase_seconds,
+            "first_phase_seconds": self.first_phase_seconds,
             "iteration_seconds": self.iteration_seconds,
             "median_iteration_seconds": self.median_iteration_seconds,
             "copies": self.copies,
@@ -161,8 +166,16 @@ class _Run:
     def __init__(self, trainer: PPOTrainer, eval_every: int, eval_episodes: int) -> None:
         self.trainer, self.eval_every, self.eval_episodes = trainer, eval_every, eval_episodes
         self.evaluations: list[tuple[int, float]] = []
+        self.first_phases: dict[str, float] = {}
+        """the phase timer's seconds after the first iteration"""
         if eval_every:
             self.evaluate()
+
+    def run_iteration(self) -> None:
+        """The trainer's next iteration; the phase seconds of the first are noted apart."""
+        self.trainer.run_iteration()
+        if len(self.trainer.iteration_seconds) == 1:
+            self.first_phases = dict(self.trainer.timer.seconds)
 
     def evaluate(self) -> None:
         mean = float(np.mean(greedy_returns(self.trainer, self.eval_episodes or 10)))
@@ -184,13 +197,16 @@ class _Run:
         t = self.trainer
         eval_returns = greedy_returns(t, self.eval_episodes) if self.eval_episodes else []
         t.close()
+        # the iterations wall_seconds covers: all but the first, unless there is only one
+        first = self.first_phases if len(t.iteration_seconds) > 1 else {}
+        steady = {phase: sec - first.get(phase, 0.0) for phase, sec in t.timer.seconds.items()}
         return PPOResult(
             config=t.config,
             placement=t.placement.name,
             seed=t.seed,
             env_steps=t.global_step,
             iteration_seconds=t.iteration_seconds,
-            phase_seconds=dict(t.timer.seconds),
+            phase_seconds=steady,
             copies=copies_per_step(t),
             episodes=t.collector.episodes,
             evaluations=self.evaluations,
@@ -199,6 +215,7 @@ class _Run:
             update_stats=t.last_stats,
             threads=threads,
             policy=t.learner.policy,
+            first_phase_seconds=first,
         )
 
 
@@ -238,7 +255,7 @@ def train_side_by_side(
             for index in range(config.num_iterations):
                 for run in runs:
                     with sampler.section(run.trainer.placement.name):  # training only
-                        run.trainer.run_iteration()
+                        run.run_iteration()
                     run.evaluate_if_due()
                 if progress is not None:
                     progress(index + 1, config.num_iterations)

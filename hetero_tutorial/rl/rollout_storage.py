@@ -69,7 +69,9 @@ class RolloutStorage:
         """
         batch = [t.flatten(0, 1).to(device, non_blocking=non_blocking) for t in self.tensors]
         if non_blocking and device.type == "cuda":
-            self._copied_out = torch.cuda.Event()
+            # blocking: a wait on it sleeps in the driver; a default event's wait spins a
+            # core at 100%, and that spinning would count as the learner's CPU share
+            self._copied_out = torch.cuda.Event(blocking=True)
             self._copied_out.record(torch.cuda.current_stream(device))
         return batch
 

@@ -97,8 +97,12 @@ def predicted_lags(
 
 
 def phase_split(run: PPOResult) -> tuple[float, float]:
-    """(rollout, update) seconds per iteration of a sequential run, the parts that overlap."""
-    iterations = len(run.iteration_seconds)
+    """(rollout, update) seconds per iteration of a sequential run, the parts that overlap.
+
+    Over the run's steady iterations, the ones its ``phase_seconds`` cover (the first, with
+    the copy counter and a device's one-off start, is left out of both).
+    """
+    iterations = len(run.steady_iterations)
     rollout = sum(run.phase_seconds.get(p, 0.0) for p in ROLLOUT_PHASES) / iterations
     update = sum(run.phase_seconds.get(p, 0.0) for p in UPDATE_PHASES) / iterations
     return rollout, update

@@ -5,11 +5,14 @@ Example: ``python -m hetero_tutorial bench profile --placement all-accelerator
 the samples inside the training phases: copies and waits for data), the phase
 timer's own synchronisation apart (``timer_sync_share``), ``transfer_share_by_phase``,
 ``top_frames`` and the path of the flame graph (``flamegraph_svg``). py-spy samples
-without pausing the program (``--nonblocking``) unless given ``--blocking``. The flame
+without pausing the program (``--nonblocking``) unless given ``--blocking``: C5's share
+needs that, since a paused host lets the GPU catch up and shrinks the waits. The flame
 graph goes to ``build/profiles/``, or beside the record under
 ``data/reference/<machine>/profiles/`` with ``--reference`` (to commit); the raw
 stacks and the speedscope file stay in ``build/profiles/``. On a GPU add
-``--native`` to see CUDA's copy and wait frames.
+``--native --blocking`` to see CUDA's copy and wait frames: py-spy reads native frames
+only from a paused program, so ``--native`` alone is refused before anything starts.
+A native profile's record is named apart (``bench.profile.<placement>-native.json``).
 """
 
 from __future__ import annotations
@@ -21,11 +24,16 @@ from typing import Any
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.profiling.pyspy import PROFILE_DIR, profile_fields, profile_ppo
+from hetero_tutorial.profiling.pyspy import (
+    PROFILE_DIR,
+    profile_fields,
+    profile_ppo,
+    sampling_without_pauses,
+)
 from hetero_tutorial.profiling.target import RUNNERS
 
-RECORD_TAG = "placement"
-"""One record per placement (see the package docstring)."""
+RECORD_TAG = ("placement", "native")
+"""One record per placement, native profiles apart (see the package docstring)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads (default 1)")
     parser.add_argument("--rate", type=int, default=100, help="samples per second (default 100)")
     parser.add_argument(
-        "--native", action="store_true", help="also sample C/C++/CUDA frames (py-spy --native)"
+        "--native",
+        action="store_true",
+        help="also sample C/C++/CUDA frames (py-spy --native; needs --blocking)",
     )
     parser.add_argument(
         "--blocking",
@@ -64,6 +74,7 @@ def _out_dir(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    nonblocking = sampling_without_pauses(args.native, not args.blocking)  # before any start
     plan = placement(args.placement, args.accelerator)
     print(plan.describe())
     profiles = profile_ppo(
@@ -78,7 +89,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         rate=args.rate,
         native=args.native,
         idle=not args.no_idle,
-        nonblocking=not args.blocking,
+        nonblocking=nonblocking,
     )
     workload = {"env_id": args.env, "hidden": args.hidden, "steps": args.steps}
     workload |= {"seed": args.seed, "threads": args.threads}
