@@ -34,11 +34,12 @@ _NAMES = {
     "same_devices_note": "core.configurations",
     "display_path": "core.paths",
     # rl: the algorithms
-    "PPOConfig": "rl.ppo_config",
-    "train": "rl.ppo_runs",
-    "train_side_by_side": "rl.ppo_runs",
-    "DDPGConfig": "rl.ddpg",
+    "PPOConfig": "rl.ppo.config",
+    "train": "rl.ppo.runs",
+    "train_side_by_side": "rl.ppo.runs",
+    "DDPGConfig": "rl.ddpg.config",
     "make_buffer": "rl.buffers",
+    "train_overlapped": "rl.overlapped.loop",
     # allocator
     "Allocator": "allocator.allocator",
     "CNNConfig": "allocator.cnn",
@@ -54,7 +55,6 @@ _NAMES = {
 _MODULES = {
     "results": "core.results",
     "transfers": "core.transfers",
-    "ddpg": "rl.ddpg",
     "buffers": "rl.buffers",
     "pyspy": "profiling.pyspy",
     "cprofiler": "profiling.cprofiler",
@@ -71,7 +71,7 @@ _MODULES = {
     "threads": "studies.threads",
     "ddpg_placements": "studies.ddpg_placements",
     "buffer_study": "studies.buffers",
-    "allocator_study": "allocator.study",
+    "trials": "allocator.trials",
     "claims": "ledger.claims",
     "verdicts": "ledger.verdicts",
     "plots": "notebook.plots",

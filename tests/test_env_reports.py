@@ -11,7 +11,7 @@ from gymnasium.envs.classic_control.pendulum import angle_normalize
 
 from hetero_tutorial.notebook import env_plots, env_reports
 from hetero_tutorial.notebook.solutions.device_envs import pendulum_cost, wrap_angle
-from hetero_tutorial.rl.device_envs import BatchedPendulum
+from hetero_tutorial.rl.envs.batched import BatchedPendulum
 from hetero_tutorial.studies import env_agreement, env_throughput
 
 matplotlib.use("Agg")

@@ -123,6 +123,6 @@ def test_the_top_level_names_resolve_lazily():
     for name in hetero_tutorial.__all__:
         assert getattr(hetero_tutorial, name) is not None, name
     # importing the algorithms alone (a worker process does) loads no plotting library
-    probe = "import sys, hetero_tutorial.rl.ppo_runs; print('matplotlib' in sys.modules)"
+    probe = "import sys, hetero_tutorial.rl.ppo.runs; print('matplotlib' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

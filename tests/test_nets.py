@@ -7,8 +7,8 @@ from torch import nn
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, GaussianActorCritic, PairedMLP, mlp
-from hetero_tutorial.rl.ppo import ppo_loss
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.learner import ppo_loss
 
 
 def _member_forward(paired: PairedMLP, member: int, x: torch.Tensor) -> torch.Tensor:

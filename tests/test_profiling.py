@@ -18,7 +18,7 @@ from hetero_tutorial.core.placement import placement
 from hetero_tutorial.notebook.solutions.profiling import inclusive_share
 from hetero_tutorial.profiling import cprofiler, flamegraph, stacks, torch_profiler
 from hetero_tutorial.profiling import pyspy as profiling
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
 
 # A training loop in miniature; the constructed stacks below point at its lines.
 LOOP = textwrap.dedent(

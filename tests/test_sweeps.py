@@ -4,9 +4,9 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import copy_costs
 from hetero_tutorial.notebook.solutions.ppo_placements import rollout_bytes
-from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.rollout_storage import RolloutStorage
+from hetero_tutorial.rl.envs.spec import env_spec
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
 from hetero_tutorial.studies.sweeps import speedups, width_sweep
 from hetero_tutorial.studies.threads import FASTER, UNCLEAR, best_threads, role_rule, thread_effects
 

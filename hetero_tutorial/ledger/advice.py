@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hetero_tutorial.allocator.study import paired_sums, worth
+from hetero_tutorial.allocator.trials import paired_sums, worth
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.rules import Records

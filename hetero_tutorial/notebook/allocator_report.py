@@ -8,11 +8,11 @@ from IPython.display import Markdown
 
 from hetero_tutorial.allocator.decision import Decision
 from hetero_tutorial.allocator.fixed_rule import select_device
-from hetero_tutorial.allocator.study import worth
+from hetero_tutorial.allocator.trials import worth
 from hetero_tutorial.core import results
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.rl.ppo import PHASES
+from hetero_tutorial.rl.ppo.trainer import PHASES
 
 signed = "{:+.1%}".format
 
@@ -223,7 +223,9 @@ def references() -> Markdown:
 def price_cases(decision: Decision) -> list[tuple[Any, ...]]:
     """The inputs the pricing exercise is checked on: every candidate the allocator priced."""
     rows = decision.cost_rows()
-    return [(rows, str(c.rollout), str(c.update), c.threads) for c in decision.candidates]
+    return [
+        (rows, str(c.rollout_device), str(c.update_device), c.threads) for c in decision.candidates
+    ]
 
 
 def findings(verdicts: list[dict[str, Any]], summary: dict[str, Any]) -> list[str]:

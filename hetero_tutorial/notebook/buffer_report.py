@@ -11,7 +11,7 @@ from IPython.display import Markdown
 from hetero_tutorial.core import results
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.rl.ddpg import DDPGConfig
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.studies.buffers import time_ratio
 
 count = "{:,.0f}".format

@@ -92,7 +92,7 @@ def _plans_label(row: dict[str, Any]) -> str:
 def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05) -> Figure:
     """Seconds per iteration of each configuration over the best fixed plan's, per network.
 
-    ``rows``: :func:`hetero_tutorial.allocator.study.compare`'s, one per configuration run
+    ``rows``: :func:`hetero_tutorial.allocator.trials.compare`'s, one per configuration run
     (the plans it stood for, its devices and threads). The allocator's configuration is
     hatched; the dotted line marks the allowed ``tolerance`` above the best fixed plan.
     """
@@ -132,7 +132,7 @@ def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05
 def curriculum_timeline(summary: dict[str, Any]) -> Figure:
     """One bar per contender through the curriculum's stages; the allocator's measuring hatched.
 
-    ``summary``: :func:`hetero_tutorial.allocator.study.curriculum`'s result. Fixed plans
+    ``summary``: :func:`hetero_tutorial.allocator.trials.curriculum`'s result. Fixed plans
     that ran as one configuration at every stage share a bar; ``threads`` adds the
     allocator's devices at each fixed thread count.
     """

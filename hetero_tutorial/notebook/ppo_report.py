@@ -11,8 +11,8 @@ from hetero_tutorial.core import results
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.rl.ppo import PHASES
-from hetero_tutorial.rl.ppo_runs import PPOResult
+from hetero_tutorial.rl.ppo.runs import PPOResult
+from hetero_tutorial.rl.ppo.trainer import PHASES
 from hetero_tutorial.studies import sweeps
 from hetero_tutorial.studies.threads import ROLES
 

@@ -8,7 +8,7 @@ from IPython.display import Markdown
 
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.rl.ppo_runs import PPOResult
+from hetero_tutorial.rl.ppo.runs import PPOResult
 
 
 def _percent(value: float) -> str:
@@ -46,7 +46,8 @@ def ppo_runs_table(runs: dict[str, PPOResult]) -> Markdown:
 
 
 def ddpg_placements_table(rows: list[dict[str, Any]]) -> Markdown:
-    """One row per placement of :func:`hetero_tutorial.rl.ddpg.placement_comparison`."""
+    """One row per placement of
+    :func:`hetero_tutorial.studies.ddpg_placements.placement_comparison`."""
     columns = {
         "placement": "placement",
         "env_steps_per_s": "steps/s",

@@ -21,8 +21,8 @@ from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.profiling import stacks
 from hetero_tutorial.profiling.pyspy import PROFILE_DIR
-from hetero_tutorial.rl.ppo import PHASES, PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PHASES, PPOTrainer
 
 
 @dataclass(frozen=True)

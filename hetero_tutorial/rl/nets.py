@@ -147,7 +147,7 @@ class DiscreteActorCritic(nn.Module):
     action, from :meth:`sample_noise`) so that the caller decides where random
     numbers come from: PPO draws them on the CPU, which makes every placement
     sample the same actions from the same seed (on batched environments, on their
-    device: see ppo_device.py).
+    device: see ppo/collectors.py).
     """
 
     def __init__(

@@ -23,16 +23,18 @@ copying it with ``non_blocking=True``, beside the same buffer without pinning.
 The synthetic transitions carry their step number in ``obs[0]``, so a batch tells
 which time steps it holds.
 
-DDPG itself, trained with each design (``bench.ddpg``), is summarised over its seeds
-by :func:`summarise`; :func:`time_ratio` compares two designs' runs seed by seed, only
-where they ran the same settings and seeds (:func:`unpaired_reason`).
+DDPG itself is trained with each design side by side (:func:`train_designs`, a
+``bench.ddpg`` record per design), summarised over its seeds by :func:`summarise`;
+:func:`time_ratio` compares two designs' runs seed by seed, only where they ran the same
+settings and seeds (:func:`unpaired_reason`).
 """
 
 from __future__ import annotations
 
 import statistics
 import tracemalloc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,7 @@ import torch
 
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import Placement, as_placement
 from hetero_tutorial.core.timing import Spread, compare
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import (
@@ -50,7 +53,9 @@ from hetero_tutorial.rl.buffers import (
     make_buffer,
     raw_bytes_per_transition,
 )
-from hetero_tutorial.rl.ddpg import DDPGResult
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.runs import DDPGResult, interleave
+from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
 
 OBS_DIM, ACTION_DIM = 3, 1
 """Pendulum-v1's observation and action sizes."""
@@ -281,6 +286,30 @@ def fastest_sampler(rows: Sequence[dict[str, Any]], device: str = "cpu") -> dict
     }
 
 
+def train_designs(
+    config: DDPGConfig,
+    designs: Sequence[str] = DESIGNS,
+    placement: Placement | str = "all-cpu",
+    seed: int = 0,
+    *,
+    threads: int | None = 1,
+    eval_episodes: int = 10,
+    chunk_steps: int = 200,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, DDPGResult]:
+    """DDPG with ``config`` and each buffer design, interleaved ``chunk_steps`` at a time, as
+    :func:`~hetero_tutorial.rl.ddpg.runs.train_side_by_side` runs placements: a slow minute
+    of the machine costs every design alike. Results keyed by design."""
+    placement = as_placement(placement)
+    trainers = {
+        design: DDPGTrainer(replace(config, buffer=design), placement, seed, threads=threads)
+        for design in designs
+    }
+    return interleave(
+        trainers, eval_episodes=eval_episodes, chunk_steps=chunk_steps, progress=progress
+    )
+
+
 def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
     """The fields of a ``bench.ddpg`` record: runs of one configuration over several seeds."""
     return summarise_fields([r.fields() for r in results])
@@ -292,7 +321,7 @@ def summarise_fields(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "buffer": runs[0]["config"]["buffer"],
         "placement": runs[0]["placement"],
-        "seeds": [run["config"]["seed"] for run in runs],
+        "seeds": [run_settings(run)[0] for run in runs],
         "env_steps_per_s": statistics.median(run["env_steps_per_s"] for run in runs),
         "seconds_per_episode": statistics.median(run["seconds_per_episode"] for run in runs),
         "copies_per_1000_samples": statistics.median(
@@ -305,6 +334,23 @@ def summarise_fields(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def run_settings(run: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``(seed, settings)`` of one DDPG run's record fields; the settings are everything that
+    shaped the run (config, placement, threads) but its buffer design and its seed.
+
+    Records written while ``DDPGConfig`` held the seed, the placement and the threads keep
+    them in ``config``; newer ones beside it, as PPO's do. Both read the same here.
+    """
+    settings = dict(run["config"])
+    if "seed" in settings:
+        seed = settings.pop("seed")
+    else:
+        seed = run["seed"]
+        settings |= {"placement": run["placement"], "threads": run["threads"]}
+    settings.pop("buffer", None)
+    return seed, settings
+
+
 def unpaired_reason(top: dict[str, Any], bottom: dict[str, Any]) -> str | None:
     """Why two ``bench.ddpg`` records' runs cannot be paired seed by seed; None when they can.
 
@@ -313,14 +359,15 @@ def unpaired_reason(top: dict[str, Any], bottom: dict[str, Any]) -> str | None:
     workloads (another step count, width or placement), not two buffer designs.
     """
     runs = top.get("runs", []), bottom.get("runs", [])
-    seeds = [[run["config"]["seed"] for run in side] for side in runs]
+    read = [[run_settings(run) for run in side] for side in runs]
+    seeds = [[seed for seed, _ in side] for side in read]
     if not seeds[0] or seeds[0] != seeds[1]:
         return f"the two ran different seeds ({seeds[0]} and {seeds[1]}), so none pair up"
     differ = sorted({
         key
-        for a, b in zip(*runs, strict=True)
-        for key in a["config"].keys() | b["config"].keys()
-        if key != "buffer" and a["config"].get(key) != b["config"].get(key)
+        for (_, a), (_, b) in zip(*read, strict=True)
+        for key in a.keys() | b.keys()
+        if a.get(key) != b.get(key)
     })  # fmt: skip
     if differ:
         return f"the two ran different settings besides the buffer ({', '.join(differ)})"

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import PhaseTimer, torch_threads
-from hetero_tutorial.rl.ppo import PHASES
+from hetero_tutorial.rl.ppo.trainer import PHASES
 
 
 class Trainer(Protocol):

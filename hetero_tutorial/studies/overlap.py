@@ -1,8 +1,8 @@
 """Rollout and update at the same time: what overlapping buys over the sequential hybrid plan.
 
 :func:`overlap_study` trains, seed by seed, the sequential hybrid plan
-(:func:`~hetero_tutorial.rl.ppo_runs.train`) and then every overlapped configuration
-(:func:`~hetero_tutorial.rl.pipeline.train_pipeline`: backend x workers x policy lag)
+(:func:`~hetero_tutorial.rl.ppo.runs.train`) and then every overlapped configuration
+(:func:`~hetero_tutorial.rl.overlapped.loop.train_overlapped`: backend x workers x policy lag)
 from the same seed: A, B, C, A, B, C, ... so that the machine's drift (up to 2x over
 minutes on shared machines) hits every configuration alike, and each speed-up is a
 ratio within one seed's round. A run is a whole training run; the greedy return after
@@ -21,15 +21,16 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.machine_load import OtherLoad
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import torch_threads
-from hetero_tutorial.rl.pipeline import train_pipeline, usable_cores
-from hetero_tutorial.rl.pipeline_results import PipelineResult, Timeline, configuration_label
-from hetero_tutorial.rl.pipeline_worker import CLOCK
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import PPOResult, train
+from hetero_tutorial.rl.overlapped.loop import train_overlapped
+from hetero_tutorial.rl.overlapped.timeline import OverlappedResult, Timeline, configuration_label
+from hetero_tutorial.rl.overlapped.worker import CLOCK
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import PPOResult, train
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 ROLLOUT_PHASES = ("rollout", "advantages")
 """The sequential plan's phases a rollout worker takes over."""
@@ -104,7 +105,7 @@ def phase_split(run: PPOResult) -> tuple[float, float]:
     return rollout, update
 
 
-def lag_diagnostics(result: PipelineResult) -> dict[str, dict[str, float]]:
+def lag_diagnostics(result: OverlappedResult) -> dict[str, dict[str, float]]:
     """Mean approx KL and clip fraction per policy lag: at an update's first minibatch
     (how far the behaviour policy is from the learner) and at its last (as CleanRL logs)."""
     by_lag: dict[str, dict[str, float]] = {}
@@ -161,7 +162,7 @@ def _row(run: PPOResult, **extra: Any) -> dict[str, Any]:
     }
 
 
-def pipeline_row(result: PipelineResult, sequential: PPOResult) -> dict[str, Any]:
+def pipeline_row(result: OverlappedResult, sequential: PPOResult) -> dict[str, Any]:
     """One overlapped run as a row, against the sequential run of the same seed."""
     rollout, update = phase_split(sequential)
     ideal = ideal_speedup(rollout, update, result.workers, result.cores, result.max_policy_lag)
@@ -253,7 +254,7 @@ def overlap_study(
                 if progress is not None:
                     progress(f"seed {seed}: {backend}, {count} worker(s), lag {lag}")
                 with OtherLoad() as load:
-                    result = train_pipeline(
+                    result = train_overlapped(
                         config,
                         plan,
                         seed,
@@ -274,7 +275,7 @@ def overlap_study(
         "env_id": config.env_id,
         "config": asdict(config),
         "placement": plan.name,
-        "update_device": str(plan.update),
+        "update_device": str(plan.update_device),
         "cores": usable_cores(),
         "threads": threads,
         "seeds": list(seeds),
@@ -291,7 +292,7 @@ def _ray_if(wanted: bool) -> Iterator[float | None]:
     if not wanted:
         yield None
         return
-    from hetero_tutorial.rl.pipeline_ray import import_ray, local_ray
+    from hetero_tutorial.rl.overlapped.ray_engine import import_ray, local_ray
 
     context = nullcontext(None) if import_ray().is_initialized() else local_ray()
     with context as seconds:

@@ -13,7 +13,7 @@ from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.timing import Spread
-from hetero_tutorial.rl.pipeline_results import configuration_label
+from hetero_tutorial.rl.overlapped.timeline import configuration_label
 from hetero_tutorial.studies import overlap
 from hetero_tutorial.studies.overlap import SEQUENTIAL
 

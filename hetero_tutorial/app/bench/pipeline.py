@@ -18,8 +18,8 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.pipeline import BACKENDS
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.overlapped.engine import BACKENDS
+from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies.overlap import overlap_study
 from hetero_tutorial.studies.overlap_verdicts import record_fields
 

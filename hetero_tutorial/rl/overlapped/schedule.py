@@ -1,15 +1,17 @@
-"""Step 2 of the overlapped pipeline's loop: which rollout may start, where, and with what.
+"""Steps 2 and 4 of an overlapped run's loop: which rollout may start, and which is kept.
 
 :class:`LagSchedule` is the learner's book of rollouts: how many have been handed out,
 how many it is done with, which slots are free, and the weight version it is at. The
-lag bound lives here, and only here: both engines (processes and Ray) ask it.
+lag bound ``max_lag`` lives here, and only here: the schedule decides both which
+rollouts may start (:meth:`LagSchedule.ready`) and which that arrive are dropped as too
+stale (:meth:`LagSchedule.keeps`); the learner's loop and both engines ask it.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from hetero_tutorial.rl.pipeline_worker import RolloutRequest
+from hetero_tutorial.rl.overlapped.worker import RolloutRequest
 
 
 class LagSchedule:
@@ -18,10 +20,10 @@ class LagSchedule:
     Rollout ``k`` (numbered in the order they start) may start once the learner is done
     with ``k - max_policy_lag`` rollouts (updated on or dropped): if rollouts come back in
     the order they started, its lag is then at most the bound. With a bound of 0 each
-    rollout waits for the update before it (one worker: the sequential plan); with 1,
+    rollout waits for the update before it (one worker: the sequential placement); with 1,
     a worker collects the next rollout while the learner updates on the last. Rollouts
     that overtake one another (several workers, uneven speeds) can still arrive too
-    stale; the learner drops those.
+    stale: :meth:`keeps` says so, and the learner drops them (:meth:`drop`).
 
     Each request names the weights to collect with: the learner's newest when it is
     sent. Both engines honour it, so what acts is decided here, not by which process
@@ -64,6 +66,15 @@ class LagSchedule:
             self.started += 1
         return requests
 
+    def lag(self, version: int) -> int:
+        """The policy lag of a rollout collected with weights ``version``: updates since."""
+        return self.version - version
+
+    def keeps(self, version: int) -> bool:
+        """Whether the learner may learn from a rollout collected with weights ``version``:
+        its lag is within the bound. The others are dropped (:meth:`drop`)."""
+        return self.lag(version) <= self.max_lag
+
     def release(self, worker: int, slot: int, now: float) -> None:
         """The learner has copied the rollout out of ``slot``: the worker may refill it."""
         self.free_slots[worker].append(slot)
@@ -75,3 +86,8 @@ class LagSchedule:
         self.done += 1
         self.version += int(updated)
         self.done_at.append(now)
+
+    def drop(self, worker: int, slot: int, now: float) -> None:
+        """Drop a rollout too stale to learn from: its slot is free, and it counts as done."""
+        self.release(worker, slot, now)
+        self.finish(False, now)

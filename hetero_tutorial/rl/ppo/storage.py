@@ -1,8 +1,8 @@
-"""PPO's rollout storage: a whole rollout preallocated once and filled in place.
+"""Step 3 of PPO: the rollout's storage, preallocated once and filled in place.
 
-Step 3 of :mod:`~hetero_tutorial.rl.ppo`'s iteration, in a file of its own as the
-configuration is: the collector writes it, the advantages are computed in it, and the
-*transfer* phase copies it to the update device in one batched copy per tensor.
+The collector writes it, the advantages are computed in it, and the *transfer* phase
+copies it to the update device in one batched copy per tensor (:meth:`RolloutStorage.flat_batch`,
+``non_blocking`` from pinned memory where it feeds CUDA: the hybrid placement's one big copy).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from hetero_tutorial.rl.envs import EnvSpec
+from hetero_tutorial.rl.envs.spec import EnvSpec
 
 SCALARS = ("logprobs", "values", "rewards", "dones", "advantages", "returns")
 """The float32 numbers stored per transition beside its observation and action."""

@@ -1,6 +1,9 @@
-"""The allocator against fixed plans, side by side (claims C10, C11), and in a curriculum (C13).
+"""Trials of the allocator against fixed plans, side by side (C10, C11), and in a curriculum (C13).
 
-For every network the allocator decides, then five plans are compared:
+A :class:`Trial` is one workload to try the allocator on: the network and PPO settings
+the allocator measures, what the article's fixed rule reads of it, and how to build its
+trainer under any placement. For every trial the allocator decides, then five *plans*
+(five ways to pick a placement) are compared:
 
 * ``fixed-rule``: the article's rule of thumb
   (:func:`~hetero_tutorial.allocator.fixed_rule.select_device`), every phase on the device it names;
@@ -35,27 +38,28 @@ from hetero_tutorial.allocator.cnn import trainer as cnn_trainer
 from hetero_tutorial.allocator.cnn import workload as cnn_workload
 from hetero_tutorial.allocator.decision import Decision
 from hetero_tutorial.allocator.fixed_rule import fixed_rule_placement
-from hetero_tutorial.allocator.pricing import plan_name
+from hetero_tutorial.allocator.pricing import placement_name
 from hetero_tutorial.allocator.workload import Workload, ppo_workload
 from hetero_tutorial.core.configurations import devices_key, group_same
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import Spread
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 from hetero_tutorial.studies.interleave import interleaved_iterations
 
 PLANS = ("fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator")
 FIXED_PLANS = PLANS[:-1]
 TOLERANCE = 0.05
-"""The allocator may be this much slower than the best fixed plan (the issue's criterion)."""
+"""The allocator may be this much slower than the best fixed plan and still pass its criterion."""
 DECISION_LIMIT_S = 2.0
 """The most a decision's measuring may cost, in seconds."""
 
 
 @dataclass(frozen=True)
-class Network:
-    """A network to compare plans on: its workload, what the article's rule reads, its trainer."""
+class Trial:
+    """A workload to try the plans on: what the allocator measures, what the article's rule
+    reads, and its trainer under any placement."""
 
     workload: Workload
     hidden: int
@@ -70,29 +74,29 @@ class Network:
         return self.workload.name
 
 
-def mlp_network(env_id: str, hidden: int, **overrides: Any) -> Network:
+def mlp_trial(env_id: str, hidden: int, **overrides: Any) -> Trial:
     """PPO on ``env_id`` with two hidden layers of ``hidden`` units (``overrides``: PPOConfig)."""
     config = PPOConfig.tuned(env_id, hidden=hidden, **overrides)
 
-    def make(plan: Placement, iterations: int) -> PPOTrainer:
-        return PPOTrainer(replace(config, total_steps=iterations * config.batch_size), plan)
+    def make(placement: Placement, iterations: int) -> PPOTrainer:
+        return PPOTrainer(replace(config, total_steps=iterations * config.batch_size), placement)
 
-    return Network(ppo_workload(config), hidden, False, make)
+    return Trial(ppo_workload(config), hidden, False, make)
 
 
-def cnn_network(config: CNNConfig) -> Network:
+def cnn_trial(config: CNNConfig) -> Trial:
     """The CNN workload (:mod:`hetero_tutorial.allocator.cnn`) under ``config``."""
 
-    def make(plan: Placement, iterations: int) -> PPOTrainer:
-        return cnn_trainer(config, plan, iterations=iterations)
+    def make(placement: Placement, iterations: int) -> PPOTrainer:
+        return cnn_trainer(config, placement, iterations=iterations)
 
-    return Network(cnn_workload(config), config.hidden, True, make)
+    return Trial(cnn_workload(config), config.hidden, True, make)
 
 
-def plans_for(network: Network, decision: Decision) -> list[Placement]:
-    """The five plans of the comparison, in :data:`PLANS` order."""
+def plans_for(trial: Trial, decision: Decision) -> list[Placement]:
+    """The placements of the five plans, in :data:`PLANS` order."""
     return [
-        fixed_rule_placement(network.hidden, network.heavy_matrix_ops),
+        fixed_rule_placement(trial.hidden, trial.heavy_matrix_ops),
         placement("hybrid"),
         placement("all-cpu"),
         placement("all-accelerator"),
@@ -100,18 +104,18 @@ def plans_for(network: Network, decision: Decision) -> list[Placement]:
     ]
 
 
-def _label(plan: Placement, threads: int | None) -> str:
-    name = plan_name(plan.rollout, plan.update)
+def _label(placement: Placement, threads: int | None) -> str:
+    name = placement_name(placement.rollout_device, placement.update_device)
     return name if threads is None else f"{name}, {threads} thread{'s' * (threads > 1)}"
 
 
 def configurations(
-    network: Network, decision: Decision, threads: Sequence[int]
+    trial: Trial, decision: Decision, threads: Sequence[int]
 ) -> list[dict[str, Any]]:
-    """What to run for one network: each distinct (devices, threads) once, with the plans it
+    """What to run for one trial: each distinct (devices, threads) once, with the plans it
     stands for; the allocator's devices at each of ``threads`` (its thread check)."""
-    asked = [(plan, decision.threads, name) for plan, name in zip(
-        plans_for(network, decision), PLANS, strict=True)]  # fmt: skip
+    asked = [(placement, decision.threads, name) for placement, name in zip(
+        plans_for(trial, decision), PLANS, strict=True)]  # fmt: skip
     if decision.threads is not None:
         others = [count for count in threads if count != decision.threads]
         asked += [(decision.placement, count, None) for count in others]
@@ -127,20 +131,20 @@ def configurations(
     ]
 
 
-def _row(network: Network, run: dict[str, Any], timed: dict[str, Any], decision: Decision):
-    plan, seconds = run["placement"], timed["iteration_seconds"]
+def _row(trial: Trial, run: dict[str, Any], timed: dict[str, Any], decision: Decision):
+    placement, seconds = run["placement"], timed["iteration_seconds"]
     q1, q3 = np.percentile(seconds, [25, 75])
     chosen = "allocator" in run["plans"]
     return {
-        "network": network.name,
-        "kind": network.workload.kind,
+        "network": trial.name,
+        "kind": trial.workload.kind,
         "plan": run["plans"][0] if run["plans"] else run["label"],
         "plans": run["plans"],
         "label": run["label"],
-        "rollout": str(plan.rollout),
-        "storage": str(plan.storage),
-        "update": str(plan.update),
-        "accelerator_missing": plan.accelerator_missing,
+        "rollout": str(placement.rollout_device),
+        "storage": str(placement.storage_device),
+        "update": str(placement.update_device),
+        "accelerator_missing": placement.accelerator_missing,
         "threads": run["threads"],
         "seconds_per_iteration": float(np.median(seconds)),
         "iqr_s": float(q3 - q1),
@@ -153,12 +157,12 @@ def _row(network: Network, run: dict[str, Any], timed: dict[str, Any], decision:
 
 
 def compare(
-    networks: Sequence[Network],
+    trials: Sequence[Trial],
     allocator: Allocator,
     iterations: int = 3,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Decision], list[dict[str, Any]]]:
-    """For each network in turn: the allocator decides, then every configuration runs
+    """For each trial in turn: the allocator decides, then every configuration runs
     interleaved (see :func:`configurations`).
 
     Returns the decisions and one row per configuration: the plans it stands for, its
@@ -166,22 +170,22 @@ def compare(
     one warm-up) and each of them, and, on the allocator's row, the seconds its measuring
     cost (``decision_cached``: this call was answered from the cache).
     """
-    names = [network.name for network in networks]
+    names = [trial.name for trial in trials]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:  # their rows would merge into one network's, and the verdicts with them
         raise UsageError(f"each network once, please: {', '.join(repeated)} given twice or more")
     decisions, rows = [], []
-    for network in networks:
+    for trial in trials:
         if progress is not None:
-            progress(network.name)
-        decision = allocator.decide(network.workload)
-        runs = configurations(network, decision, allocator.threads)
+            progress(trial.name)
+        decision = allocator.decide(trial.workload)
+        runs = configurations(trial, decision, allocator.threads)
         timed = interleaved_iterations(
-            lambda plan, n=network: n.make_trainer(plan, iterations + 1),
+            lambda placement, t=trial: t.make_trainer(placement, iterations + 1),
             [(run["placement"], run["threads"]) for run in runs],
             iterations,
         )
-        rows += [_row(network, run, t, decision) for run, t in zip(runs, timed, strict=True)]
+        rows += [_row(trial, run, t, decision) for run, t in zip(runs, timed, strict=True)]
         decisions.append(decision)
     return decisions, rows
 
@@ -316,8 +320,8 @@ def curriculum(
             {
                 "stage": stage,
                 "decision": decision.chosen.label,
-                "rollout": str(decision.placement.rollout),
-                "update": str(decision.placement.update),
+                "rollout": str(decision.placement.rollout_device),
+                "update": str(decision.placement.update_device),
                 "held": decision.held,
                 "decision_seconds": chosen["decision_seconds"],
                 "seconds": {plan: plans[plan]["total_seconds"] for plan in PLANS},

@@ -24,7 +24,7 @@ ROW_FIELDS = (
     "dropped_rollouts",
     "eval_return_mean",
 )
-"""What every overlapped row of a bench.pipeline record carries (issue 14)."""
+"""What every overlapped row of a bench.pipeline record carries."""
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,7 @@ def test_bench_pipeline_records_rows_summary_timelines_and_targets(tmp_path):
 
 
 def test_the_sequential_timeline_has_a_rollout_lane_and_an_update_lane_that_alternate():
-    from hetero_tutorial.rl.ppo_config import PPOConfig
+    from hetero_tutorial.rl.ppo.config import PPOConfig
 
     config = PPOConfig(env_id="CartPole-v1", num_envs=2, num_steps=16, minibatch_size=16)
     intervals = overlap.sequential_timeline(config, iterations=2)
@@ -90,17 +90,17 @@ def test_the_sequential_timeline_has_a_rollout_lane_and_an_update_lane_that_alte
 
 
 def test_a_cluster_address_goes_to_the_ray_runs_and_no_local_ray_starts(monkeypatch):
-    from hetero_tutorial.rl.ppo_config import PPOConfig
+    from hetero_tutorial.rl.ppo.config import PPOConfig
 
     calls = []
     monkeypatch.setattr(overlap, "_ray_if", lambda wanted: calls.append(("local", wanted)) or
                         __import__("contextlib").nullcontext(None))  # fmt: skip
 
-    def fake_pipeline(*args, **kwargs):
+    def fake_overlapped(*args, **kwargs):
         calls.append((kwargs["backend"], kwargs["address"]))
         raise RuntimeError("stop here")
 
-    monkeypatch.setattr(overlap, "train_pipeline", fake_pipeline)
+    monkeypatch.setattr(overlap, "train_overlapped", fake_overlapped)
     config = PPOConfig(env_id="CartPole-v1", num_envs=2, num_steps=16, minibatch_size=16,
                        total_steps=32)  # fmt: skip
     with pytest.raises(RuntimeError, match="stop here"):

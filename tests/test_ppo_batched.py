@@ -1,7 +1,7 @@
 """PPO on batched tensor environments: the same learning as on Gymnasium's, no copies, solved.
 
 The equivalence test runs one PPO twice on the CPU, through the same code
-(:class:`~hetero_tutorial.rl.ppo_device.TensorCollector`), from the same seed: once
+(:class:`~hetero_tutorial.rl.ppo.collectors.BatchedCollector`), from the same seed: once
 stepping the batched environments, once stepping Gymnasium's own environments behind the
 same tensor interface (:class:`GymnasiumAsTensors`), started in every episode from the
 states the batched environment drew. The only difference left is the physics' precision:
@@ -20,11 +20,11 @@ from hetero_tutorial.core import results
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.device_envs import BATCHED_ENV_IDS, make_batched_env
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_device import TensorCollector
-from hetero_tutorial.rl.ppo_runs import train
+from hetero_tutorial.rl.envs.batched import BATCHED_ENV_IDS, make_batched_env
+from hetero_tutorial.rl.ppo.collectors import BatchedCollector
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import train
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 from hetero_tutorial.studies import device_ppo
 
 ACCELERATOR = accelerator()
@@ -93,10 +93,11 @@ EQUIVALENCE = {
 
 
 def _learn(env_id: str, gymnasium_physics: bool) -> PPOTrainer:
-    config = PPOConfig.tuned(env_id, **EQUIVALENCE[env_id], batched_envs=True, update_epochs=2)
+    config = PPOConfig.tuned(env_id, **EQUIVALENCE[env_id], update_epochs=2)
     envs = GymnasiumAsTensors(env_id, config.num_envs) if gymnasium_physics else None
-    trainer = PPOTrainer(config, placement("all-cpu"), seed=5, envs=envs)
-    assert isinstance(trainer.collector, TensorCollector)
+    batched_on_cpu = replace(placement("all-cpu"), batched_envs=True)
+    trainer = PPOTrainer(config, batched_on_cpu, seed=5, envs=envs)
+    assert isinstance(trainer.collector, BatchedCollector)
     while not trainer.done:
         trainer.run_iteration()
     return trainer
@@ -170,7 +171,7 @@ def test_a_tensor_collector_refuses_two_devices():
     config = PPOConfig.tuned("CartPole-v1", **SMALL)
     envs = make_batched_env("CartPole-v1", config.num_envs)
     with pytest.raises(UsageError, match="'all-device' placement"):
-        TensorCollector(envs, None, None, None, config, torch.device("meta"), seed=0)
+        BatchedCollector(envs, None, None, None, config, torch.device("meta"), seed=0)
 
 
 SOLVE_SEEDS = (0, 1, 2)
@@ -220,7 +221,7 @@ def test_the_ppo_study_rows_and_bench_section(tmp_path):
         assert row["env_steps"] <= 1024 and row["env_steps_per_s"] > 0
         assert row["solved"] == (row["seconds_to_475"] is not None)
     assert rows["gymnasium-sync"]["num_envs"] == 8 and rows["batched-cpu"]["num_envs"] == 16
-    assert rows["batched-cpu"]["config"]["batched_envs"]
+    assert rows["batched-cpu"]["batched_envs"] and not rows["gymnasium-sync"]["batched_envs"]
     if ACCELERATOR is None:
         assert rows["batched-cpu"]["placement"] == "all-device"
         assert all(row["copies_per_env_step"] == 0 for row in rows.values())

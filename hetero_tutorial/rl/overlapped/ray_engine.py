@@ -1,8 +1,8 @@
-"""The pipeline's Ray engine: the same rollout workers as Ray actors, here or on a cluster.
+"""The Ray engine: an overlapped run's rollout workers as Ray actors, here or on a cluster.
 
 Ray is for when one machine is not enough: its actors can live on any machine of a
 cluster, and the learner's code does not change. Each actor holds a
-:class:`~hetero_tutorial.rl.pipeline_worker.RolloutWorker` (the same rollout code as the
+:class:`~hetero_tutorial.rl.overlapped.worker.RolloutWorker` (the same rollout code as the
 process engine's) and its own rollout storage; what Ray adds is only transport:
 
 * **weights**: ``ray.put`` once per version (one flat array), passed by reference to
@@ -20,7 +20,7 @@ Where Ray runs (``address``):
   and object managers, every worker process's gRPC server, the driver's included, the
   runtime-env and dashboard agents, the autoscaler's monitor) binds to the node's
   address, which :func:`start_local_ray` makes the loopback one; there is no dashboard;
-  ``tests/test_pipeline_ray.py`` checks every listening socket of the run's processes;
+  ``tests/test_overlapped_ray.py`` checks every listening socket of the run's processes;
 * ``"auto"`` or ``"ray://host:port"``: join that cluster; only this run's actors are
   stopped afterwards, never the cluster. Start one with ``ray start --head`` on one
   machine and ``ray start --address=HEAD:6379`` on the others (notebook 06).
@@ -42,16 +42,16 @@ import torch
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine import usable_cores
-from hetero_tutorial.rl.envs import EnvSpec
-from hetero_tutorial.rl.pipeline_worker import (
+from hetero_tutorial.rl.envs.spec import EnvSpec
+from hetero_tutorial.rl.overlapped.worker import (
     Hook,
     RolloutReport,
     RolloutRequest,
     RolloutWorker,
     WorkerFailed,
 )
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.rollout_storage import RolloutStorage
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
 
 LOOPBACK = "127.0.0.1"
 OBJECT_STORE_BYTES = 128 * 2**20

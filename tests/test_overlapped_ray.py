@@ -1,4 +1,4 @@
-"""The overlapped pipeline's Ray engine: the same learning as the process engine, a Ray of its
+"""The overlapped engine on Ray: the same learning as the process engine, a Ray of its
 own that listens on the loopback address only and is gone after the run, and the faults.
 
 Ray takes seconds to start, so the tests after the first share one local Ray (a module
@@ -14,17 +14,17 @@ import torch
 
 ray = pytest.importorskip("ray", reason="Ray is the optional extra [ray] (make setup installs it)")
 
-from test_pipeline import CONFIG, flat, run_children, shared_memory_files  # noqa: E402
-from test_pipeline_faults import LONG, fail_at_rollout_2  # noqa: E402
+from test_overlapped import CONFIG, flat, run_children, shared_memory_files  # noqa: E402
+from test_overlapped_faults import LONG, fail_at_rollout_2  # noqa: E402
 
 from hetero_tutorial.core.placement import placement  # noqa: E402
-from hetero_tutorial.rl.pipeline import train_pipeline  # noqa: E402
-from hetero_tutorial.rl.pipeline_ray import local_ray  # noqa: E402
-from hetero_tutorial.rl.pipeline_worker import WorkerFailed  # noqa: E402
-from hetero_tutorial.rl.ppo_runs import train  # noqa: E402
+from hetero_tutorial.rl.overlapped.loop import train_overlapped  # noqa: E402
+from hetero_tutorial.rl.overlapped.ray_engine import local_ray  # noqa: E402
+from hetero_tutorial.rl.overlapped.worker import WorkerFailed  # noqa: E402
+from hetero_tutorial.rl.ppo.runs import train  # noqa: E402
 
 # Ray's workers cannot import this test folder: send the hooks defined here by value.
-ray.cloudpickle.register_pickle_by_value(sys.modules["test_pipeline_faults"])
+ray.cloudpickle.register_pickle_by_value(sys.modules["test_overlapped_faults"])
 
 
 def _loopback(address: str) -> bool:
@@ -59,7 +59,7 @@ def test_a_ray_run_starts_a_loopback_only_ray_learns_as_the_sequential_plan_and_
 
     sequential = train(CONFIG, placement("hybrid"), seed=2, eval_episodes=2)
     shm_before = shared_memory_files()
-    result = train_pipeline(
+    result = train_overlapped(
         CONFIG, seed=2, workers=1, max_policy_lag=0, backend="ray", eval_episodes=2, progress=look
     )
     assert torch.equal(flat(result.run.policy), flat(sequential.policy))
@@ -82,8 +82,8 @@ def shared_ray():
 
 
 def test_an_existing_ray_is_used_left_running_and_learns_as_the_process_engine(shared_ray):
-    result = train_pipeline(CONFIG, seed=0, workers=1, max_policy_lag=1, backend="ray")
-    processes = train_pipeline(CONFIG, seed=0, workers=1, max_policy_lag=1, backend="mp")
+    result = train_overlapped(CONFIG, seed=0, workers=1, max_policy_lag=1, backend="ray")
+    processes = train_overlapped(CONFIG, seed=0, workers=1, max_policy_lag=1, backend="mp")
     assert torch.equal(flat(result.run.policy), flat(processes.run.policy))  # same decisions
     assert result.policy_lag_histogram == {0: 1, 1: CONFIG.num_iterations - 1}
     assert result.fields()["backend"] == "ray"
@@ -93,7 +93,7 @@ def test_an_existing_ray_is_used_left_running_and_learns_as_the_process_engine(s
 
 def test_a_ray_worker_that_raises_stops_the_run_naming_it_with_its_traceback(shared_ray):
     with pytest.raises(WorkerFailed, match="rollout worker 0") as failure:
-        train_pipeline(
+        train_overlapped(
             LONG, workers=1, backend="ray", eval_episodes=0, worker_hook=fail_at_rollout_2
         )
     assert "a test hook's failure inside the worker" in str(failure.value)
@@ -110,7 +110,7 @@ def test_a_ray_worker_killed_by_sigkill_is_detected_within_5_seconds(shared_ray)
             killed_at.append(time.monotonic())
 
     with pytest.raises(WorkerFailed, match="died"):
-        train_pipeline(LONG, workers=1, backend="ray", eval_episodes=0, progress=kill_a_worker)
+        train_overlapped(LONG, workers=1, backend="ray", eval_episodes=0, progress=kill_a_worker)
     assert time.monotonic() - killed_at[0] < 5.0
     _assert_no_actor_left()
 
@@ -121,7 +121,7 @@ def test_keyboard_interrupt_stops_the_ray_workers(shared_ray):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        train_pipeline(LONG, workers=1, backend="ray", eval_episodes=0, progress=stop_button)
+        train_overlapped(LONG, workers=1, backend="ray", eval_episodes=0, progress=stop_button)
     _assert_no_actor_left()
 
 

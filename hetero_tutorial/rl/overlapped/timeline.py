@@ -2,10 +2,10 @@
 
 The timeline is the record everything else is read from: one interval per thing each
 process did (``rollout``, ``update``) or waited for (``wait_rollout``, ``wait_slot``,
-``wait_weights``), on one clock (``time.time()``, see ``pipeline_worker``), as seconds
+``wait_weights``), on one clock (``time.time()``, see ``worker.py``), as seconds
 from the moment every worker was ready. Idle shares are measured over the *steady
 window*, from the end of the learner's first rollout to the end of its last, the
-window over which ``env_steps_per_s`` counts too (as in ``ppo_runs``, the first
+window over which ``env_steps_per_s`` counts too (as in ``ppo/runs.py``, the first
 iteration pays start-up costs and is left out).
 """
 
@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetero_tutorial.rl.pipeline_worker import CLOCK, WAIT_KINDS
-from hetero_tutorial.rl.ppo_runs import PPOResult
+from hetero_tutorial.rl.overlapped.worker import CLOCK, WAIT_KINDS
+from hetero_tutorial.rl.ppo.runs import PPOResult
 
 LEARNER = "learner"
 LEARNER_WAIT = "wait_rollout"
@@ -78,7 +78,7 @@ def busy_seconds(
 
 
 @dataclass
-class PipelineResult:
+class OverlappedResult:
     """An overlapped PPO run: the usual :class:`PPOResult` plus what overlapping measured."""
 
     run: PPOResult

@@ -6,7 +6,7 @@ accelerator ``step`` neither waits for the device nor copies anything to the hos
 (once ``check_actions=False``: checking action values reads them on the host).
 This is how modern simulators reach millions of steps per second (Isaac Gym,
 Brax, gymnax): the environments run where the policy runs, so nothing crosses
-the PCIe bus between them. :mod:`hetero_tutorial.rl.envs` is the other design,
+the PCIe bus between them. :mod:`hetero_tutorial.rl.envs.vector` is the other design,
 one Python object per environment on the CPU (Gymnasium's ``SyncVectorEnv``).
 
 The physics, constants, spaces, rewards, termination and time limits (500 steps
@@ -408,6 +408,6 @@ def make_batched_env(
     if env_id not in _ENVS:
         raise UsageError(
             f"no batched version of {env_id!r}: supported are {', '.join(BATCHED_ENV_IDS)}. "
-            "For any other Gymnasium id use hetero_tutorial.rl.envs.make_vector_env."
+            "For any other Gymnasium id use hetero_tutorial.rl.envs.vector.make_vector_env."
         )
     return _ENVS[env_id](num_envs, device, check_actions)

@@ -1,14 +1,14 @@
-"""The overlapped pipeline's rollout worker: PPO's own rollout, in a process of its own.
+"""An overlapped run's rollout worker: PPO's own rollout, in a process of its own.
 
 A :class:`RolloutWorker` owns what the rollout needs and nothing else: CPU vector
 environments, a CPU copy of the actor (its weights one flat tensor, loaded from the
-learner's) and PPO's :class:`~hetero_tutorial.rl.ppo.Collector`. :meth:`RolloutWorker.run`
-is one rollout, in the order it happens: note how long the worker waited for this
-request, load the newest weights, ``Collector.collect`` into a storage laid out as
-:class:`~hetero_tutorial.rl.rollout_storage.RolloutStorage`, ``compute_advantages`` there, and
-report. It is the same code in both engines: the process backend
-(:mod:`~hetero_tutorial.rl.pipeline_processes`) hands it a shared-memory slot and the
-shared weights; the Ray backend (:mod:`~hetero_tutorial.rl.pipeline_ray`) its own
+learner's) and PPO's :class:`~hetero_tutorial.rl.ppo.collectors.GymCollector`.
+:meth:`RolloutWorker.run` is one rollout, in the order it happens: note how long the worker
+waited for this request, load the newest weights, ``GymCollector.collect`` into a storage
+laid out as :class:`~hetero_tutorial.rl.ppo.storage.RolloutStorage`,
+``compute_advantages`` there, and report. It is the same code in both engines: the process backend
+(:mod:`~hetero_tutorial.rl.overlapped.process_engine`) hands it a shared-memory slot and the
+shared weights; the Ray backend (:mod:`~hetero_tutorial.rl.overlapped.ray_engine`) its own
 storage and the weights Ray delivered. The engines only move rollouts and weights.
 
 Times are ``time.time()``: one clock for every process of the machine (and, with
@@ -24,19 +24,22 @@ from dataclasses import dataclass, field
 
 import torch
 
-from hetero_tutorial.rl.envs import make_vector_env, spec_of
+from hetero_tutorial.rl.envs.spec import spec_of
+from hetero_tutorial.rl.envs.vector import make_vector_env
 from hetero_tutorial.rl.flat import FlatParameters
-from hetero_tutorial.rl.ppo import Collector, compute_advantages, make_policy
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.rollout_storage import RolloutStorage
+from hetero_tutorial.rl.ppo.advantages import compute_advantages
+from hetero_tutorial.rl.ppo.collectors import GymCollector
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.policy import make_policy
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
 
 CLOCK = time.time
-"""The pipeline's one clock (seconds): system-wide, unlike ``time.perf_counter``."""
+"""An overlapped run's one clock (seconds): system-wide, unlike ``time.perf_counter``."""
 
 WORKER_SEED_STRIDE = 100_003
 """Worker ``i`` seeds its collector (sampling noise, environment resets) with
 ``seed + i * WORKER_SEED_STRIDE``: worker 0 gets ``seed`` itself, as PPOTrainer's
-collector does, so one worker makes the sequential plan's rollouts."""
+collector does, so one worker makes the sequential placement's rollouts."""
 
 WAIT_KINDS = ("wait_slot", "wait_weights")
 """Why a worker waited: for a free rollout slot, or for weights new enough for the lag bound."""
@@ -105,7 +108,7 @@ class RolloutWorker:
         """the weight version the actor copy holds (-1: none loaded yet)"""
         cpu = torch.device("cpu")
         storage = None  # each rollout names its storage (a slot)
-        self.collector = Collector(
+        self.collector = GymCollector(
             self.envs, self.spec, policy, storage, config, cpu, worker_seed(seed, index)
         )
         self.idle_since = CLOCK()

@@ -1,6 +1,6 @@
 """PPO runs measured: speed, where the time went, copies per step, and how well they learned.
 
-:func:`train` runs one :class:`~hetero_tutorial.rl.ppo.PPOTrainer` to the end;
+:func:`train` runs one :class:`~hetero_tutorial.rl.ppo.trainer.PPOTrainer` to the end;
 :func:`train_side_by_side` runs several, interleaving their iterations, so that drift
 in the machine's speed hits every placement alike (sweeps and the allocator time a few
 iterations of any trainer with ``studies.interleave``).
@@ -25,9 +25,10 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, as_placement, require_data_devices
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
-from hetero_tutorial.rl.envs import EnvSpec, evaluate
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.envs.spec import EnvSpec
+from hetero_tutorial.rl.evaluation import evaluate
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 
 @dataclass
@@ -116,10 +117,10 @@ class PPOResult:
 def greedy_returns(trainer: PPOTrainer, episodes: int) -> list[float]:
     """Returns of ``episodes`` greedy episodes of the trainer's policy, on fresh environments.
 
-    The evaluation seeds (``10_000 + seed``) are apart from training's. Trainers on batched
+    Seeded apart from training (:mod:`~hetero_tutorial.rl.evaluation`). Trainers on batched
     environments are evaluated on Gymnasium's too: the same dynamics (tested step for step).
     """
-    policy, device = trainer.collector.policy, trainer.placement.rollout
+    policy, device = trainer.collector.policy, trainer.placement.rollout_device
     return policy_greedy_returns(policy, device, trainer.spec, episodes, trainer.seed)
 
 
@@ -128,7 +129,8 @@ def policy_greedy_returns(
 ) -> list[float]:
     """Returns of ``episodes`` greedy episodes of ``policy`` (on ``device``) in ``spec``'s env.
 
-    Seeded ``10_000 + seed``, as :func:`greedy_returns`: any run's policy, a pipeline's too.
+    Seeded as :func:`greedy_returns`, from the run's ``seed``: any run's policy, an
+    overlapped run's too.
     """
 
     def greedy_actions(obs: np.ndarray) -> np.ndarray:
@@ -136,7 +138,7 @@ def policy_greedy_returns(
             actions = policy.greedy(torch.from_numpy(obs).to(device)).cpu().numpy()
         return actions if spec.discrete else np.clip(actions, spec.action_low, spec.action_high)
 
-    return evaluate(greedy_actions, spec.env_id, episodes, 10_000 + seed)
+    return evaluate(greedy_actions, spec.env_id, episodes, seed)
 
 
 def copies_per_step(trainer: PPOTrainer) -> dict[str, dict[str, float]]:
@@ -219,21 +221,20 @@ def train_side_by_side(
     PyTorch CPU threads (None: unchanged). ``eval_episodes``: greedy episodes after
     training (0: none). ``eval_every``: also evaluate greedily before training and
     every this many environment steps (0: never), for a learning curve; evaluation
-    time is not training time. ``progress(iteration, iterations)`` follows the run.
-    A placement may be given by its preset's name (``"hybrid"``).
+    time is not training time. ``progress(done, total)`` follows the iterations.
+    A placement may be given by its preset's name (``"hybrid"``): this entry point turns
+    names into placements, once, for everything it builds.
     """
-    placements = [as_placement(plan) for plan in placements]
-    for plan in placements:
-        require_data_devices(plan)
-    names = [plan.name for plan in placements]
+    placements = [as_placement(p) for p in placements]
+    for p in placements:
+        require_data_devices(p)
+    names = [p.name for p in placements]
     if len(set(names)) != len(names):
         raise UsageError(f"placements must have distinct names, got {names}")
-    gpus = [plan.update for plan in placements if plan.update.type == "cuda"]
+    gpus = [p.update_device for p in placements if p.update_device.type == "cuda"]
     with torch_threads(threads):
         with UtilisationSampler(gpus[0] if gpus else None) as sampler:
-            trainers = [
-                PPOTrainer(config, plan, seed, count_copies=count_copies) for plan in placements
-            ]
+            trainers = [PPOTrainer(config, p, seed, count_copies=count_copies) for p in placements]
             runs = [_Run(trainer, eval_every, eval_episodes) for trainer in trainers]
             for index in range(config.num_iterations):
                 for run in runs:
@@ -254,6 +255,6 @@ def train(
     config: PPOConfig, placement: Placement | str, seed: int = 0, **options: Any
 ) -> PPOResult:
     """Train PPO under one ``placement`` (or preset name) and measure it (options as in
-    ``train_side_by_side``)."""
-    plan = as_placement(placement)
-    return train_side_by_side(config, [plan], seed, **options)[plan.name]
+    :func:`train_side_by_side`)."""
+    (result,) = train_side_by_side(config, [placement], seed, **options).values()
+    return result

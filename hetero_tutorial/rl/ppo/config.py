@@ -1,7 +1,9 @@
-"""PPO's configuration: every knob of a run, and the settings tuned per environment.
+"""Step 1 of PPO: its configuration, every knob of a run, and the settings tuned per environment.
 
-Step 1 of :mod:`hetero_tutorial.rl.ppo`: CleanRL's one ``@dataclass`` with a one-line
-docstring per field; the defaults are CleanRL's, ``TUNED`` holds per-environment ones.
+CleanRL's one ``@dataclass`` with a one-line docstring per field; the defaults are
+CleanRL's, ``TUNED`` holds per-environment ones. Where a run happens is not a setting:
+the placement (which also says whether the environments are batched tensors), the seed
+and the CPU threads are arguments of :func:`~hetero_tutorial.rl.ppo.runs.train`.
 """
 
 from __future__ import annotations
@@ -58,8 +60,6 @@ class PPOConfig:
     """speed: all parameters in one tensor, one call to zero, clip, step and copy them"""
     gather_per_epoch: bool = True
     """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch)"""
-    batched_envs: bool = False
-    """step batched tensor environments (device_envs.py) in any placement (all-device has them)"""
 
     @classmethod
     def tuned(cls, env_id: str, **overrides: Any) -> PPOConfig:
@@ -72,7 +72,8 @@ class PPOConfig:
 
     @classmethod
     def tuned_batched(cls, env_id: str, num_envs: int, **overrides: Any) -> PPOConfig:
-        """Settings that learn with ``num_envs`` batched environments (see ``TUNED_BATCHED``).
+        """Settings that learn with ``num_envs`` batched environments (see ``TUNED_BATCHED``),
+        for a placement with ``batched_envs`` (``all-device``).
 
         ``TUNED``'s learning settings with fewer steps per environment, and minibatches
         that grow with the rollout: ``minibatches`` of them per epoch (never smaller than
@@ -91,7 +92,6 @@ class PPOConfig:
             "num_steps": b["num_steps"],
             "minibatch_size": min(batch, max(smallest, batch // b["minibatches"])),
             "total_steps": max(b["total_steps"], b["min_iterations"] * batch),
-            "batched_envs": True,
         }
         return cls.tuned(env_id, **(settings | overrides))
 

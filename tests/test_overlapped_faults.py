@@ -1,4 +1,4 @@
-"""The overlapped pipeline stops cleanly, however a run ends: a worker that raises, a worker
+"""An overlapped run stops cleanly, however a run ends: a worker that raises, a worker
 killed by a signal, a stuck worker, Ctrl-C in the learner. No process outlives the run."""
 
 import multiprocessing
@@ -10,12 +10,12 @@ import threading
 import time
 
 import pytest
-from test_pipeline import run_children, shared_memory_files
+from test_overlapped import run_children, shared_memory_files
 
-from hetero_tutorial.rl.pipeline import train_pipeline
-from hetero_tutorial.rl.pipeline_processes import ProcessEngine
-from hetero_tutorial.rl.pipeline_worker import RolloutRequest, WorkerFailed
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.overlapped.loop import train_overlapped
+from hetero_tutorial.rl.overlapped.process_engine import ProcessEngine
+from hetero_tutorial.rl.overlapped.worker import RolloutRequest, WorkerFailed
+from hetero_tutorial.rl.ppo.config import PPOConfig
 
 LONG = PPOConfig(env_id="CartPole-v1", total_steps=400 * 512)
 """A run far longer than any of these tests lets it go on."""
@@ -39,7 +39,7 @@ def _assert_nothing_left(shm_before: set[str]) -> None:
 def test_a_worker_that_raises_stops_the_run_naming_it_with_its_traceback():
     shm_before = shared_memory_files()
     with pytest.raises(WorkerFailed, match="rollout worker 0") as failure:
-        train_pipeline(LONG, workers=1, eval_episodes=0, worker_hook=fail_at_rollout_2)
+        train_overlapped(LONG, workers=1, eval_episodes=0, worker_hook=fail_at_rollout_2)
     message = str(failure.value)
     assert "Traceback" in message and "a test hook's failure inside the worker" in message
     _assert_nothing_left(shm_before)
@@ -63,7 +63,7 @@ def test_a_worker_killed_by_sigkill_mid_run_is_detected_within_5_seconds():
     killer = threading.Thread(target=kill_soon, daemon=True)
     killer.start()
     with pytest.raises(WorkerFailed, match="SIGKILL"):
-        train_pipeline(LONG, workers=1, eval_episodes=0, progress=lambda d, t: running.set())
+        train_overlapped(LONG, workers=1, eval_episodes=0, progress=lambda d, t: running.set())
     assert time.monotonic() - killed_at[0] < 5.0
     killer.join()
     _assert_nothing_left(shm_before)
@@ -77,7 +77,7 @@ def test_a_dead_worker_is_named_when_the_learner_next_asks_it_for_a_rollout():
             worker.join(5)  # certainly dead before the learner sends its next request
 
     with pytest.raises(WorkerFailed, match=r"rollout worker 0 .*SIGKILL"):
-        train_pipeline(LONG, workers=1, eval_episodes=0, progress=kill_and_wait)
+        train_overlapped(LONG, workers=1, eval_episodes=0, progress=kill_and_wait)
     assert not run_children()
 
 
@@ -116,7 +116,7 @@ def test_a_worker_that_stopped_listening_is_reported_with_its_own_traceback():
 def test_the_learner_does_not_wait_forever_for_a_stuck_worker():
     began = time.monotonic()
     with pytest.raises(WorkerFailed, match="no rollout arrived for 2 s"):
-        train_pipeline(
+        train_overlapped(
             LONG, workers=1, eval_episodes=0, worker_hook=stuck_at_rollout_1, stall_timeout=2.0
         )
     assert time.monotonic() - began < 20  # 2 s stalled, then a grace period and a kill
@@ -131,7 +131,7 @@ def test_keyboard_interrupt_in_the_learner_stops_every_worker():
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        train_pipeline(LONG, workers=2, eval_episodes=0, progress=stop_button)
+        train_overlapped(LONG, workers=2, eval_episodes=0, progress=stop_button)
     _assert_nothing_left(shm_before)
 
 
@@ -147,7 +147,7 @@ def test_sigint_as_a_notebooks_stop_button_sends_it_stops_every_worker():
     timer = threading.Thread(target=interrupt_soon, daemon=True)
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        train_pipeline(LONG, workers=1, eval_episodes=0, progress=lambda d, t: started.set())
+        train_overlapped(LONG, workers=1, eval_episodes=0, progress=lambda d, t: started.set())
     timer.join()
     _assert_nothing_left(shm_before)
 
@@ -155,9 +155,9 @@ def test_sigint_as_a_notebooks_stop_button_sends_it_stops_every_worker():
 def test_a_script_without_a_main_guard_is_told_what_to_do(tmp_path):
     script = tmp_path / "no_guard.py"
     script.write_text(
-        "from hetero_tutorial.rl.pipeline import train_pipeline\n"
-        "from hetero_tutorial.rl.ppo_config import PPOConfig\n"
-        "train_pipeline(PPOConfig(total_steps=1024), workers=1, eval_episodes=0)\n"
+        "from hetero_tutorial.rl.overlapped.loop import train_overlapped\n"
+        "from hetero_tutorial.rl.ppo.config import PPOConfig\n"
+        "train_overlapped(PPOConfig(total_steps=1024), workers=1, eval_episodes=0)\n"
     )
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=120

@@ -1,11 +1,11 @@
-"""The pipeline's process engine: rollout workers as processes, rollouts in shared memory.
+"""The process engine: an overlapped run's rollout workers as processes, rollouts in shared memory.
 
 What travels, and how:
 
 * **rollouts**: each worker owns ``slots_per_worker`` preallocated rollout slots, each a
-  :class:`~hetero_tutorial.rl.rollout_storage.RolloutStorage` whose tensors live in shared memory.
+  :class:`~hetero_tutorial.rl.ppo.storage.RolloutStorage` whose tensors live in shared memory.
   The worker fills one while the learner copies another out; a rollout never goes
-  through a pipe, only its small :class:`~hetero_tutorial.rl.pipeline_worker.RolloutReport`;
+  through a pipe, only its small :class:`~hetero_tutorial.rl.overlapped.worker.RolloutReport`;
 * **weights**: one flat tensor per version in shared memory, the last few versions kept
   (:class:`SharedWeights`), written by the learner after each update and read by a
   worker before each rollout (the version its request names), under one lock so a read
@@ -34,20 +34,20 @@ from multiprocessing.connection import Connection, wait
 import torch
 import torch.multiprocessing as torch_mp
 
-from hetero_tutorial.rl.envs import EnvSpec
-from hetero_tutorial.rl.pipeline_worker import (
+from hetero_tutorial.rl.envs.spec import EnvSpec
+from hetero_tutorial.rl.overlapped.worker import (
     Hook,
     RolloutReport,
     RolloutRequest,
     RolloutWorker,
     WorkerFailed,
 )
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.rollout_storage import RolloutStorage
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
 
 STARTING_HINT = (
     "Its own error, if any, is printed above. A script that "
-    'starts the pipeline must do so under `if __name__ == "__main__":`: each worker '
+    'starts an overlapped run must do so under `if __name__ == "__main__":`: each worker '
     "process imports the script again (the spawn start method), and would start workers "
     "of its own."
 )

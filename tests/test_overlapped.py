@@ -1,6 +1,6 @@
-"""The overlapped pipeline (rl/pipeline*.py): same learning as the sequential plan at lag 0,
-the lag bound, dropped rollouts, and what a run measures. Faults: test_pipeline_faults.py;
-the Ray engine: test_pipeline_ray.py."""
+"""The overlapped engine (rl/overlapped/): same learning as the sequential placement at lag 0,
+the lag bound, dropped rollouts, and what a run measures. Faults: test_overlapped_faults.py;
+the Ray engine: test_overlapped_ray.py."""
 
 import multiprocessing
 import time
@@ -13,13 +13,13 @@ import torch
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl import pipeline_processes
-from hetero_tutorial.rl.pipeline import train_pipeline
-from hetero_tutorial.rl.pipeline_processes import serve_rollouts
-from hetero_tutorial.rl.pipeline_results import LEARNER, LEARNER_WAIT
-from hetero_tutorial.rl.pipeline_schedule import LagSchedule
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import train
+from hetero_tutorial.rl.overlapped import process_engine
+from hetero_tutorial.rl.overlapped.loop import train_overlapped
+from hetero_tutorial.rl.overlapped.process_engine import serve_rollouts
+from hetero_tutorial.rl.overlapped.schedule import LagSchedule
+from hetero_tutorial.rl.overlapped.timeline import LEARNER, LEARNER_WAIT
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import train
 
 # CleanRL's shape (4 envs x 128 steps, 4 epochs of 4 minibatches) on CartPole: quick iterations.
 CONFIG = PPOConfig(env_id="CartPole-v1", total_steps=6 * 512)
@@ -57,7 +57,7 @@ def flat(module: torch.nn.Module) -> torch.Tensor:
 def test_one_worker_at_lag_0_learns_exactly_what_the_sequential_plan_learns():
     sequential = train(CONFIG, placement("hybrid"), seed=3, eval_episodes=3)
     shm_before = shared_memory_files()
-    overlapped = train_pipeline(
+    overlapped = train_overlapped(
         CONFIG, placement("hybrid"), seed=3, workers=1, max_policy_lag=0, eval_episodes=3
     )
     assert torch.equal(flat(sequential.policy), flat(overlapped.run.policy))  # bit for bit
@@ -87,8 +87,23 @@ def test_the_schedule_reproduces_the_sequential_order_at_lag_0_and_overlaps_at_l
     assert [r.index for r in ahead.ready()] == [2]
 
 
+def test_the_schedule_alone_decides_which_arriving_rollout_is_dropped():
+    schedule = LagSchedule(total=4, workers=2, slots=2, max_lag=1, now=0.0)
+    requests = schedule.ready()  # rollouts 0 and 1, collected with weights version 0
+    for request in requests:
+        schedule.release(request.worker, request.slot, 1.0)
+        schedule.finish(True, 1.0)  # two updates: the learner is at version 2
+    assert schedule.lag(0) == 2 and not schedule.keeps(0)  # a rollout of version 0: too stale
+    assert schedule.keeps(1) and schedule.keeps(2)
+    (late,) = [r for r in schedule.ready() if r.worker == 0][:1]
+    done = schedule.done
+    schedule.drop(late.worker, late.slot, 2.0)  # its slot is free again, and it counts as done
+    assert schedule.done == done + 1 and schedule.version == 2
+    assert late.slot in schedule.free_slots[late.worker]
+
+
 def test_a_slow_worker_makes_a_rollout_stale_and_it_is_dropped_and_counted():
-    result = train_pipeline(
+    result = train_overlapped(
         CONFIG, seed=0, workers=2, max_policy_lag=1, eval_episodes=0, worker_hook=slow_rollout_2
     )
     assert result.dropped_rollouts >= 1 and all(lag > 1 for lag in result.dropped_lags)
@@ -102,7 +117,7 @@ def test_a_slow_worker_makes_a_rollout_stale_and_it_is_dropped_and_counted():
 
 
 def test_a_run_measures_speed_waits_lag_and_a_timeline_on_one_clock():
-    result = train_pipeline(CONFIG, seed=1, workers=1, max_policy_lag=1, eval_episodes=2)
+    result = train_overlapped(CONFIG, seed=1, workers=1, max_policy_lag=1, eval_episodes=2)
     assert result.policy_lag_histogram == {0: 1, 1: CONFIG.num_iterations - 1}
     assert result.env_steps_per_s > 0 and len(result.run.eval_returns) == 2
     assert 0 <= result.learner_idle_share <= 1 and 0 <= result.worker_idle_share <= 1
@@ -144,7 +159,7 @@ def test_a_run_measures_speed_waits_lag_and_a_timeline_on_one_clock():
 def test_one_worker_at_lag_1_repeats_exactly_from_a_seed():
     """Requests name their weight version, so process timing cannot change the decisions."""
     first, second = (
-        train_pipeline(CONFIG, seed=4, workers=1, max_policy_lag=1, eval_episodes=0)
+        train_overlapped(CONFIG, seed=4, workers=1, max_policy_lag=1, eval_episodes=0)
         for _ in range(2)
     )
     assert torch.equal(flat(first.run.policy), flat(second.run.policy))
@@ -162,22 +177,22 @@ def test_one_worker_at_lag_1_repeats_exactly_from_a_seed():
         ({"start_method": "fork"}, "spawn"),
         ({"threads": 0}, "threads must be at least 1"),
         ({"worker_threads": 0}, "worker_threads must be at least 1"),
-        ({"plan": "all-device"}, "workers step Gymnasium's environments and act on the CPU"),
-        ({"plan": placement("hybrid", "meta")}, "only counts copies"),
+        ({"placement": "all-device"}, "workers step Gymnasium's environments and act on the CPU"),
+        ({"placement": placement("hybrid", "meta")}, "only counts copies"),
     ],
 )
 def test_bad_settings_are_clear_errors(options, message):
     with pytest.raises(UsageError, match=message):
-        train_pipeline(CONFIG, **options)
+        train_overlapped(CONFIG, **options)
 
 
 def test_batched_environments_are_refused_not_silently_replaced_by_gymnasiums():
     with pytest.raises(UsageError, match=r"batched tensor environments .*placement\('hybrid'\)"):
-        train_pipeline(replace(CONFIG, batched_envs=True), "hybrid")
+        train_overlapped(CONFIG, replace(placement("hybrid"), batched_envs=True))
 
 
 def test_a_worker_that_cannot_set_its_threads_tells_the_learner_why(monkeypatch):
-    monkeypatch.setattr(pipeline_processes.signal, "signal", lambda *args: None)  # keep Ctrl-C
+    monkeypatch.setattr(process_engine.signal, "signal", lambda *args: None)  # keep Ctrl-C
     learner_end, worker_end = multiprocessing.Pipe()
     serve_rollouts(worker_end, [], None, CONFIG, seed=0, index=0, threads=0, hook=None)
     kind, payload = learner_end.recv()
@@ -187,4 +202,4 @@ def test_a_worker_that_cannot_set_its_threads_tells_the_learner_why(monkeypatch)
 def test_per_tensor_parameters_are_refused_with_what_to_do():
     config = PPOConfig(env_id="CartPole-v1", flat_parameters=False)
     with pytest.raises(UsageError, match="flat_parameters=True"):
-        train_pipeline(config)
+        train_overlapped(config)

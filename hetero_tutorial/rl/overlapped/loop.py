@@ -1,7 +1,7 @@
 """PPO with rollout and update at the same time: rollout workers run while the learner learns.
 
-The sequential hybrid plan (:class:`~hetero_tutorial.rl.ppo.PPOTrainer`) takes turns:
-the CPU collects a rollout while the update device waits, then the update device
+The sequential hybrid placement (:class:`~hetero_tutorial.rl.ppo.trainer.PPOTrainer`) takes
+turns: the CPU collects a rollout while the update device waits, then the update device
 updates while the CPU waits. Here ``workers`` processes (or Ray actors) collect
 rollouts *while* the learner updates on the previous ones, as IMPALA, Sample Factory
 and RLlib do. The price is **policy lag**: a rollout collected with weights version
@@ -10,71 +10,57 @@ and RLlib do. The price is **policy lag**: a rollout collected with weights vers
 the policy that acted (the stored behaviour log-probabilities), and its clipping limits
 how far one update follows them; ``max_policy_lag`` bounds it (default 1).
 
-The learner's loop, in the order it runs (:func:`train_pipeline`):
+The learner's loop, in the order it runs (:func:`train_overlapped`):
 
-1. **start** the workers (each: CPU environments, a CPU actor copy, PPO's ``Collector``)
+1. **start** the workers (each: CPU environments, a CPU actor copy, PPO's ``GymCollector``)
    and **publish** the initial weights as version 0;
-2. **hand out** rollouts: the lag bound (:mod:`~hetero_tutorial.rl.pipeline_schedule`)
+2. **hand out** rollouts: the lag schedule (:mod:`~hetero_tutorial.rl.overlapped.schedule`)
    says which may start now, on which worker and slot, with the newest weights version;
    the rollout itself and its advantages are PPO's own code
-   (:mod:`~hetero_tutorial.rl.pipeline_worker`);
+   (:mod:`~hetero_tutorial.rl.overlapped.worker`);
 3. **wait** for a filled rollout (the learner's idle time);
-4. **judge its lag**: above ``max_policy_lag`` it is dropped, and counted;
+4. **judge its lag**: the schedule keeps it, or drops it as too stale (counted);
 5. **transfer**: copy it out of its slot (the worker may refill the slot at once), to the
    update device;
-6. **update**: PPO's :class:`~hetero_tutorial.rl.ppo.Learner`, with the learning rate
-   annealed by the rollouts done so far;
+6. **update**: PPO's :class:`~hetero_tutorial.rl.ppo.learner.PPOLearner`, with the learning
+   rate annealed by the rollouts done so far;
 7. **weight sync**: publish the new weights as the next version; repeat from 2.
 
 With one worker and ``max_policy_lag=0`` every rollout waits for the update before it,
-which is the sequential plan exactly: same seeds (the worker's collector is seeded as
+which is the sequential placement exactly: same seeds (the worker's collector is seeded as
 ``PPOTrainer``'s, the learner's generator as its learner's), same annealing, the same
 decisions, and on the CPU the same weights bit for bit (tested). The engines that move
-rollouts and weights are :mod:`~hetero_tutorial.rl.pipeline_processes` (``"mp"``) and
-:mod:`~hetero_tutorial.rl.pipeline_ray` (``"ray"``).
+rollouts and weights sit behind one interface (:mod:`~hetero_tutorial.rl.overlapped.engine`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from hetero_tutorial.core.errors import UsageError, require_positive
 from hetero_tutorial.core.machine import usable_cores
-from hetero_tutorial.core.placement import (
-    Placement,
-    as_placement,
-    placement,
-    require_data_devices,
-)
+from hetero_tutorial.core.placement import Placement, as_placement, require_data_devices
 from hetero_tutorial.core.timing import PhaseTimer, torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
-from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.pipeline_results import (
+from hetero_tutorial.rl.envs.spec import env_spec
+from hetero_tutorial.rl.overlapped.engine import BACKENDS, START_METHODS, Engine, make_engine
+from hetero_tutorial.rl.overlapped.schedule import LagSchedule
+from hetero_tutorial.rl.overlapped.timeline import (
     LEARNER,
     LEARNER_WAIT,
-    PipelineResult,
+    OverlappedResult,
     Timeline,
     worker_name,
 )
-from hetero_tutorial.rl.pipeline_schedule import LagSchedule
-from hetero_tutorial.rl.pipeline_worker import CLOCK, Hook, WorkerFailed
-from hetero_tutorial.rl.ppo import (
-    UPDATE_SEED_OFFSET,
-    Learner,
-    RolloutStorage,
-    make_policy,
-    place_policy,
-    ratio_stats,
-)
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import PPOResult, policy_greedy_returns
-
-BACKENDS = ("mp", "ray")
-START_METHODS = ("spawn", "forkserver")
-"""How worker processes may start: never ``fork`` (see pipeline_processes)."""
+from hetero_tutorial.rl.overlapped.worker import CLOCK, Hook, RolloutReport, WorkerFailed
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.learner import PPOLearner, ratio_stats
+from hetero_tutorial.rl.ppo.policy import make_policy, place_policy
+from hetero_tutorial.rl.ppo.runs import PPOResult, policy_greedy_returns
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
+from hetero_tutorial.rl.ppo.trainer import UPDATE_SEED_OFFSET
 
 
 def default_workers() -> int:
@@ -85,8 +71,8 @@ def default_workers() -> int:
 # --- 6. The update, watching how stale each rollout is ---------------------------------------
 
 
-class LagAwareLearner(Learner):
-    """PPO's :class:`Learner`, also noting how far the learner is from the behaviour policy
+class LagNotingLearner(PPOLearner):
+    """PPO's :class:`PPOLearner`, also noting how far the learner is from the behaviour policy
     when an update starts: the ratio of its first minibatch, before any step of this update.
 
     With lag 0 that ratio is exactly 1 (the learner *is* the behaviour policy); with lag
@@ -113,23 +99,26 @@ class LagAwareLearner(Learner):
 # --- The run --------------------------------------------------------------------------------
 
 
-def _check_plan(config: PPOConfig, plan: Placement) -> None:
-    """The pipeline's workers are CPU processes stepping Gymnasium's environments."""
-    require_data_devices(plan)
-    batched = config.batched_envs or plan.batched_envs
-    if batched or plan.rollout.type != "cpu":
-        what = "batched tensor environments" if batched else f"a rollout on {plan.rollout}"
+def _check_placement(placement: Placement) -> None:
+    """An overlapped run's workers are CPU processes stepping Gymnasium's environments."""
+    require_data_devices(placement)
+    if placement.batched_envs or placement.rollout_device.type != "cpu":
+        what = (
+            "batched tensor environments"
+            if placement.batched_envs
+            else f"a rollout on {placement.rollout_device}"
+        )
         raise UsageError(
-            f"the pipeline's workers step Gymnasium's environments and act on the CPU, so it "
-            f"cannot take {what} (placement {plan.name!r}, PPOConfig(batched_envs="
-            f"{config.batched_envs})). Its plan is placement('hybrid') (the learner on the "
-            "update device) with batched_envs=False; PPOTrainer runs the other placements."
+            f"an overlapped run's workers step Gymnasium's environments and act on the CPU, so "
+            f"it cannot take {what} (placement {placement.name!r}). Its placement is "
+            "placement('hybrid') (the learner on the update device); PPOTrainer runs the "
+            "other placements."
         )
 
 
 def _check(
     config: PPOConfig,
-    plan: Placement,
+    placement: Placement,
     workers: int,
     threads: int,
     worker_threads: int,
@@ -139,7 +128,7 @@ def _check(
     start_method: str,
 ) -> None:
     config.validate()
-    _check_plan(config, plan)
+    _check_placement(placement)
     require_positive(workers=workers, threads=threads, worker_threads=worker_threads)
     if slots < 2:
         raise UsageError(
@@ -157,27 +146,14 @@ def _check(
         raise UsageError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if not config.flat_parameters:
         raise UsageError(
-            "the pipeline sends the weights to its workers as one flat tensor; "
+            "an overlapped run sends the weights to its workers as one flat tensor; "
             "use PPOConfig(flat_parameters=True) (the default)"
         )
 
 
-def _engine(backend: str, address: str | None, **options: Any) -> Any:
-    if backend == "mp":
-        if address is not None:
-            raise UsageError("address= joins a Ray cluster; use it with backend='ray'")
-        from hetero_tutorial.rl.pipeline_processes import ProcessEngine
-
-        return ProcessEngine(**options)
-    from hetero_tutorial.rl.pipeline_ray import RayEngine
-
-    options.pop("start_method")
-    return RayEngine(address=address, **options)
-
-
-def train_pipeline(
+def train_overlapped(
     config: PPOConfig,
-    plan: Placement | str | None = None,
+    placement: Placement | str = "hybrid",
     seed: int = 0,
     *,
     workers: int | None = None,
@@ -192,15 +168,16 @@ def train_pipeline(
     worker_hook: Hook | None = None,
     stall_timeout: float = 60.0,
     start_method: str = "spawn",
-) -> PipelineResult:
+) -> OverlappedResult:
     """Train PPO with ``workers`` rollout workers running while the learner updates.
 
-    ``plan`` (a placement or a preset's name): the learner runs on ``plan.update`` (default:
-    the hybrid placement's, the accelerator where there is one); workers always run on the
-    CPU, so a plan must put the rollout there, with Gymnasium's environments. ``workers``:
-    default one per spare core. ``max_policy_lag``: the most updates a rollout's weights may
-    be behind the learner's (0: synchronous). ``backend``: ``"mp"`` (processes on this
-    machine) or ``"ray"`` (Ray actors: a Ray of its own on the loopback address, or the
+    ``placement`` (a placement or a preset's name): the learner runs on its
+    ``update_device`` (default: the hybrid placement's, the accelerator where there is one);
+    workers always run on the CPU, so a placement must put the rollout there, with
+    Gymnasium's environments. ``workers``: default one per spare core. ``max_policy_lag``:
+    the most updates a rollout's weights may be behind the learner's (0: synchronous).
+    ``backend``: ``"mp"`` (processes on this machine) or ``"ray"`` (Ray actors: a Ray of
+    its own on the loopback address, or the
     cluster at ``address``, e.g. ``"auto"``). ``slots_per_worker``: rollout slots per worker
     (default ``max(2, max_policy_lag + 1)``). ``threads``, ``worker_threads``: PyTorch
     threads of the learner and of each worker. ``eval_episodes``: greedy episodes after
@@ -209,29 +186,42 @@ def train_pipeline(
     ``stall_timeout``: seconds with no rollout from live workers before the run is declared
     stuck.
 
-    Raises :class:`~hetero_tutorial.rl.pipeline_worker.WorkerFailed` (a RuntimeError)
+    Raises :class:`~hetero_tutorial.rl.overlapped.worker.WorkerFailed` (a RuntimeError)
     naming the worker, with its traceback, if a worker raises or dies. Every worker is
     stopped when the run ends, however it ends (Ctrl-C included).
     """
-    plan = as_placement(plan) if plan is not None else placement("hybrid")
+    placement = as_placement(placement)
     workers = workers if workers is not None else default_workers()
     slots = slots_per_worker if slots_per_worker is not None else max(2, max_policy_lag + 1)
     _check(
-        config, plan, workers, threads, worker_threads, max_policy_lag, backend, slots, start_method
+        config,
+        placement,
+        workers,
+        threads,
+        worker_threads,
+        max_policy_lag,
+        backend,
+        slots,
+        start_method,
     )
     spec = env_spec(config.env_id)
-    gpu = plan.update if plan.update.type == "cuda" else None
+    update_device = placement.update_device
+    gpu = update_device if update_device.type == "cuda" else None
     with torch_threads(threads):
         with UtilisationSampler(gpu) as sampler:
             # 1. The learner, exactly as PPOTrainer builds it, and its storage for the transfer.
             torch.manual_seed(seed)
-            learner_policy, _, params, _ = place_policy(make_policy(spec, config), plan)
-            learner = LagAwareLearner(learner_policy, params, config, seed + UPDATE_SEED_OFFSET)
+            learner_policy, _, params, _ = place_policy(make_policy(spec, config), placement)
+            learner = LagNotingLearner(learner_policy, params, config, seed + UPDATE_SEED_OFFSET)
             storage = RolloutStorage(
-                config.num_steps, config.num_envs, spec, plan.storage, plan.pin_storage
+                config.num_steps,
+                config.num_envs,
+                spec,
+                placement.storage_device,
+                placement.pin_storage,
             )
-            timer = PhaseTimer(plan.devices)
-            engine = _engine(
+            timer = PhaseTimer(placement.devices)
+            engine = make_engine(
                 backend,
                 address,
                 config=config,
@@ -250,19 +240,21 @@ def train_pipeline(
                 schedule = LagSchedule(
                     config.num_iterations, workers, slots, max_policy_lag, CLOCK()
                 )
-                loop = _Loop(config, plan, learner, storage, timer, engine, schedule, timeline)
+                loop = LearnerLoop(
+                    config, placement, learner, storage, timer, engine, schedule, timeline
+                )
                 with sampler.section("learner"):
-                    loop.run(max_policy_lag, stall_timeout, progress)
+                    loop.run(stall_timeout, progress)
             finally:
                 engine.close()
         eval_returns = (
-            policy_greedy_returns(learner_policy, plan.update, spec, eval_episodes, seed)
+            policy_greedy_returns(learner_policy, update_device, spec, eval_episodes, seed)
             if eval_episodes
             else []
         )
         run = PPOResult(
             config=config,
-            placement=plan.name,
+            placement=placement.name,
             seed=seed,
             env_steps=loop.collected,
             iteration_seconds=loop.iteration_seconds,
@@ -276,7 +268,7 @@ def train_pipeline(
             threads=torch.get_num_threads(),
             policy=learner_policy,
         )
-    return PipelineResult(
+    return OverlappedResult(
         run=run,
         backend=backend,
         workers=workers,
@@ -294,11 +286,22 @@ def train_pipeline(
     )
 
 
-class _Loop:
+class LearnerLoop:
     """The learner's loop (steps 2-7 of the module docstring) and what it measures."""
 
-    def __init__(self, config, plan, learner, storage, timer, engine, schedule, timeline) -> None:
-        self.config, self.plan, self.learner, self.storage = config, plan, learner, storage
+    def __init__(
+        self,
+        config: PPOConfig,
+        placement: Placement,
+        learner: LagNotingLearner,
+        storage: RolloutStorage,
+        timer: PhaseTimer,
+        engine: Engine,
+        schedule: LagSchedule,
+        timeline: Timeline,
+    ) -> None:
+        self.config, self.placement, self.learner = config, placement, learner
+        self.storage = storage
         self.timer, self.engine, self.schedule, self.timeline = timer, engine, schedule, timeline
         self.collected = 0
         self.episodes: list[tuple[int, float]] = []
@@ -310,7 +313,7 @@ class _Loop:
         self.worker_seconds: dict[str, float] = {}
         self.worker_cpu: dict[int, list[tuple[float, float]]] = {}
 
-    def run(self, max_lag: int, stall_timeout: float, progress: Callable | None) -> None:
+    def run(self, stall_timeout: float, progress: Callable[[int, int], None] | None) -> None:
         s, engine = self.schedule, self.engine
         last = CLOCK()
         while not s.finished:
@@ -319,12 +322,11 @@ class _Loop:
             with self.timeline.interval(LEARNER, LEARNER_WAIT):  # 3. wait
                 report = self.wait(stall_timeout)
             self.note(report)
-            lag = s.version - report.version  # 4. judge its lag
-            if lag > max_lag:
+            lag = s.lag(report.version)  # 4. the schedule judges its lag
+            if not s.keeps(report.version):
                 self.dropped_lags.append(lag)
                 engine.discard(report)
-                s.release(report.worker, report.slot, CLOCK())
-                s.finish(False, CLOCK())
+                s.drop(report.worker, report.slot, CLOCK())
             else:
                 with self.timeline.interval(LEARNER, "update"):
                     self.update(report, lag)
@@ -336,7 +338,7 @@ class _Loop:
             if progress is not None:
                 progress(s.done, s.total)
 
-    def wait(self, stall_timeout: float) -> Any:
+    def wait(self, stall_timeout: float) -> RolloutReport:
         waited = 0.0
         while True:
             report = self.engine.next_report(0.5)
@@ -349,15 +351,15 @@ class _Loop:
                     "alive; the workers may be stuck (raise stall_timeout for very long rollouts)"
                 )
 
-    def update(self, report: Any, lag: int) -> None:
+    def update(self, report: RolloutReport, lag: int) -> None:
         """Steps 5-7: transfer, update, weight sync (PPOTrainer's phases, timed the same way)."""
-        s, plan = self.schedule, self.plan
+        s, placement = self.schedule, self.placement
         self.learner.anneal(s.done)  # by rollouts done, as PPOTrainer anneals by iteration
         with self.timer.phase("transfer"):
             self.storage.wait_for_copy_out()  # the last update's batch has left it
             self.engine.read(report, self.storage)  # slot -> the learner's storage
             s.release(report.worker, report.slot, CLOCK())
-            batch = self.storage.flat_batch(plan.update, plan.pin_storage)
+            batch = self.storage.flat_batch(placement.update_device, placement.pin_storage)
         for request in s.ready():  # the free slot may let a worker start at once
             self.engine.submit(request)
         with self.timer.phase("update"):
@@ -367,7 +369,7 @@ class _Loop:
         self.lags.append(lag)
         self.updates.append({"lag": lag, **stats})
 
-    def note(self, report: Any) -> None:
+    def note(self, report: RolloutReport) -> None:
         """Record a report: its episodes (at global steps), its worker's intervals and CPU."""
         steps = self.config.batch_size
         self.episodes += [(self.collected + step, ret) for step, ret in report.episodes]
