@@ -443,7 +443,6 @@ def test_torch_profiler_counts_host_device_copies_and_pinning_only():
     assert {row["name"] for row in profile.transfers()} == {
         name for name, operation in TORCH_EVENTS.items() if operation
     }
-    assert profile.transfer_calls() == {COPY: 8, PIN: 2, SYNC: 2}
 
 
 def test_the_phase_timers_syncs_are_counted_apart_from_transfers(loop, tmp_path):
