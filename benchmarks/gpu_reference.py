@@ -195,7 +195,7 @@ def run_ddpg_seeds(out: Path, dry_run: bool, timeout: float) -> tuple[str, float
 def merge_ddpg(out: Path) -> None:
     """One ``bench.ddpg`` record per design from the per-seed records (``bench.ddpg``'s fields)."""
     from hetero_tutorial.core import results
-    from hetero_tutorial.studies.buffers import summarise_fields
+    from hetero_tutorial.studies.buffer_designs import summarise_fields
 
     for design in DDPG_DESIGNS:
         seeds = [results.load(p) for p in sorted((out / "seeds").glob(f"bench.ddpg.{design}.*"))]

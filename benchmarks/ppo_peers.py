@@ -11,7 +11,7 @@ settings, each implementation given the same hyperparameters at each setting:
 
 All use two hidden layers of 64 (Tanh) for the actor and the critic.
 
-Why: issue 3's speed bar: at SB3's settings ours must run at >= 2x SB3's rate;
+Why: the speed bar: at SB3's settings ours must run at >= 2x SB3's rate;
 at CleanRL's it must beat CleanRL's own. Absolute rates on these shared machines
 drift by up to 2x, so every contestant runs in a fresh process, pinned to the
 same core with one PyTorch thread, interleaved (round r runs every contestant at
@@ -128,20 +128,20 @@ TARGETS = {"sb3": ("sb3", 2.0), "cleanrl": ("cleanrl", 1.0)}
 
 def ours(setting: dict, seed: int, threads: int) -> dict:
     """Our PPO (all-CPU placement), training time only."""
-    from hetero_tutorial.core.placement import placement
-    from hetero_tutorial.rl import ppo, ppo_config, ppo_runs
+    from hetero_tutorial import PPOConfig, placement, train
+    from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
     marks = []
-    run_iteration = ppo.PPOTrainer.run_iteration
+    run_iteration = PPOTrainer.run_iteration
 
-    def marked_iteration(trainer: ppo.PPOTrainer) -> None:  # observe iteration ends; code unchanged
+    def marked_iteration(trainer: PPOTrainer) -> None:  # observe iteration ends; code unchanged
         run_iteration(trainer)
         marks.append(mark(trainer.global_step))
 
-    ppo.PPOTrainer.run_iteration = marked_iteration
+    PPOTrainer.run_iteration = marked_iteration
     knobs = {k: v for k, v in setting.items() if k != "label"}
-    config = ppo_config.PPOConfig.tuned("CartPole-v1", **knobs)
-    run = ppo_runs.train(
+    config = PPOConfig.tuned("CartPole-v1", **knobs)
+    run = train(
         config,
         placement("all-cpu"),
         seed=seed,
@@ -428,7 +428,7 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 METRICS = {
-    "steps_per_s": "whole run, each contestant's own wall clock (the issue's measure)",
+    "steps_per_s": "whole run, each contestant's own wall clock (the target's measure)",
     "steady_wall_steps_per_s": "iterations 2..N, wall clock (no first-iteration warm-up)",
     "steady_cpu_steps_per_s": "iterations 2..N, process CPU time (robust to a busy machine)",
 }

@@ -19,7 +19,7 @@ from hetero_tutorial.core import results
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.notebook.solutions.allocator import plan_seconds
+from hetero_tutorial.notebook.solutions.dynamic_allocator import plan_seconds
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies.interleave import interleaved_iterations
 
@@ -228,8 +228,8 @@ def test_the_cnn_path_decides_and_runs_a_ppo_shaped_iteration():
     decision = Allocator(devices=[CPU], threads=(1,), budget_s=0.3).decide(frames_workload)
     assert decision.workload == "cnn-16" and decision.chosen.label == "all-cpu, 1 thread"
     network = trials.cnn_trial(TINY_CNN)
-    plans = [(placement("all-cpu"), 1), (decision.placement, 1)]
-    timed = interleaved_iterations(lambda plan: network.make_trainer(plan, 2), plans, timed=1)
+    runs = [(placement("all-cpu"), 1), (decision.placement, 1)]
+    timed = interleaved_iterations(lambda p: network.make_trainer(p, 2), runs, timed=1)
     assert [len(run["iteration_seconds"]) for run in timed] == [1, 1]
     trainer = cnn.trainer(TINY_CNN, placement("hybrid"))
     before = [p.clone() for p in trainer.learner.policy.parameters()]

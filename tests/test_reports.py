@@ -11,14 +11,14 @@ matplotlib.use("Agg")
 from hetero_tutorial.core import results
 from hetero_tutorial.ledger import advice
 from hetero_tutorial.ledger.claims import group_by_kind
-from hetero_tutorial.notebook import diagrams, plots
+from hetero_tutorial.notebook import diagrams, profile_report
 from hetero_tutorial.notebook.code import source
 from hetero_tutorial.notebook.progress import Progress, widgets_render
 from hetero_tutorial.profiling import reading
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.ppo.advantages import gae
 from hetero_tutorial.studies import crossover
-from hetero_tutorial.studies.buffers import time_ratio
+from hetero_tutorial.studies.buffer_designs import time_ratio
 
 
 def test_progress_prints_one_line_where_widgets_do_not_render(capsys, monkeypatch):
@@ -55,7 +55,7 @@ def test_the_pipeline_diagram_marks_each_presets_copies():
 
 
 def test_error_bars_of_shares_stop_at_zero_and_one():
-    bars = plots.share_errors([0.01, 0.5, 0.99], [0.05, 0.05, 0.05])
+    bars = profile_report.share_errors([0.01, 0.5, 0.99], [0.05, 0.05, 0.05])
     assert bars[0].tolist() == pytest.approx([0.01, 0.05, 0.05])
     assert bars[1].tolist() == pytest.approx([0.05, 0.05, 0.01])
 

@@ -43,7 +43,7 @@ def interleaved_iterations(
     """
     if timed < 1 or warmup < 0:
         raise UsageError(f"need timed >= 1 and warmup >= 0 iterations, got {timed}, {warmup}")
-    trainers = [make_trainer(plan) for plan, _ in runs]
+    trainers = [make_trainer(placement) for placement, _ in runs]
     found: list[dict[str, Any]] = [
         {"threads": threads, "iteration_seconds": [], "phase_seconds": {}} for _, threads in runs
     ]

@@ -23,7 +23,7 @@ from typing import Any
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.machine_load import OtherLoad
-from hetero_tutorial.core.placement import Placement, placement
+from hetero_tutorial.core.placement import Placement, as_placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.rl.overlapped.loop import train_overlapped
 from hetero_tutorial.rl.overlapped.timeline import OverlappedResult, Timeline, configuration_label
@@ -71,7 +71,7 @@ def predicted_lags(
 ) -> dict[int, int]:
     """The policy lag of every rollout of one worker, simulated: how many rollouts have each.
 
-    The pipeline's rules (rl/pipeline_schedule.py): the learner sends the request for
+    The lag schedule's rules (rl/overlapped/schedule.py): the learner sends the request for
     rollout k as soon as both hold: it is done with k - max_policy_lag rollouts, and one
     of the worker's ``max(2, max_policy_lag + 1)`` slots is free (a slot frees when the
     learner copies a rollout out, as its update starts). The request names the learner's
@@ -162,7 +162,7 @@ def _row(run: PPOResult, **extra: Any) -> dict[str, Any]:
     }
 
 
-def pipeline_row(result: OverlappedResult, sequential: PPOResult) -> dict[str, Any]:
+def overlapped_row(result: OverlappedResult, sequential: PPOResult) -> dict[str, Any]:
     """One overlapped run as a row, against the sequential run of the same seed."""
     rollout, update = phase_split(sequential)
     ideal = ideal_speedup(rollout, update, result.workers, result.cores, result.max_policy_lag)
@@ -215,7 +215,7 @@ def overlap_study(
     backends: Sequence[str] = ("mp",),
     lags: Sequence[int] = (0, 1),
     seeds: Sequence[int] = (0, 1, 2),
-    plan: Placement | None = None,
+    placement: Placement | str = "hybrid",
     eval_episodes: int = 10,
     threads: int = 1,
     progress: Callable[[str], None] | None = None,
@@ -233,7 +233,7 @@ def overlap_study(
     """
     if not seeds:
         raise UsageError("give at least one seed")
-    plan = plan if plan is not None else placement("hybrid")
+    placement = as_placement(placement)
     rows: list[dict[str, Any]] = []
     timelines: dict[str, list[dict[str, Any]]] = {}
     with _ray_if("ray" in backends and address is None) as ray_start:
@@ -243,7 +243,7 @@ def overlap_study(
             with OtherLoad() as load:
                 sequential = train(
                     config,
-                    plan,
+                    placement,
                     seed,
                     count_copies=False,
                     threads=threads,
@@ -256,7 +256,7 @@ def overlap_study(
                 with OtherLoad() as load:
                     result = train_overlapped(
                         config,
-                        plan,
+                        placement,
                         seed,
                         workers=count,
                         max_policy_lag=lag,
@@ -265,7 +265,7 @@ def overlap_study(
                         threads=threads,
                         eval_episodes=eval_episodes,
                     )
-                rows.append(pipeline_row(result, sequential) | {"other_load_cores": load.cores})
+                rows.append(overlapped_row(result, sequential) | {"other_load_cores": load.cores})
                 if seed == seeds[0]:
                     start = result.window[0]
                     timelines[result.label] = [
@@ -274,8 +274,8 @@ def overlap_study(
     return {
         "env_id": config.env_id,
         "config": asdict(config),
-        "placement": plan.name,
-        "update_device": str(plan.update_device),
+        "placement": placement.name,
+        "update_device": str(placement.update_device),
         "cores": usable_cores(),
         "threads": threads,
         "seeds": list(seeds),
@@ -385,7 +385,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class _TimedTrainer(PPOTrainer):
-    """PPOTrainer that also records its phases as intervals on the pipeline's clock."""
+    """PPOTrainer that also records its phases as intervals on the overlapped engine's clock."""
 
     timeline: Timeline
 
@@ -404,7 +404,7 @@ class _TimedTrainer(PPOTrainer):
 
 def sequential_timeline(
     config: PPOConfig,
-    plan: Placement | None = None,
+    placement: Placement | str = "hybrid",
     seed: int = 0,
     iterations: int = 6,
     threads: int = 1,
@@ -417,7 +417,7 @@ def sequential_timeline(
     """
     config = replace(config, total_steps=(iterations + 1) * config.batch_size)
     with torch_threads(threads):
-        trainer = _TimedTrainer(config, plan if plan is not None else placement("hybrid"), seed)
+        trainer = _TimedTrainer(config, as_placement(placement), seed)
         trainer.timeline = Timeline()
         trainer.run_iteration()  # warm-up, left out of the picture
         trainer.timeline = Timeline()

@@ -64,7 +64,7 @@ def width_sweep(
         config = replace(config, total_steps=(iterations + warmup) * config.batch_size)
         asked = [(group, count) for count in counts for group in groups]
         runs = interleaved_iterations(
-            lambda plan, c=config: PPOTrainer(c, plan),
+            lambda placement, c=config: PPOTrainer(c, placement),
             [(group[0], count) for group, count in asked],
             iterations,
             warmup,
@@ -77,7 +77,7 @@ def width_sweep(
                 {
                     "width": width,
                     "placement": group[0].name,
-                    "stands_for": [plan.name for plan in group],
+                    "stands_for": [p.name for p in group],
                     "threads": run["threads"],
                     "seconds_per_iteration": median,
                     "iqr_s": float(q3 - q1),

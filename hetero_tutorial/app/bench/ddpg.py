@@ -16,7 +16,7 @@ from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES
 from hetero_tutorial.rl.buffers import DESIGNS
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.runs import DDPGResult, train
-from hetero_tutorial.studies.buffers import summarise
+from hetero_tutorial.studies.buffer_designs import summarise
 
 RECORD_TAG = "buffer"
 """One record per buffer (see the package docstring)."""

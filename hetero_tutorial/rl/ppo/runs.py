@@ -40,7 +40,7 @@ class PPOResult:
     seed: int
     env_steps: int
     """environment steps collected, the first iteration's included (all of them trained on,
-    except in the pipeline, where a rollout dropped for its lag was collected, not trained)"""
+    except in an overlapped run, where a rollout dropped for its lag was collected, not trained)"""
     iteration_seconds: list[float]
     """wall seconds of every iteration, the first (copy counting, start-up) included"""
     phase_seconds: dict[str, float]

@@ -80,28 +80,26 @@ class PPOTrainer:
     ) -> None:
         config.validate()
         require_placement(placement, "PPOTrainer")
-        self.config, self.seed, self.placement = config, seed, placement
-        # 1. configuration, then the iteration's parts in the order they run
+        self.config, self.seed, self.placement = config, seed, placement  # 1. configuration
         self.envs = envs if envs is not None else make_envs(config, placement)
         self.spec = spec_of(self.envs, config.env_id)
         torch.manual_seed(seed)
-        policy = policy if policy is not None else make_policy(self.spec, config)  # 2. networks
+        # 2. networks: the learner on the update device, its rollout copy on the rollout's
+        policy = policy if policy is not None else make_policy(self.spec, config)
         learner_policy, rollout_policy, learner_params, self.rollout_params = place_policy(
             policy, placement, config.flat_parameters
         )
-        self.storage = RolloutStorage(  # 3. storage
-            config.num_steps,
-            config.num_envs,
-            self.spec,
-            placement.storage_device,
-            placement.pin_storage,
+        # 3. storage, on the storage device (pinned where it feeds CUDA)
+        spec, storage_device = self.spec, placement.storage_device
+        self.storage = RolloutStorage(
+            config.num_steps, config.num_envs, spec, storage_device, placement.pin_storage
         )
-        self.collector = make_collector(  # 4. rollout
-            self.envs, self.spec, rollout_policy, self.storage, config, placement, seed
+        # 4. rollout: the collector for the placement's kind of environments
+        self.collector = make_collector(
+            self.envs, spec, rollout_policy, self.storage, config, placement, seed
         )
-        self.learner = PPOLearner(  # 6. update
-            learner_policy, learner_params, config, seed + UPDATE_SEED_OFFSET
-        )
+        # 6. update (5, the advantages, is a function of the storage: see iteration)
+        self.learner = PPOLearner(learner_policy, learner_params, config, seed + UPDATE_SEED_OFFSET)
         self.timer = PhaseTimer(placement.devices)
         self.counter = CopyCounter() if count_copies else None
         self.iteration_seconds: list[float] = []

@@ -1,177 +1,25 @@
-"""Notebooks 01 and 03's tables and sentences: PPO runs, phases, copies, plans, threads."""
+"""Notebook 03's tables, sentences and figures: hybrid and baseline side by side, the width
+and thread sweeps, copy costs."""
 
 from __future__ import annotations
 
-import statistics
+from collections.abc import Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
+import numpy as np
 from IPython.display import Markdown
+from matplotlib import ticker
+from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
-from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import Spread, format_seconds
-from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.notebook.tables import counted_line, markdown_table
 from hetero_tutorial.rl.ppo.runs import PPOResult
-from hetero_tutorial.rl.ppo.trainer import PHASES
 from hetero_tutorial.studies import sweeps
 from hetero_tutorial.studies.threads import ROLES
 
 percent = "{:.0%}".format
-
-
-def placement_sentence(plan: Placement) -> str:
-    """Where this plan's phases run *here*, and what that means for its copies."""
-    if plan.accelerator_missing:
-        return (
-            f"On this machine the {plan.name} plan runs every phase on the CPU (there is no "
-            "accelerator), so it makes no host<->device copies; the copies it would make on "
-            "an accelerator are counted below on the meta device, which stands in for one."
-        )
-    devices = ", ".join(str(d) for d in plan.devices)
-    return f"On this machine the {plan.name} plan uses {devices}: its copies are real."
-
-
-def run_line(run: PPOResult) -> str:
-    return (
-        f"{run.env_steps:,} steps; the steady iterations (all but the first) took "
-        f"{run.wall_seconds:.1f} s: {run.env_steps_per_s:,.0f} steps/s; the first took "
-        f"{format_seconds(run.iteration_seconds[0])}. Greedy return after training: "
-        f"{run.eval_return_mean:.1f} (mean of {len(run.eval_returns)} episodes)."
-    )
-
-
-def phase_table(run: PPOResult) -> Markdown:
-    """Seconds and share of each phase, in the order an iteration runs them."""
-    total = sum(run.phase_seconds.values())
-    rows = [
-        {"phase": p, "seconds": run.phase_seconds[p], "share": run.phase_seconds[p] / total}
-        for p in PHASES
-        if p in run.phase_seconds
-    ]
-    return markdown_table(
-        rows,
-        {"phase": "phase", "seconds": "seconds", "share": "share of the timed phases"},
-        {"seconds": format_seconds, "share": percent},
-    )
-
-
-def phase_sentence(run: PPOResult) -> str:
-    """Which phases ran, which did not and why, and where the time went."""
-    ran = [p for p in PHASES if p in run.phase_seconds]
-    total = sum(run.phase_seconds.values())
-    ordered = sorted(ran, key=lambda p: -run.phase_seconds[p])
-    text = (
-        f"This run timed {len(ran)} of PPO's {len(PHASES)} phases ({', '.join(ran)}); "
-        f"the most time went to {ordered[0]} ({run.phase_seconds[ordered[0]] / total:.0%}), "
-        f"then {ordered[1]} ({run.phase_seconds[ordered[1]] / total:.0%})."
-    )
-    if "weight_sync" not in ran:
-        text += (
-            " weight_sync did not run: the rollout's policy is the learner itself when the "
-            "rollout and the update share a device."
-        )
-    return text
-
-
-def copies_table(counted: dict[str, Any]) -> Markdown:
-    """A placement's copies by phase (:func:`hetero_tutorial.studies.copies.ppo_copies`)."""
-    rows = [{"phase": phase, **found} for phase, found in counted["by_phase"].items()]
-    if not rows:
-        return Markdown(f"{counted['placement']}: {counted.get('note', 'no copies')}.")
-    return markdown_table(
-        rows,
-        {
-            "phase": "phase",
-            "count_per_iteration": "copies per iteration",
-            "count_per_env_step": "per env step",
-            "bytes_per_iteration": "bytes per iteration",
-        },
-        {"count_per_env_step": "{:.4f}".format, "bytes_per_iteration": "{:,.0f}".format},
-    )
-
-
-def counted_line(counted: dict[str, Any]) -> str:
-    where = counted["counted_on"]
-    on = (
-        "the meta device (a stand-in: the code's copies, no data moved)"
-        if where == "meta"
-        else where
-    )
-    return (
-        f"{counted['placement']} on {counted['env_id']}: {counted['copies_per_iteration']:g} "
-        f"copies per iteration of {counted['steps_counted']:,} steps, "
-        f"{counted['copies_per_env_step']:.4f} per environment step, counted on {on}."
-    )
-
-
-def peer_line() -> str:
-    """Our PPO against CleanRL with CleanRL's settings, from the recorded peer benchmark."""
-    records = results.load_references("bench.ppo_peers")
-    if not records:
-        return "No peer benchmark recorded in data/reference/ (benchmarks/ppo_peers.py)."
-    ratios = [
-        r
-        for rec in records
-        for r in rec.data["summary"]["cleanrl"]["steps_per_s"]["ours_over"]["cleanrl"][
-            "round_ratios"
-        ]
-    ]
-    return (
-        f"Recorded against CleanRL with its own settings ({len(ratios)} rounds on "
-        f"{records[0].hardware}): ours {statistics.median(ratios):.2f}x its speed per step "
-        f"(rounds {min(ratios):.2f}-{max(ratios):.2f}x)."
-    )
-
-
-def ppo_references(plan_name: str) -> Markdown:
-    found = [
-        r
-        for r in results.load_references("bench.ppo", with_accelerator=True)
-        if r.data["placement"] == plan_name
-    ]
-    if not found:
-        return Markdown(results.NO_ACCELERATOR_REFERENCES)
-    return markdown_table(
-        [
-            {
-                "machine": r.hardware,
-                "env": r.data["env_id"],
-                "sps": r.data["env_steps_per_s"],
-                "copies": r.data["copies_per_env_step"],
-                "rollout": r.data["phase_seconds"]["rollout"] / r.data["wall_seconds"],
-            }
-            for r in found
-        ],
-        {
-            "machine": "machine",
-            "env": "env",
-            "sps": "steps/s",
-            "copies": "copies per step",
-            "rollout": "rollout share",
-        },
-        {"sps": "{:,.0f}".format, "copies": "{:.2f}".format, "rollout": percent},
-    )
-
-
-def copies_exercise_line(answer: int | None, counted: dict[str, Any], config: Any) -> str:
-    """The learner's formula for the rollout's copies beside what the counter saw."""
-    seen = counted["by_phase"].get("rollout", {}).get("count_per_iteration")
-    if answer is None:
-        return (
-            f"The counter saw {seen} rollout copies per iteration; solve the exercise to compare."
-        )
-    steps = config.num_envs * config.num_steps
-    extra = (
-        ""
-        if answer == seen
-        else (
-            f"; the difference, {seen - answer}, is episodes cut off by the time limit (two each)"
-        )
-    )
-    return (
-        f"Your formula: {answer} copies per rollout of {steps:,} steps ({answer / steps:.4f} per "
-        f"environment step); the counter saw {seen}{extra}."
-    )
 
 
 def runs_sentence(runs: dict[str, PPOResult], note: str | None) -> str:
@@ -321,23 +169,6 @@ def bytes_line(answer: int | None, counted: dict[str, Any]) -> str:
     return f"Your rollout_bytes: {answer:,} bytes; the counted transfer moved {same}."
 
 
-def findings(run: PPOResult, counted: dict[str, Any], trick_rows: list[dict[str, Any]]) -> list:
-    """What notebook 01 measured on this machine, each line from the numbers."""
-    from hetero_tutorial.studies.ppo_tricks import verdict
-
-    total = sum(run.phase_seconds.values())
-    shares = ", ".join(
-        f"{p} {run.phase_seconds[p] / total:.0%}" for p in PHASES if p in run.phase_seconds
-    )
-    every = next(row for row in trick_rows if row["trick"] == "all three")
-    return [
-        f"PPO on {run.config.env_id} ({run.placement}): {run.env_steps_per_s:,.0f} steps/s; "
-        f"time by phase: {shares}.",
-        counted_line(counted),
-        f"Speed tricks: {verdict(every)}.",
-    ]
-
-
 def hybrid_findings(
     runs: dict[str, PPOResult],
     counted: dict[str, dict[str, Any]],
@@ -365,3 +196,71 @@ def hybrid_findings(
             f"{fastest['gb_per_s']:.1f} GB/s."
         )
     return lines
+
+
+def _percent(value: float) -> str:
+    return f"{value:.0f}"
+
+
+def ppo_runs_table(runs: dict[str, PPOResult]) -> Markdown:
+    """One row per run: median seconds per iteration, steps/s, copies per step, CPU and GPU use."""
+    rows = [
+        {
+            "plan": name,
+            "per_iteration": run.median_iteration_seconds,
+            "sps": run.env_steps_per_s,
+            "copies": run.copies_per_env_step,
+            **run.utilisation,
+        }
+        for name, run in runs.items()
+    ]
+    columns = {
+        "plan": "plan",
+        "per_iteration": "median s per iteration",
+        "sps": "steps/s",
+        "copies": "copies per step",
+        "process_cpu_percent": "CPU % (of one core)",
+        "gpu_percent": "GPU %",
+    }
+    formats = {
+        "per_iteration": format_seconds,
+        "sps": "{:,.0f}".format,
+        "copies": "{:.3f}".format,
+        "process_cpu_percent": _percent,
+        "gpu_percent": _percent,
+    }
+    return markdown_table(rows, columns, formats)
+
+
+def thread_effects(effects: Sequence[dict[str, Any]]) -> Figure:
+    """One thread's seconds over all cores', against the width: a line per role.
+
+    ``effects``: :func:`hetero_tutorial.studies.threads.thread_effects`. Above 1, all
+    cores are faster; the bars span the paired iterations' ratios (their IQR from five
+    on, else their range).
+    """
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for role, style in (("rollout", "-o"), ("update", "-s"), ("iteration", ":^")):
+        mine = sorted((e for e in effects if e["role"] == role), key=lambda e: e["width"])
+        if not mine:
+            continue
+        widths = [e["width"] for e in mine]
+        ratios = np.array([e["ratio"] for e in mine])
+        low = np.array([e["low"] if e["low"] is not None else e["ratio"] for e in mine])
+        high = np.array([e["high"] if e["high"] is not None else e["ratio"] for e in mine])
+        spread = np.vstack([np.maximum(ratios - low, 0), np.maximum(high - ratios, 0)])
+        name = {"rollout": "actor (rollout)", "update": "learner (update)"}.get(role, "iteration")
+        ax.errorbar(widths, ratios, yerr=spread, fmt=style, capsize=3, label=name)
+    threads = effects[0]["threads"] if effects else "all"
+    ax.axhline(1.0, color="k", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")  # a ratio: 2x faster and 2x slower lie as far from 1
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
+    ax.set_xlabel("hidden width (units per layer)")
+    ax.set_ylabel(f"seconds at 1 thread / at {threads} threads")
+    ax.set_title("Above 1: all cores are faster for that part")
+    ax.legend()
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig
