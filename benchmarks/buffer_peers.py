@@ -51,15 +51,15 @@ TARGETS = {("uniform", "sample_per_s"): 5.0, ("uniform", "add_per_s"): 10.0}
 def ours(job: dict[str, Any]) -> race.Metrics:
     """Our tensor or trajectory buffer, filled and timed as the buffer study does."""
     import torch
-    from our_parts import buffer_study, make_buffer
+    from our_parts import buffer_designs, make_buffer
 
     torch.set_num_threads(job["threads"])
     capacity, seed = job["capacity"], job["seed"]
-    data = buffer_study.SyntheticTransitions(capacity, seed)
+    data = buffer_designs.SyntheticTransitions(capacity, seed)
     buffer = make_buffer(
         job["design"], capacity, OBS_DIM, ACTION_DIM, segment_length=job["slice"], seed=seed
     )
-    bytes_each = buffer_study.fill(buffer, data)
+    bytes_each = buffer_designs.fill(buffer, data)
     start = [capacity]
 
     def add() -> None:
@@ -165,8 +165,8 @@ def plan(args: Any) -> race.Plan:
             "device": "cpu",
         },
         timed={
-            "ours": "buffer_study.SyntheticTransitions.feed (100 adds of NumPy arrays) and "
-            "buffer.sample(batch), after buffer_study.fill",
+            "ours": "buffer_designs.SyntheticTransitions.feed (100 adds of NumPy arrays) and "
+            "buffer.sample(batch), after buffer_designs.fill",
             "torchrl": "100 ReplayBuffer.add(TensorDict) of prebuilt transitions, and "
             "ReplayBuffer.sample(), after one extend to capacity",
         },

@@ -46,7 +46,7 @@ HIDDEN, BATCH_SIZE, LEARNING_RATE, NOISE, BUFFER = 256, 256, 1e-3, 0.1, 100_000
 
 def ours(job: dict[str, Any]) -> dict[str, Any]:
     """Our DDPG: random steps, a warm-up, then the timed updating steps."""
-    from our_parts import DDPGConfig, DDPGTrainer
+    from our_parts import DDPGConfig, DDPGTrainer, placement
 
     timed = job["steps"] - WARMUP
     config = DDPGConfig(
@@ -58,10 +58,8 @@ def ours(job: dict[str, Any]) -> dict[str, Any]:
         actor_lr=LEARNING_RATE,
         critic_lr=LEARNING_RATE,
         exploration_noise=NOISE,
-        threads=job["threads"],
-        seed=job["seed"],
     )
-    trainer = DDPGTrainer(config)
+    trainer = DDPGTrainer(config, placement("all-cpu"), job["seed"], threads=job["threads"])
     trainer.advance(LEARNING_STARTS + WARMUP)
     began = time.perf_counter()
     trainer.advance(timed)

@@ -43,7 +43,9 @@ from stable_baselines3 import DDPG
 from stable_baselines3.common.noise import NormalActionNoise
 
 from hetero_tutorial.core import results
-from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGTrainer
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
 
 LEARNING_STARTS = 1_000
 HIDDEN = 256
@@ -68,10 +70,8 @@ def ours(
         actor_lr=LEARNING_RATE,
         critic_lr=LEARNING_RATE,
         exploration_noise=NOISE,
-        threads=threads,
-        seed=seed,
     )
-    run = DDPGTrainer(config)
+    run = DDPGTrainer(config, placement("all-cpu"), seed, threads=threads)
     if adapt is not None:
         adapt(run)
     run.advance(LEARNING_STARTS)

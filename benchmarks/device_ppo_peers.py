@@ -109,7 +109,6 @@ def ours(job: dict[str, Any]) -> race.Metrics:
         **job["setting"],
         num_envs=job["num_envs"],
         total_steps=job["budget"],
-        batched_envs=True,
     )
     trainer = PPOTrainer(config, placement("all-device"), job["seed"])
     evaluations, seconds_at = [], {}

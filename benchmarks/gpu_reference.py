@@ -318,7 +318,7 @@ def merge_ddpg(work: Path, seeds: list[str], pinned: bool) -> None:
     process saw only the one core it was pinned to.
     """
     from hetero_tutorial.core import results
-    from hetero_tutorial.studies.buffers import summarise_fields
+    from hetero_tutorial.studies.buffer_designs import summarise_fields
 
     for design in schedule.DDPG_DESIGNS:
         found = sorted((work / "seeds").glob(f"bench.ddpg.{design}.seed*.json"))

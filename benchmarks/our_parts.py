@@ -10,7 +10,9 @@ is the one to change.
 from hetero_tutorial import (
     DDPGConfig,
     PPOConfig,
-    buffer_study,  # SyntheticTransitions, fill: the buffer study's data and byte count
+    PPOTrainer,
+    RolloutStorage,
+    buffer_designs,  # SyntheticTransitions, fill: the buffer study's data and byte count
     env_throughput,  # make_stepper: the environment study's stepper, actions drawn ahead
     make_buffer,
     placement,
@@ -18,14 +20,13 @@ from hetero_tutorial import (
     train,
 )
 from hetero_tutorial.core.timing import Spread
-from hetero_tutorial.rl.ddpg import DDPGTrainer
-from hetero_tutorial.rl.envs import env_spec
+from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
+from hetero_tutorial.rl.envs.spec import env_spec
 from hetero_tutorial.rl.flat import FlatParameters
-from hetero_tutorial.rl.pipeline_processes import ProcessEngine
-from hetero_tutorial.rl.pipeline_worker import RolloutRequest
-from hetero_tutorial.rl.ppo import PPOTrainer, make_policy
-from hetero_tutorial.rl.ppo_runs import greedy_returns
-from hetero_tutorial.rl.rollout_storage import RolloutStorage
+from hetero_tutorial.rl.overlapped.process_engine import ProcessEngine
+from hetero_tutorial.rl.overlapped.worker import RolloutRequest
+from hetero_tutorial.rl.ppo.policy import make_policy
+from hetero_tutorial.rl.ppo.runs import greedy_returns
 
 __all__ = [
     "DDPGConfig",
@@ -37,7 +38,7 @@ __all__ = [
     "RolloutRequest",
     "RolloutStorage",
     "Spread",
-    "buffer_study",
+    "buffer_designs",
     "env_spec",
     "env_throughput",
     "greedy_returns",

@@ -11,7 +11,7 @@ settings, each implementation given the same hyperparameters at each setting:
 
 All use two hidden layers of 64 (Tanh) for the actor and the critic.
 
-Why: issue 3's speed bar: at SB3's settings ours must run at >= 2x SB3's rate;
+Why: the speed bar: at SB3's settings ours must run at >= 2x SB3's rate;
 at CleanRL's it must beat CleanRL's own. Absolute rates on these shared machines
 drift by up to 2x, so every contestant runs in a fresh process, pinned to the
 same core with one PyTorch thread, interleaved (round r runs every contestant at
@@ -319,7 +319,7 @@ def interleaved(rounds: int, threads: int, core: str, settings: list[str]) -> di
 
 
 METRICS = {
-    "steps_per_s": "whole run, each contestant's own wall clock (the issue's measure)",
+    "steps_per_s": "whole run, each contestant's own wall clock (the target's measure)",
     "steady_wall_steps_per_s": "iterations 2..N, wall clock (no first-iteration warm-up)",
     "steady_cpu_steps_per_s": "iterations 2..N, process CPU time (robust to a busy machine)",
 }

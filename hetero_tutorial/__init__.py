@@ -1,15 +1,17 @@
 """hetero-tutorial: where each part of deep RL should run, CPU or GPU, measured on your machine.
 
 The package is in layers, one folder each (README's Layout): ``core/`` (devices,
-placements, timing, copies, records), ``rl/`` (environments, networks, PPO, DDPG),
-``profiling/``, ``studies/`` (measurements that answer one question), ``allocator/``,
-``ledger/`` (the article's claims judged), ``notebook/`` (plots, reports, exercises)
-and ``app/`` (the command line).
+placements, timing, copies, records), ``rl/`` (environments, networks, buffers, and a
+folder each for PPO, DDPG and the overlapped engine), ``profiling/``, ``studies/``
+(measurements that answer one question each), ``allocator/``, ``ledger/`` (the article's
+claims judged), ``notebook/`` (one report module per notebook, shared figures and tables,
+exercises) and ``app/`` (the command line).
 
-The names the notebooks use most can be imported from here, e.g.
-``from hetero_tutorial import PPOConfig, placement, plots, train``. Each is loaded
-on first use (PEP 562), so importing one name costs only its own module: a worker
-process that needs PPO does not import matplotlib.
+Every name a notebook uses can be imported from here, e.g.
+``from hetero_tutorial import PPOConfig, placement, plots, train``; besides these, a
+notebook imports only its own report module (``hetero_tutorial.notebook.<topic>_report``).
+Each name is loaded on first use (PEP 562), so importing one costs only its own module:
+a worker process that needs PPO does not import matplotlib.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ _NAMES = {
     "accelerator": "core.devices",
     "devices_here": "core.devices",
     "describe_machine": "core.machine",
+    "usable_cores": "core.machine",
     "placement": "core.placement",
     "Placement": "core.placement",
     "by_mode": "core.modes",
@@ -33,15 +36,29 @@ _NAMES = {
     "distinct_placements": "core.configurations",
     "same_devices_note": "core.configurations",
     "display_path": "core.paths",
-    # rl: the algorithms
-    "PPOConfig": "rl.ppo_config",
-    "train": "rl.ppo_runs",
-    "train_side_by_side": "rl.ppo_runs",
-    "DDPGConfig": "rl.ddpg",
+    # rl: the algorithms, and the pieces of them the notebooks show with source()
+    "PPOConfig": "rl.ppo.config",
+    "RolloutStorage": "rl.ppo.storage",
+    "gae": "rl.ppo.advantages",
+    "ppo_loss": "rl.ppo.learner",
+    "PPOLearner": "rl.ppo.learner",
+    "PPOTrainer": "rl.ppo.trainer",
+    "train": "rl.ppo.runs",
+    "train_side_by_side": "rl.ppo.runs",
+    "DDPGConfig": "rl.ddpg.config",
+    "DDPGLearner": "rl.ddpg.learner",
     "make_buffer": "rl.buffers",
+    "BatchedCartPole": "rl.envs.batched",
+    "train_overlapped": "rl.overlapped.loop",
+    "default_workers": "rl.overlapped.loop",
+    "LagSchedule": "rl.overlapped.schedule",
+    "RolloutWorker": "rl.overlapped.worker",
+    "configuration_label": "rl.overlapped.timeline",
     # allocator
     "Allocator": "allocator.allocator",
     "CNNConfig": "allocator.cnn",
+    "frames_label": "allocator.cnn",
+    "thread_choices": "allocator.pricing",
     "select_device": "allocator.fixed_rule",
     # notebook helpers
     "check": "notebook.exercises",
@@ -54,13 +71,13 @@ _NAMES = {
 _MODULES = {
     "results": "core.results",
     "transfers": "core.transfers",
-    "ddpg": "rl.ddpg",
     "buffers": "rl.buffers",
     "pyspy": "profiling.pyspy",
     "cprofiler": "profiling.cprofiler",
     "torch_profiler": "profiling.torch_profiler",
     "stacks": "profiling.stacks",
     "flamegraph": "profiling.flamegraph",
+    "reading": "profiling.reading",
     "crossover": "studies.crossover",
     "sweeps": "studies.sweeps",
     "ppo_tricks": "studies.ppo_tricks",
@@ -70,17 +87,19 @@ _MODULES = {
     "copies": "studies.copies",
     "threads": "studies.threads",
     "ddpg_placements": "studies.ddpg_placements",
-    "buffer_study": "studies.buffers",
-    "allocator_study": "allocator.study",
+    "buffer_designs": "studies.buffer_designs",
+    "overlap": "studies.overlap",
+    "overlap_findings": "studies.overlap_findings",
+    "trials": "allocator.trials",
+    "article": "ledger.article",
     "claims": "ledger.claims",
     "verdicts": "ledger.verdicts",
     "plots": "notebook.plots",
-    "env_plots": "notebook.env_plots",
-    "env_reports": "notebook.env_reports",
-    "reports": "notebook.reports",
+    "tables": "notebook.tables",
     "diagrams": "notebook.diagrams",
+    "fill_ledger": "app.fill_ledger",
 }
-"""Modules importable from the package's top by their short names."""
+"""Modules importable from the package's top by their file names (no two share one)."""
 
 __all__ = sorted([*_NAMES, *_MODULES])
 

@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from hetero_tutorial.allocator import study
+from hetero_tutorial.allocator import trials
 from hetero_tutorial.core import results
 from hetero_tutorial.ledger import advice
 from hetero_tutorial.ledger.claims import group_by_kind
@@ -36,19 +36,19 @@ def _curriculum(allocator_s, jitter, decision_s=0.0):
                  _row(stage, ["allocator"], SPLIT, allocator_s, jitter, decision_s)]  # fmt: skip
     decisions = [
         SimpleNamespace(workload=stage, chosen=SimpleNamespace(label="split"), held=False,
-                        placement=SimpleNamespace(rollout="cpu", update="cuda:0"))
+                        placement=SimpleNamespace(rollout_device="cpu", update_device="cuda:0"))
         for stage in stages
     ]  # fmt: skip
-    return study.curriculum(decisions, rows, stages), rows
+    return trials.curriculum(decisions, rows, stages), rows
 
 
 def test_worth_names_a_saving_only_past_the_paired_spread():
-    clear = study.worth(_curriculum(0.5, 0.02)[0])
+    clear = trials.worth(_curriculum(0.5, 0.02)[0])
     assert clear["best"] == ", ".join(FIXED) and clear["saved"] is True
     assert clear["spread"].value == 2.0 and clear["spread"].measured
-    noisy = study.worth(_curriculum(0.98, 0.1)[0])  # 2% faster by median, iterations +-20%
+    noisy = trials.worth(_curriculum(0.98, 0.1)[0])  # 2% faster by median, iterations +-20%
     assert noisy["saved"] is None
-    lost = study.worth(_curriculum(1.0, 0.0, decision_s=0.5)[0])  # the same speed, plus measuring
+    lost = trials.worth(_curriculum(1.0, 0.0, decision_s=0.5)[0])  # the same speed, plus measuring
     assert lost["saved"] is False and lost["measuring_s"] == 1.0
 
 

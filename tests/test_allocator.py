@@ -7,21 +7,20 @@ import pytest
 import torch
 from torch import nn
 
-from hetero_tutorial.allocator import cnn
-from hetero_tutorial.allocator import study as allocator_study
+from hetero_tutorial.allocator import cnn, trials
 from hetero_tutorial.allocator.allocator import Allocator
 from hetero_tutorial.allocator.cnn import CNNConfig, workload
 from hetero_tutorial.allocator.fixed_rule import fixed_rule_placement, select_device
 from hetero_tutorial.allocator.meter import Cell, LiveMeter
-from hetero_tutorial.allocator.pricing import candidate_plans, thread_choices
+from hetero_tutorial.allocator.pricing import candidate_placements, thread_choices
 from hetero_tutorial.allocator.workload import Workload, network_kind, ppo_workload
 from hetero_tutorial.app import cli
 from hetero_tutorial.core import results
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.notebook.solutions.allocator import plan_seconds
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.notebook.solutions.dynamic_allocator import plan_seconds
+from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies.interleave import interleaved_iterations
 
 CPU, GPU = torch.device("cpu"), torch.device("cuda", 0)  # a device name only: nothing runs on it
@@ -87,10 +86,11 @@ def cheaper_on(device_type: str, copy_s: float = 1e-4):
 
 def test_the_cheaper_device_wins_and_swapping_the_costs_swaps_the_choice():
     on_gpu = faked(cheaper_on("cuda")).decide(mlp())
-    assert (on_gpu.placement.rollout, on_gpu.placement.update) == (GPU, GPU)
+    assert (on_gpu.placement.rollout_device, on_gpu.placement.update_device) == (GPU, GPU)
     assert on_gpu.chosen.name == "all-accelerator"
     on_cpu = faked(cheaper_on("cpu")).decide(mlp())
-    assert (on_cpu.placement.rollout, on_cpu.placement.storage, on_cpu.placement.update) == (
+    devices = on_cpu.placement.rollout_device, on_cpu.placement.storage_device
+    assert (*devices, on_cpu.placement.update_device) == (
         CPU, CPU, CPU
     )  # fmt: skip
     assert on_cpu.placement.name == "allocator"
@@ -177,7 +177,8 @@ def test_a_thread_count_too_slow_to_measure_in_the_budget_is_left_out():
     assert decision.threads == 1 and decision.skipped == ("all-cpu, 2 threads",)
     assert "Not measured within the budget" in decision.reasons["plan"]
     order = [
-        (str(c.rollout), str(c.update), c.threads) for c in candidate_plans([CPU, GPU], (1, 2))
+        (str(c.rollout_device), str(c.update_device), c.threads)
+        for c in candidate_placements([CPU, GPU], (1, 2))
     ]
     assert order[:4] == [
         ("cpu", "cpu", 1), ("cpu", "cuda:0", 1), ("cuda:0", "cpu", 1), ("cuda:0", "cuda:0", None)
@@ -255,9 +256,9 @@ def test_the_cnn_path_decides_and_runs_a_ppo_shaped_iteration():
     assert frames_workload.kind == "cnn" and frames_workload.observation_space.dtype == "uint8"
     decision = Allocator(devices=[CPU], threads=(1,), budget_s=0.3).decide(frames_workload)
     assert decision.workload == "cnn-16" and decision.chosen.label == "all-cpu, 1 thread"
-    network = allocator_study.cnn_network(TINY_CNN)
-    plans = [(placement("all-cpu"), 1), (decision.placement, 1)]
-    timed = interleaved_iterations(lambda plan: network.make_trainer(plan, 2), plans, timed=1)
+    network = trials.cnn_trial(TINY_CNN)
+    runs = [(placement("all-cpu"), 1), (decision.placement, 1)]
+    timed = interleaved_iterations(lambda p: network.make_trainer(p, 2), runs, timed=1)
     assert [len(run["iteration_seconds"]) for run in timed] == [1, 1]
     trainer = cnn.trainer(TINY_CNN, placement("hybrid"))
     before = [p.clone() for p in trainer.learner.policy.parameters()]
@@ -331,7 +332,9 @@ def test_solution_prices_every_candidate_as_the_allocator_does():
     decision = faked(cost, threads=(1, 2)).decide(mlp())
     rows = decision.cost_rows()
     for candidate in decision.candidates:
-        got = plan_seconds(rows, str(candidate.rollout), str(candidate.update), candidate.threads)
+        got = plan_seconds(
+            rows, str(candidate.rollout_device), str(candidate.update_device), candidate.threads
+        )
         assert got == pytest.approx(candidate.total)
 
 
@@ -355,7 +358,7 @@ def test_criterion_compares_configurations_each_run_once():
         config_row(["hybrid", "allocator"], SPLIT, 1.0),
         config_row(["all-cpu"], CPU_ALL, 1.2),
     ]
-    (row,) = allocator_study.criterion(rows)
+    (row,) = trials.criterion(rows)
     assert row["best_fixed"] == "hybrid" and row["slowdown"] == 0.0
     assert (row["slowdown_low"], row["slowdown_high"]) == (0.0, 0.0)  # one configuration: exact
     assert row["within_tolerance"] is True and row["decision_ok"] and row["configurations"] == 3
@@ -364,11 +367,11 @@ def test_criterion_compares_configurations_each_run_once():
     # Choosing the CPU when the split is faster is 20% slower: outside the tolerance.
     rows[1]["plans"], rows[2]["plans"] = ["hybrid"], ["all-cpu", "allocator"]
     rows[2]["decision_seconds"] = 0.5
-    (slow,) = allocator_study.criterion(rows)
+    (slow,) = trials.criterion(rows)
     assert slow["slowdown"] == pytest.approx(0.2) and slow["within_tolerance"] is False
     assert slow["slowdown_low"] == pytest.approx(0.2)  # iterations scale alike: no spread
     with pytest.raises(UsageError, match="lack some of the plans"):
-        allocator_study.criterion(rows[:1])
+        trials.criterion(rows[:1])
 
 
 def test_a_slightly_faster_allocator_inside_a_wide_paired_spread_is_unclear():
@@ -377,49 +380,49 @@ def test_a_slightly_faster_allocator_inside_a_wide_paired_spread_is_unclear():
         config_row(["fixed-rule", "all-accelerator", "hybrid", "all-cpu"], GPU_ALL, 1.0),
         config_row(["allocator"], SPLIT, 0.99, spread=0.1),
     ]
-    (row,) = allocator_study.criterion(rows)
+    (row,) = trials.criterion(rows)
     assert row["slowdown"] < 0 and row["within_tolerance"] is None
 
 
 def test_the_allocators_thread_choice_is_checked_against_the_others():
     every = ["fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator"]
     chosen_one = [config_row(every, CPU_ALL, 1.0, threads=1), config_row([], CPU_ALL, 0.8, 2)]
-    (wrong,) = allocator_study.criterion(chosen_one)
+    (wrong,) = trials.criterion(chosen_one)
     assert wrong["configurations"] == 1 and wrong["slowdown"] == 0.0  # criterion: trivially
     assert wrong["threads_best"] == 2 and wrong["threads_verdict"].startswith("wrong")
     noisy = [config_row(every, CPU_ALL, 1.0, 1, spread=0.1), config_row([], CPU_ALL, 0.97, 2)]
-    (close,) = allocator_study.criterion(noisy)
+    (close,) = trials.criterion(noisy)
     assert close["threads_verdict"].startswith("as good as 2 thread(s) within the noise")
     right = [config_row(every, CPU_ALL, 0.8, threads=2), config_row([], CPU_ALL, 1.0, 1)]
-    assert allocator_study.criterion(right)[0]["threads_verdict"].startswith("right")
+    assert trials.criterion(right)[0]["threads_verdict"].startswith("right")
 
 
 def test_compare_runs_each_configuration_once_and_reads_as_a_curriculum():
-    networks = [allocator_study.mlp_network("CartPole-v1", w, **TINY_PPO) for w in (8, 16)]
+    networks = [trials.mlp_trial("CartPole-v1", w, **TINY_PPO) for w in (8, 16)]
     chooser = Allocator(devices=[CPU], threads=(1, 2), budget_s=0.2)
-    decisions, rows = allocator_study.compare(networks, chooser, iterations=2)
+    decisions, rows = trials.compare(networks, chooser, iterations=2)
     for network in ("mlp-8", "mlp-16"):
         mine = [r for r in rows if r["network"] == network]
         # one device: the five plans are one configuration, plus the other thread count
         assert len(mine) == 2 and sorted(r["threads"] for r in mine) == [1, 2]
         assert sum(len(r["plans"]) for r in mine) == 5
         assert all(len(r["iteration_seconds"]) == 2 for r in mine)
-    summary = allocator_study.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
+    summary = trials.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
     assert [step["held"] for step in summary["timeline"]] == [d.held for d in decisions]
     spent = sum(r["total_seconds"] for r in rows if "allocator" in r["plans"])
     decided = sum(d.measure_seconds for d in decisions)
     assert summary["totals"]["allocator"] == pytest.approx(spent + decided)
-    assert set(summary["saved"]) == set(allocator_study.FIXED_PLANS)
+    assert set(summary["saved"]) == set(trials.FIXED_PLANS)
     assert set(summary["threads"]) == {"1", "2"}
-    criterion = allocator_study.criterion(rows)
+    criterion = trials.criterion(rows)
     assert all(row["threads_verdict"] for row in criterion)
 
 
 def test_compare_refuses_a_network_given_twice():
-    networks = [allocator_study.mlp_network("CartPole-v1", w, **TINY_PPO) for w in (8, 8)]
+    networks = [trials.mlp_trial("CartPole-v1", w, **TINY_PPO) for w in (8, 8)]
     chooser = Allocator(devices=[CPU], threads=(1,), budget_s=0.2)
     with pytest.raises(UsageError, match="each network once, please: mlp-8 given twice"):
-        allocator_study.compare(networks, chooser, iterations=1)
+        trials.compare(networks, chooser, iterations=1)
     assert chooser.measured == 0  # refused before any measuring
 
 
@@ -434,7 +437,7 @@ def test_bench_allocator_writes_decisions_and_rows(tmp_path):
     assert record.kind == "bench.allocator" and record.data["frames"] == "synthetic"
     assert [d["network"] for d in record.data["decisions"]] == ["mlp-8", "cnn-512"]
     plans = {plan for row in record.data["rows"] for plan in row["plans"]}
-    assert plans == set(allocator_study.PLANS)
+    assert plans == set(trials.PLANS)
     allocator_rows = [r for r in record.data["rows"] if "allocator" in r["plans"]]
     assert all(r["decision_seconds"] is not None for r in allocator_rows)
 

@@ -286,7 +286,7 @@ def test_every_storage_device_samples_the_same_rows_from_the_same_seed(monkeypat
 
 
 def test_the_buffer_study_times_hybrid_ddpgs_pinned_path_on_each_cuda_device(monkeypatch):
-    from hetero_tutorial.studies import buffers as study
+    from hetero_tutorial.studies import buffer_designs as study
 
     asked = []
     monkeypatch.setattr(study, "measure_capacity", lambda capacity, *rest: [{"capacity": capacity}])

@@ -3,7 +3,7 @@
 import pytest
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.studies.buffers import summarise_fields, time_ratio, unpaired_reason
+from hetero_tutorial.studies.buffer_designs import summarise_fields, time_ratio, unpaired_reason
 
 
 def _run(buffer, seed, seconds, **settings):

@@ -31,8 +31,8 @@ def test_designs_with_an_accelerator_stay_apart():
     groups = distinct_placements(designs)
     assert [len(g) for g in groups] == [1, 1, 1] and same_devices_note(groups) is None
     assert devices_key(designs[1]) == (
-        ("rollout", "cpu"), ("storage", "cpu"), ("update", "meta"), ("env", "cpu"),
-        ("batched_envs", "False"),
+        ("rollout_device", "cpu"), ("storage_device", "cpu"), ("update_device", "meta"),
+        ("env_device", "cpu"), ("batched_envs", "False"),
     )  # fmt: skip
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.notebook.solutions import solution
-from hetero_tutorial.rl.ddpg import DDPGConfig
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies.copies import copies_sentence, ddpg_copies, ppo_copies
 
 SMALL = {"num_envs": 3, "num_steps": 16, "minibatch_size": 16, "update_epochs": 2, "hidden": 8}
@@ -58,7 +58,7 @@ def test_ddpg_copies_per_step_by_buffer_and_placement():
     tensor = ddpg_copies(replace(config, buffer="tensor"), "hybrid", device="meta", steps=5)
     # one packed batch in, the actor's flat weights back to the CPU actor
     assert {p: c["count_per_1000_steps"] for p, c in tensor["by_phase"].items()} == {
-        "sample": 1000.0, "update": 1000.0
+        "sample": 1000.0, "weight_sync": 1000.0
     }  # fmt: skip
     ppo = ppo_copies(PPOConfig.tuned("CartPole-v1", **SMALL), device="meta")
     assert "DDPG switches devices" in copies_sentence(ppo, counted)

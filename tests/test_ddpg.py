@@ -3,6 +3,7 @@
 import copy
 import math
 import time
+from dataclasses import replace
 
 import gymnasium as gym
 import numpy as np
@@ -14,19 +15,20 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.notebook.solutions.replay_buffers import td_target
-from hetero_tutorial.rl import ddpg as ddpg_module
 from hetero_tutorial.rl.buffers import DESIGNS, Batch
-from hetero_tutorial.rl.ddpg import (
-    DDPG,
-    DDPGConfig,
-    DDPGTrainer,
-    placement_comparison,
-    train,
-    train_side_by_side,
-)
+from hetero_tutorial.rl.ddpg import trainer as trainer_module
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.learner import DDPGLearner
+from hetero_tutorial.rl.ddpg.runs import result_of, train
+from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
+from hetero_tutorial.studies.buffer_designs import train_designs
+from hetero_tutorial.studies.ddpg_placements import placement_comparison
 
-SMALL = {"hidden": 32, "batch_size": 32, "eval_episodes": 1, "count_copies_steps": 20}
+SMALL = {"hidden": 32, "batch_size": 32, "count_copies_steps": 20}
 """Settings for short runs that test mechanics, not learning."""
+QUICK = {"eval_episodes": 1}
+"""One greedy episode after a short run."""
+CPU_ONLY = placement("all-cpu")
 
 UPDATE_TOLERANCE = {"rtol": 1e-3, "atol": 1e-4}
 """How close an update on an accelerator must stay to the same update on the CPU.
@@ -39,9 +41,9 @@ and is still a thousand times smaller than one learning-rate step (1e-3).
 """
 
 
-def make_agent(**overrides):
+def make_learner(**overrides):
     config = DDPGConfig(**{**SMALL, **overrides})
-    return DDPG(gym.make("Pendulum-v1"), config, placement("all-cpu")), config
+    return DDPGLearner(gym.make("Pendulum-v1"), config, placement("all-cpu"), seed=0), config
 
 
 def random_batch(size=32, terminated=None, truncated=None, seed=0):
@@ -79,27 +81,27 @@ def textbook_update(nets, optimizers, batch, gamma, tau):
 
 
 def test_update_matches_the_textbook_update():
-    agent, config = make_agent()
-    nets = [copy.deepcopy(n) for n in (agent.actor, agent.critic)]
-    nets += [copy.deepcopy(n) for n in (agent.actor_target, agent.critic_target)]
+    learner, config = make_learner()
+    nets = [copy.deepcopy(n) for n in (learner.actor, learner.critic)]
+    nets += [copy.deepcopy(n) for n in (learner.actor_target, learner.critic_target)]
     optimizers = [
         torch.optim.Adam(nets[0].parameters(), lr=config.actor_lr, foreach=False),
         torch.optim.Adam(nets[1].parameters(), lr=config.critic_lr, foreach=False),
     ]
     for seed in range(3):
         batch = random_batch(terminated=(torch.arange(32) % 5 == 0).float(), seed=seed)
-        agent.update(batch)
+        learner.update(batch)
         textbook_update(nets, optimizers, batch, config.gamma, config.tau)
-    ours = (agent.actor, agent.critic, agent.actor_target, agent.critic_target)
+    ours = (learner.actor, learner.critic, learner.actor_target, learner.critic_target)
     for mine, reference in zip(ours, nets, strict=True):
         for p, q in zip(mine.parameters(), reference.parameters(), strict=True):
             torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5)
 
 
 def critic_after_update(batch):
-    agent, _ = make_agent()
-    agent.update(batch)
-    return torch.cat([p.flatten() for p in agent.critic.parameters()])
+    learner, _ = make_learner()
+    learner.update(batch)
+    return torch.cat([p.flatten() for p in learner.critic.parameters()])
 
 
 def test_truncation_bootstraps_and_termination_does_not():
@@ -113,33 +115,33 @@ def test_truncation_bootstraps_and_termination_does_not():
 
 
 def test_acting_respects_the_action_bounds():
-    agent, _ = make_agent(exploration_noise=10.0)
+    learner, _ = make_learner(exploration_noise=10.0)
     obs = gym.make("Pendulum-v1").observation_space.sample()
-    actions = torch.from_numpy(np.array([agent.act(obs) for _ in range(200)]))
+    actions = torch.from_numpy(np.array([learner.act(obs) for _ in range(200)]))
     assert actions.dtype == torch.float32 and actions.shape == (200, 1)
     assert actions.min() >= -2.0 and actions.max() <= 2.0
     assert actions.std() > 0.5  # the noise is there
-    greedy = [agent.act(obs, explore=False) for _ in range(3)]
+    greedy = [learner.act(obs, explore=False) for _ in range(3)]
     assert greedy[0] == greedy[1] == greedy[2]
 
 
 def test_a_batch_of_observations_gets_each_ones_action():
     """The greedy evaluation acts on a batch (one episode per environment)."""
-    agent, _ = make_agent()
+    learner, _ = make_learner()
     space = gym.make("Pendulum-v1").observation_space
     space.seed(0)
     batch = np.stack([space.sample() for _ in range(5)])
-    greedy = agent.act(batch, explore=False)
+    greedy = learner.act(batch, explore=False)
     assert greedy.shape == (5, 1) and greedy.dtype == np.float32
-    one_by_one = np.stack([agent.act(obs, explore=False) for obs in batch])
+    one_by_one = np.stack([learner.act(obs, explore=False) for obs in batch])
     np.testing.assert_allclose(greedy, one_by_one, rtol=1e-5, atol=1e-6)
-    assert agent.act(batch).shape == (5, 1)  # exploring: a noise draw per action
+    assert learner.act(batch).shape == (5, 1)  # exploring: a noise draw per action
 
 
 @pytest.mark.parametrize("design", DESIGNS)
 def test_a_short_run_with_each_buffer_reports_speed_copies_and_returns(design):
     config = DDPGConfig(**SMALL, buffer=design, total_steps=700, learning_starts=200)
-    result = train(config)
+    result = train(config, "all-cpu", **QUICK)
     assert result.env_steps_per_s > 0
     assert result.curve == list(zip([200, 400, 600], result.episode_returns, strict=True))
     assert math.isfinite(result.seconds_per_episode)  # the episode from step 400 to 600
@@ -152,9 +154,9 @@ def test_a_short_run_with_each_buffer_reports_speed_copies_and_returns(design):
 def test_same_seed_same_learning_and_placements_do_not_change_it():
     config = {**SMALL, "total_steps": 500, "learning_starts": 200}
     runs = [
-        train(DDPGConfig(**config, seed=1)),
-        train(DDPGConfig(**config, seed=1)),
-        train(DDPGConfig(**config, seed=1, placement="hybrid")),
+        train(DDPGConfig(**config), "all-cpu", seed=1, **QUICK),
+        train(DDPGConfig(**config), "all-cpu", seed=1, **QUICK),
+        train(DDPGConfig(**config), "hybrid", seed=1, **QUICK),
     ]
     assert runs[0].episode_returns == runs[1].episode_returns
     assert runs[0].eval_returns == runs[1].eval_returns
@@ -167,23 +169,25 @@ def test_same_seed_same_learning_and_placements_do_not_change_it():
         # last-bit differences into the returns chaotically: the episode of random actions is
         # identical, and test_updates_agree_across_placements holds the updates to a tolerance.
         assert hybrid.episode_returns[0] == cpu.episode_returns[0]
-    other_seed = train(DDPGConfig(**config, seed=2))
+    other_seed = train(DDPGConfig(**config), "all-cpu", seed=2, **QUICK)
     assert other_seed.episode_returns != runs[0].episode_returns
 
 
 @pytest.mark.accelerator
 def test_updates_agree_across_placements():
-    """The same updates on the hybrid plan's update device: equal on a CPU, close on a GPU."""
-    cpu_agent, config = make_agent()
-    other = DDPG(gym.make("Pendulum-v1"), config, placement("hybrid"))
-    device = other.placement.update
+    """The same updates on the hybrid placement's update device: equal on a CPU, close on a GPU."""
+    cpu_learner, config = make_learner()
+    other = DDPGLearner(gym.make("Pendulum-v1"), config, placement("hybrid"), seed=0)
+    device = other.placement.update_device
     for seed in range(5):
         batch = random_batch(terminated=(torch.arange(32) % 7 == 0).float(), seed=seed)
-        cpu_agent.update(batch)
+        cpu_learner.update(batch)
         other.update(Batch(*(field.to(device) for field in batch)))
-    for mine, theirs in ((cpu_agent.critic_flat, other.critic_flat),
-                         (cpu_agent.actor_flat, other.actor_flat),
-                         (cpu_agent.actor_target_flat, other.actor_target_flat)):  # fmt: skip
+        if other.syncs_weights:
+            other.sync_weights()
+    for mine, theirs in ((cpu_learner.critic_flat, other.critic_flat),
+                         (cpu_learner.actor_flat, other.actor_flat),
+                         (cpu_learner.actor_target_flat, other.actor_target_flat)):  # fmt: skip
         if device.type == "cpu":
             assert torch.equal(theirs.data, mine.data)
         else:
@@ -192,29 +196,19 @@ def test_updates_agree_across_placements():
 
 
 def test_placement_comparison_reports_every_placement():
-    # imported here: the GPU test slice runs this file where IPython (the table's) is absent
-    from hetero_tutorial.notebook.reports import ddpg_placements_table
-
     config = DDPGConfig(**SMALL, buffer="transition", total_steps=500, learning_starts=200)
-    rows = placement_comparison(config)
+    rows = placement_comparison(config, **QUICK)
     assert [row["placement"] for row in rows] == ["all-accelerator", "hybrid", "all-cpu"]
     for row in rows:
         assert row["env_steps_per_s"] > 0
         if accelerator() is None:
             assert row["copies_per_1000_samples"] == 0
-    table = ddpg_placements_table(rows).data
-    copies_cell = {  # each placement's row -> its last cell, the copies by phase
-        line.split(" | ")[0].lstrip("| "): line.rstrip(" |").rsplit(" | ", 1)[-1]
-        for line in table.splitlines()[2:]
-    }
-    assert list(copies_cell) == ["all-accelerator", "hybrid", "all-cpu"]
-    assert copies_cell["all-cpu"] == "none"  # all on the CPU: never a copy
+    copies = {row["placement"]: row["copies_by_phase"] for row in rows}
+    assert copies["all-cpu"] == {}  # all on the CPU: never a copy
     for name in ("all-accelerator", "hybrid"):  # with an accelerator, pattern A copies
-        assert (copies_cell[name] == "none") == (accelerator() is None), (name, table)
+        assert (copies[name] == {}) == (accelerator() is None), (name, copies)
     for row in rows:  # turns of 50 steps from step 200 to 480: speeds that pair up
         assert len(row["chunk_steps_per_s"]) == 6 and row["first_update_seconds"] > 0
-    counted = {"sample": {"count": 600, "bytes": 1, "non_blocking": 0}}
-    assert "| sample 600 |" in ddpg_placements_table([{**rows[0], "copies_by_phase": counted}]).data
 
 
 def test_exercise_solution_td_target_bootstraps_on_truncation_only():
@@ -225,15 +219,15 @@ def test_exercise_solution_td_target_bootstraps_on_truncation_only():
 
 
 def test_interleaved_runs_learn_exactly_as_runs_alone():
-    configs = {
-        design: DDPGConfig(**SMALL, buffer=design, total_steps=500, learning_starts=200)
-        for design in ("transition", "tensor")
-    }
-    chunks = []
-    together = train_side_by_side(configs, chunk_steps=150, progress=chunks.append)
-    assert chunks == [150, 150, 150, 150, 150, 150, 50, 50]
-    for design, config in configs.items():
-        alone = train(config)
+    config = DDPGConfig(**SMALL, total_steps=500, learning_starts=200)
+    designs, seen = ("transition", "tensor"), []
+    together = train_designs(
+        config, designs, chunk_steps=150, progress=lambda *step: seen.append(step), **QUICK
+    )
+    assert [done for done, _ in seen] == [150, 300, 450, 600, 750, 900, 950, 1000]
+    assert {total for _, total in seen} == {1000}
+    for design in designs:
+        alone = train(replace(config, buffer=design), "all-cpu", **QUICK)
         assert together[design].episode_returns == alone.episode_returns
         assert together[design].eval_returns == alone.eval_returns
 
@@ -246,8 +240,8 @@ def test_an_episode_is_timed_through_its_last_step(monkeypatch):
             self.now += 1.0
             return self.now
 
-    monkeypatch.setattr(ddpg_module, "time", OneSecondPerStep())
-    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=700, learning_starts=200))
+    monkeypatch.setattr(trainer_module, "time", OneSecondPerStep())
+    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=700, learning_starts=200), CPU_ONLY)
     run.advance(700)
     assert run.episode_end_steps[:3] == [200, 400, 600]  # Pendulum episodes: 200 steps
     # step 200, the first update, is on no clock (the device's warm-up): 199 s from 200 to 400
@@ -266,10 +260,10 @@ def test_the_first_update_is_not_timed(monkeypatch):
             return self.now
 
     clock, synced = Clock(), []
-    monkeypatch.setattr(ddpg_module, "time", clock)
-    monkeypatch.setattr(ddpg_module, "synchronize", lambda device: synced.append(clock.now))
-    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=500, learning_starts=200))
-    update = run.agent.update
+    monkeypatch.setattr(trainer_module, "time", clock)
+    monkeypatch.setattr(trainer_module, "synchronize", lambda device: synced.append(clock.now))
+    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=500, learning_starts=200), CPU_ONLY)
+    update = run.learner.update
 
     updates = []
 
@@ -278,22 +272,22 @@ def test_the_first_update_is_not_timed(monkeypatch):
             clock.now += 100.0  # the device's one-off start, paid by the first update
         updates.append(update(batch))
 
-    run.agent.update = update_with_a_slow_start
+    run.learner.update = update_with_a_slow_start
     for _ in range(4):
         run.advance(125)
     assert len(synced) == 480  # every timed step waits for its update before the clock stops
     assert run.update_seconds == 279.0 and run.clock == 479.0  # one second per other step
     assert run.first_update_seconds == 101.0
-    result = run.result()
+    result = result_of(run, eval_episodes=1)
     assert result.env_steps_per_s == 1.0  # without the warm-up step: not 280 / 380 s
     assert result.chunk_steps_per_s == [1.0, 1.0, 1.0]  # turns 2-4 (turn 2 from step 201)
 
 
 def test_a_result_needs_a_finished_run():
-    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=500, learning_starts=200))
+    run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=500, learning_starts=200), CPU_ONLY)
     run.advance(100)
     with pytest.raises(UsageError, match="advance"):
-        run.result()
+        result_of(run, eval_episodes=1)
 
 
 @pytest.mark.parametrize(
@@ -315,23 +309,23 @@ def test_bad_settings_are_refused(overrides, message):
 
 def test_float64_spaces_train_like_float32_ones(float64_env_id):
     tiny = {"total_steps": 160, "learning_starts": 40, "batch_size": 16, "hidden": 16}
-    tiny |= {"count_copies_steps": 10, "eval_episodes": 1}
-    result = train(DDPGConfig(env_id=float64_env_id, **tiny))
+    tiny |= {"count_copies_steps": 10}
+    result = train(DDPGConfig(env_id=float64_env_id, **tiny), "all-cpu", **QUICK)
     assert np.isfinite(result.eval_return_mean)
 
 
 def test_discrete_actions_are_refused():
     with pytest.raises(UsageError, match="continuous"):
-        DDPG(gym.make("CartPole-v1"), DDPGConfig(), placement("all-cpu"))
+        DDPGLearner(gym.make("CartPole-v1"), DDPGConfig(), placement("all-cpu"), seed=0)
 
 
 def test_all_device_is_refused_with_the_placements_ddpg_takes():
     """DDPG steps one Gymnasium environment: batched environments on a device are PPO's."""
     takes = "Choose one of all-accelerator, hybrid, all-cpu"
     with pytest.raises(UsageError, match=f"cannot take placement 'all-device'.*{takes}"):
-        train(DDPGConfig(placement="all-device"))
+        train(DDPGConfig(), "all-device")
     with pytest.raises(UsageError, match="batched tensors"):
-        DDPG(gym.make("Pendulum-v1"), DDPGConfig(), placement("all-device"))
+        DDPGLearner(gym.make("Pendulum-v1"), DDPGConfig(), placement("all-device"), seed=0)
 
 
 @pytest.mark.slow
@@ -342,7 +336,7 @@ def test_ddpg_learns_pendulum():
     the 256-unit default learns as well (see ``bench ddpg --seed 0 1 2``).
     """
     start = time.perf_counter()
-    result = train(DDPGConfig(hidden=64, total_steps=6_000, seed=0))
+    result = train(DDPGConfig(hidden=64, total_steps=6_000), "all-cpu", seed=0)
     elapsed = time.perf_counter() - start
     assert result.eval_return_mean >= -250, result.eval_returns
     assert elapsed < 120

@@ -21,13 +21,13 @@ from hetero_tutorial.app import cli
 from hetero_tutorial.core import results
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.rl.device_envs import (
+from hetero_tutorial.rl.envs.batched import (
     BATCHED_ENV_IDS,
     BatchedCartPole,
     BatchedPendulum,
     make_batched_env,
 )
-from hetero_tutorial.rl.envs import make_vector_env
+from hetero_tutorial.rl.envs.vector import make_vector_env
 from hetero_tutorial.studies import env_throughput
 
 ACCELERATOR = accelerator()

@@ -34,10 +34,9 @@ def test_presets_fall_back_to_cpu_and_say_so(monkeypatch):
     monkeypatch.setattr(devices, "_type_is_available", lambda kind: kind == "cpu")
     cpu = torch.device("cpu")
     for name in ("all-accelerator", "hybrid", "all-device"):
-        plan = placement(name)
-        assert (plan.env, plan.rollout, plan.storage, plan.update) == (cpu, cpu, cpu, cpu)
-        assert plan.accelerator_missing
-        assert "no accelerator" in plan.describe()
+        preset = placement(name)
+        assert preset.devices == (cpu,) and preset.accelerator_missing
+        assert "no accelerator" in preset.describe()
     assert not placement("all-cpu").accelerator_missing
     assert not placement("hybrid").pin_storage
     all_device = placement("all-device")  # on the CPU, its environments are still batched
@@ -52,16 +51,21 @@ def test_presets_put_phases_where_the_design_says(monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
     base = placement("all-accelerator")
-    assert (base.rollout, base.storage, base.update) == (cuda, cuda, cuda)
+    assert (base.rollout_device, base.storage_device, base.update_device) == (cuda, cuda, cuda)
     hybrid = placement("hybrid")
-    assert (hybrid.rollout, hybrid.storage, hybrid.update) == (cpu, cpu, cuda)
+    assert (hybrid.rollout_device, hybrid.storage_device, hybrid.update_device) == (cpu, cpu, cuda)
     assert hybrid.pin_storage and not base.pin_storage
     assert hybrid.devices == (cpu, cuda)
-    for plan in (base, hybrid, placement("all-cpu")):  # Gymnasium's environments, on the CPU
-        assert plan.env == cpu and not plan.batched_envs
-        assert plan.describe().startswith(f"{plan.name}: environments on cpu, rollout on")
+    for preset in (base, hybrid, placement("all-cpu")):  # Gymnasium's environments, on the CPU
+        assert preset.env_device == cpu and not preset.batched_envs
+        assert preset.describe().startswith(f"{preset.name}: environments on cpu, rollout on")
     everything = placement("all-device")
-    assert (everything.env, everything.rollout, everything.storage, everything.update) == (
+    assert (
+        everything.env_device,
+        everything.rollout_device,
+        everything.storage_device,
+        everything.update_device,
+    ) == (
         cuda,
         cuda,
         cuda,
@@ -75,8 +79,11 @@ def test_presets_put_phases_where_the_design_says(monkeypatch):
 def test_only_batched_environments_leave_the_cpu():
     meta, cpu = torch.device("meta"), torch.device("cpu")
     with pytest.raises(DeviceError, match="batched_envs=True"):
-        Placement("gym-on-gpu", meta, meta, meta, env=meta)
-    assert Placement("mine", cpu, cpu, meta, env=meta, batched_envs=True).devices == (meta, cpu)
+        Placement("gym-on-gpu", meta, meta, meta, env_device=meta)
+    assert Placement("mine", cpu, cpu, meta, env_device=meta, batched_envs=True).devices == (
+        meta,
+        cpu,
+    )
 
 
 def test_unknown_placement_lists_the_presets():
@@ -106,7 +113,7 @@ def test_mps_and_mps0_are_one_device_wherever_devices_are_grouped(monkeypatch):
     assert devices.with_index("mps") == devices.with_index("mps:0") == mps0
     assert devices.accelerator() == mps0 and resolve_device("mps") == mps0
     hybrid = placement("hybrid", accelerator_device="mps")
-    assert hybrid.update == mps0 and hybrid.devices == (torch.device("cpu"), mps0)
+    assert hybrid.update_device == mps0 and hybrid.devices == (torch.device("cpu"), mps0)
     cpu = torch.device("cpu")  # all-accelerator's environments are Gymnasium's, on the CPU
     assert placement("all-accelerator", accelerator_device="mps:0").devices == (cpu, mps0)
     assert placement("all-device", accelerator_device="mps:0").devices == (mps0,)

@@ -9,9 +9,9 @@ import pytest
 import torch
 from gymnasium.envs.classic_control.pendulum import angle_normalize
 
-from hetero_tutorial.notebook import env_plots, env_reports
+from hetero_tutorial.notebook import device_envs_report as report
 from hetero_tutorial.notebook.solutions.device_envs import pendulum_cost, wrap_angle
-from hetero_tutorial.rl.device_envs import BatchedPendulum
+from hetero_tutorial.rl.envs.batched import BatchedPendulum
 from hetero_tutorial.studies import env_agreement, env_throughput
 
 matplotlib.use("Agg")
@@ -66,7 +66,7 @@ def test_lines_within_the_tie_do_not_cross_back_and_forth():
     (cross,) = env_throughput.crossings(rows, "CartPole-v1")
     assert (cross["faster_below"], cross["faster_above"]) == ("a", "b")
     assert cross["between"] == (1, 1000) and cross["tied_at"] == [10, 100]
-    assert "a tie, at N = 10, 100" in env_reports.throughput_findings(rows, "CartPole-v1")
+    assert "a tie, at N = 10, 100" in report.throughput_findings(rows, "CartPole-v1")
 
 
 def test_step_cost_fit_recovers_fixed_and_per_env_costs():
@@ -77,15 +77,13 @@ def test_step_cost_fit_recovers_fixed_and_per_env_costs():
 
 
 def test_findings_are_written_from_the_numbers():
-    text = env_reports.throughput_findings(ROWS, "CartPole-v1")
+    text = report.throughput_findings(ROWS, "CartPole-v1")
     assert "N = 1: fastest is slow" in text and "N = 1,000: fastest is fast" in text
     assert re.search(
         r"fast overtakes slow at about N = \d\d \(between the measured 10 and 100\)", text
     )
-    assert "half of a step's cost at N = 3,000" in env_reports.overhead_findings(
-        ROWS, "CartPole-v1"
-    )
-    figure = env_plots.throughput_lines(ROWS, ["CartPole-v1"])
+    assert "half of a step's cost at N = 3,000" in report.overhead_findings(ROWS, "CartPole-v1")
+    figure = report.throughput_lines(ROWS, ["CartPole-v1"])
     assert len(figure.axes[0].lines) == 3  # two implementations and one crossing
 
 
@@ -104,7 +102,7 @@ def test_ppo_findings_name_the_fastest_and_each_design_beside_the_hybrid_plan():
              for s, t in enumerate((3.0, None, 4.0))]  # fmt: skip
     rows += [_ppo_row("batched-cpu", 256, s, None) for s in range(3)]
     summary = ppo_summary(rows)
-    text = env_reports.ppo_findings(summary, rows)
+    text = report.ppo_findings(summary, rows)
     assert (
         "Fastest to 475: batched-cpu with 64 envs (p), median 3.5 s (2 of 3 seeds solved)" in text
     )
@@ -115,10 +113,10 @@ def test_ppo_findings_name_the_fastest_and_each_design_beside_the_hybrid_plan():
     assert "batched-cpu with 64 envs (p): 1 of 3 seeds not solved" in text
     assert "batched-cpu with 256 envs (p): 3 of 3 seeds not solved" in text
     assert "the update took 80% of the time" in text
-    figure = env_plots.seconds_to_solve(rows)
+    figure = report.seconds_to_solve(rows)
     assert figure.axes[0].get_xticklabels()[1].get_text() == "batched-cpu\nN=64"
     nothing = [_ppo_row("batched-cpu", 64, 0, None)]
-    assert "No configuration" in env_reports.ppo_findings(ppo_summary(nothing), nothing)
+    assert "No configuration" in report.ppo_findings(ppo_summary(nothing), nothing)
 
 
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])

@@ -2,7 +2,7 @@
 settings and results tables, the update's share, and the reference records' findings."""
 
 from hetero_tutorial.core import results
-from hetero_tutorial.notebook import env_reports
+from hetero_tutorial.notebook import device_envs_report as report
 from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.env_agreement import gaps_sentence
 
@@ -22,7 +22,7 @@ def test_the_agreement_sentence_says_whether_rounding_and_episode_ends_held():
 
 
 def test_the_gaps_table_has_a_row_per_environment():
-    text = env_reports.gaps_table([_gaps(), _gaps() | {"env_id": "Pendulum-v1"}]).data
+    text = report.gaps_table([_gaps(), _gaps() | {"env_id": "Pendulum-v1"}]).data
     assert "| CartPole-v1 | 16 | 300 | 2.0e-07 |" in text and "| Pendulum-v1 |" in text
 
 
@@ -36,14 +36,14 @@ def _run(update, rollout, implementation="batched-cpu", n=64):
 def test_the_update_share_says_whether_it_took_more_or_less_than_half():
     for update, words in ((3.0, "75% of the time (more than half)"), (1.0, "(less than half)")):
         rows = [_run(update, 1.0)]
-        assert words in env_reports.ppo_findings(device_ppo.ppo_summary(rows), rows)
+        assert words in report.ppo_findings(device_ppo.ppo_summary(rows), rows)
 
 
 def test_the_ppo_tables_show_each_configuration():
     rows = [_run(1.0, 1.0), _run(1.0, 1.0, "gymnasium-sync", 8)]
-    text = env_reports.ppo_table(device_ppo.ppo_summary(rows)).data
+    text = report.ppo_table(device_ppo.ppo_summary(rows)).data
     assert "| batched-cpu | p | 64 | 1 | 1 | 1 |" in text and "| gymnasium-sync |" in text
-    settings = env_reports.settings_table([16, 64]).data
+    settings = report.settings_table([16, 64]).data
     batched = device_ppo.config_for(device_ppo.implementations()[1], 64)
     assert "| gymnasium-sync |" in settings and settings.count("| batched-cpu |") == 2
     assert f"| {batched.num_envs} | {batched.num_steps} | {batched.minibatch_size} |" in settings
@@ -57,8 +57,8 @@ def test_reference_findings_name_the_machine_and_what_it_measured():
     ppo_rows = [_run(1.0, 3.0, "batched-cuda")]
     ppo = {"rows": ppo_rows, "summary": device_ppo.ppo_summary(ppo_rows)}
     record = results.Record("bench.device_envs", {"rows": rows, "ppo": ppo}, provenance)
-    text = env_reports.reference_findings(record, ["CartPole-v1"])
+    text = report.reference_findings(record, ["CartPole-v1"])
     assert text.startswith("Test GPU\n") and "fastest is batched-cuda" in text
     assert "Fastest to 475: batched-cuda" in text
     record.data["ppo"] = None
-    assert "Fastest to 475" not in env_reports.reference_findings(record, ["CartPole-v1"])
+    assert "Fastest to 475" not in report.reference_findings(record, ["CartPole-v1"])

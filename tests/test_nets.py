@@ -6,9 +6,15 @@ from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
-from hetero_tutorial.rl.nets import DiscreteActorCritic, GaussianActorCritic, PairedMLP, mlp
-from hetero_tutorial.rl.ppo import ppo_loss
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.nets import (
+    DiscreteActorCritic,
+    GaussianActorCritic,
+    PairedMLP,
+    SeparateMLPs,
+    mlp,
+)
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.learner import ppo_loss
 
 
 def _member_forward(paired: PairedMLP, member: int, x: torch.Tensor) -> torch.Tensor:
@@ -118,13 +124,24 @@ def test_flattening_nothing_is_an_error():
         FlatParameters(nn.Tanh())
 
 
+@torch.no_grad()
+def _load_paired(separate: SeparateMLPs, paired: PairedMLP) -> None:
+    """Give ``separate`` the weights of ``paired`` (member 0: the actor, 1: the critic)."""
+    for member, net in enumerate((separate.actor, separate.critic)):
+        linears = [layer for layer in net if isinstance(layer, nn.Linear)]
+        for layer, weight, bias in zip(linears, paired.weights, paired.biases, strict=True):
+            out = layer.out_features
+            layer.weight.copy_(weight[member, :, :out].T)
+            layer.bias.copy_(bias[member, 0, :out])
+
+
 def _plain_twin(paired_policy: nn.Module) -> nn.Module:
     """The same policy with two separate MLPs (CleanRL's shape), from the same weights."""
     kind = type(paired_policy)
     obs_dim = paired_policy.actor_critic.weights[0].shape[1]
     hidden = paired_policy.actor_critic.weights[0].shape[2]
     plain = kind(obs_dim, paired_policy.noise_dim, hidden, paired=False)
-    plain.actor_critic.load_paired(paired_policy.actor_critic)
+    _load_paired(plain.actor_critic, paired_policy.actor_critic)
     if hasattr(plain, "log_std"):
         plain.log_std.data.copy_(paired_policy.log_std.data)
     return plain

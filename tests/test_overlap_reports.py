@@ -1,12 +1,12 @@
 """Notebook 06's package side: the GPU table (live and from reference records), the
-sentences it prints from a study, and verdicts that stay silent with one seed."""
+sentences it prints from a study, and findings that stay silent with one seed."""
 
 import pytest
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.notebook import pipeline_tables
-from hetero_tutorial.studies import overlap, overlap_verdicts
+from hetero_tutorial.notebook import overlap_report
+from hetero_tutorial.studies import overlap, overlap_findings
 
 
 def _row(plan="overlapped", seed=0, lag=1, curve=((10, -1.0),), **extra):
@@ -48,19 +48,19 @@ def _study(rows, summary=()):
 
 def test_the_gpu_table_shows_the_first_seeds_runs_with_their_utilisation():
     rows = [_row(overlap.SEQUENTIAL, gpu_percent=23.0), _row(gpu_percent=48.0), _row(seed=1)]
-    text = pipeline_tables.gpu_table(_study(rows)).data
+    text = overlap_report.gpu_table(_study(rows)).data
     assert "| sequential | 23 | 1.00x |" in text and "| mp, 1 worker, lag 1 | 48 | 1.30x |" in text
     assert text.count("\n|") == 3  # header rule and seed 0's two runs, not seed 1's
 
 
 def test_gpu_references_are_a_table_per_machine_or_a_sentence_saying_there_are_none(monkeypatch):
     monkeypatch.setattr(results, "load_references", lambda kind, with_accelerator: [])
-    assert pipeline_tables.gpu_references().data == results.NO_ACCELERATOR_REFERENCES
+    assert overlap_report.gpu_references().data == results.NO_ACCELERATOR_REFERENCES
     fingerprint = {"accelerator": {"type": "cuda", "name": "Test GPU"}}
     provenance = {"fingerprint": fingerprint, "date": "2026-01-01", "command": "t", "quick": False}
     record = results.Record("bench.pipeline", {"summary": [_entry()]}, provenance)
     monkeypatch.setattr(results, "load_references", lambda kind, with_accelerator: [record])
-    assert "| Test GPU | mp, 1 worker, lag 1 | 1.40x |" in pipeline_tables.gpu_references().data
+    assert "| Test GPU | mp, 1 worker, lag 1 | 1.40x |" in overlap_report.gpu_references().data
 
 
 def test_phase_times_are_means_over_the_sequential_runs_only():
@@ -70,7 +70,7 @@ def test_phase_times_are_means_over_the_sequential_runs_only():
 
     rows = [timed(0.2, 1.0), timed(0.4, 3.0, seed=1), timed(9.0, 9.0, plan="overlapped")]
     assert overlap.sequential_phase_times(_study(rows)) == pytest.approx((0.3, 2.0))
-    sentence = overlap_verdicts.phase_times_sentence(_study(rows))
+    sentence = overlap_findings.phase_times_sentence(_study(rows))
     assert "R = 300.0 ms" in sentence and "U = 2000.0 ms" in sentence
 
 
@@ -90,45 +90,37 @@ def test_learning_curves_group_each_configurations_seeds():
 
 
 def test_the_exercise_compares_with_the_summarys_ideal_not_one_recomputed():
-    sentence = overlap_verdicts.ideal_vs_measured([_entry(ideal=1.6)], workers=1, max_policy_lag=1)
+    sentence = overlap_findings.ideal_vs_measured([_entry(ideal=1.6)], workers=1, max_policy_lag=1)
     assert sentence == (
         "mp, 1 worker, lag 1: ideal 1.60x (median of the per-seed ideals); "
         "measured 1.40x (seeds 1.30-1.50x)"
     )
     with pytest.raises(UsageError, match="mp, 1 worker, lag 1"):
-        overlap_verdicts.ideal_vs_measured([_entry()], workers=2, max_policy_lag=1)
+        overlap_findings.ideal_vs_measured([_entry()], workers=2, max_policy_lag=1)
 
 
-def test_one_seed_gives_no_speed_verdict_and_no_target_met_or_missed():
+def test_one_seed_gives_no_speed_verdict():
     one = _entry(speed=(1.4, 1.4, 1.4), seeds=1)
-    assert "no verdict (one seed)" in overlap_verdicts.speed_verdict(one)
-    assert "faster" not in overlap_verdicts.speed_verdict(one)
-    assert "faster" in overlap_verdicts.speed_verdict(_entry())
-    lag0 = _entry(lag=0, seeds=1, returns=(-100.0, 0.0))
-    assert overlap_verdicts.no_worse(lag0, _entry(seeds=1, returns=(-200.0, 0.0))) is None
-    assert overlap_verdicts.no_worse(_entry(lag=0), _entry(returns=(-200.0, 10.0))) is False
-    study = {"rows": [], "summary": [lag0, one]}
-    assert all(t["met"] is None for t in overlap_verdicts.targets(study))
-    study = {"rows": [], "summary": [_entry(lag=0), _entry()]}
-    met = {t["target"]: t["met"] for t in overlap_verdicts.targets(study)}
-    assert met["mp speedup_vs_sequential"] is True and met["lag 1 learns as lag 0"] is True
+    assert "no verdict (one seed)" in overlap_findings.speed_finding(one)
+    assert "faster" not in overlap_findings.speed_finding(one)
+    assert "faster" in overlap_findings.speed_finding(_entry())
 
 
 def test_learning_verdicts_pair_lag_one_with_lag_zero():
     study = {"rows": [], "summary": [_entry(lag=0), _entry(returns=(-130.0, 8.0))]}
-    (sentence,) = overlap_verdicts.learning_verdicts(study)
+    (sentence,) = overlap_findings.learning_findings(study)
     assert "learned worse" in sentence
 
 
 def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
-    assert "faster" in overlap_verdicts.speed_verdict(_entry())
-    assert "slower" in overlap_verdicts.speed_verdict(_entry(speed=(0.9, 0.8, 0.95)))
-    assert "no clear difference" in overlap_verdicts.speed_verdict(_entry(speed=(1.1, 0.9, 1.2)))
+    assert "faster" in overlap_findings.speed_finding(_entry())
+    assert "slower" in overlap_findings.speed_finding(_entry(speed=(0.9, 0.8, 0.95)))
+    assert "no clear difference" in overlap_findings.speed_finding(_entry(speed=(1.1, 0.9, 1.2)))
 
 
 def test_the_learning_verdict_weighs_the_gap_against_the_spread_over_seeds():
     lag0 = _entry(lag=0, returns=(-100.0, 10.0))
-    assert "no worse" in overlap_verdicts.learning_verdict(lag0, _entry(returns=(-105.0, 8.0)))
-    assert "learned worse" in overlap_verdicts.learning_verdict(lag0, _entry(returns=(-130, 8)))
-    single = overlap_verdicts.learning_verdict(_entry(seeds=1), _entry(lag=0, seeds=1))
+    assert "no worse" in overlap_findings.learning_finding(lag0, _entry(returns=(-105.0, 8.0)))
+    assert "learned worse" in overlap_findings.learning_finding(lag0, _entry(returns=(-130, 8)))
+    single = overlap_findings.learning_finding(_entry(seeds=1), _entry(lag=0, seeds=1))
     assert "no spread" in single

@@ -9,17 +9,14 @@ import torch
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, placement
-from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo import (
-    PPOTrainer,
-    RolloutStorage,
-    gae,
-    make_policy,
-    place_policy,
-    ratio_stats,
-)
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import train
+from hetero_tutorial.rl.envs.spec import env_spec
+from hetero_tutorial.rl.ppo.advantages import gae
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.learner import ratio_stats
+from hetero_tutorial.rl.ppo.policy import make_policy, place_policy
+from hetero_tutorial.rl.ppo.runs import train
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 TINY = {
     "total_steps": 512,
@@ -59,7 +56,9 @@ def test_placing_a_policy_leaves_the_callers_module_alone():
     policy = make_policy(env_spec("CartPole-v1"), PPOConfig())
     parameters = list(policy.parameters())
     cpu = torch.device("cpu")
-    split = Placement("split", rollout=cpu, storage=cpu, update=torch.device("meta"))
+    split = Placement(
+        "split", rollout_device=cpu, storage_device=cpu, update_device=torch.device("meta")
+    )
     learner, rollout, _, _ = place_policy(policy, split)
     assert rollout is not policy and learner is not policy
     assert all(a is b for a, b in zip(policy.parameters(), parameters, strict=True))
@@ -68,7 +67,7 @@ def test_placing_a_policy_leaves_the_callers_module_alone():
 
 
 def test_the_collector_waits_for_the_last_copy_out_before_writing_the_storage():
-    trainer = PPOTrainer(PPOConfig.tuned("CartPole-v1", **TINY), "all-cpu")
+    trainer = PPOTrainer(PPOConfig.tuned("CartPole-v1", **TINY), placement("all-cpu"))
     waited_at_step = []
 
     class CopyOut:  # stands in for the CUDA event a non-blocking copy out records

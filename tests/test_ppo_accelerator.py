@@ -15,7 +15,7 @@ import pytest
 
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import device_ppo
 
 CONFIGS = {

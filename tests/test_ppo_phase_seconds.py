@@ -9,8 +9,8 @@ overlapped pipeline's ideal (from the sequential run's phases) count it in.
 import pytest
 
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import train
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import train
 from hetero_tutorial.studies.overlap import ROLLOUT_PHASES, UPDATE_PHASES, phase_split
 
 TINY = {"total_steps": 768, "num_envs": 2, "num_steps": 128, "minibatch_size": 64}

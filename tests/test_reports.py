@@ -11,13 +11,14 @@ matplotlib.use("Agg")
 from hetero_tutorial.core import results
 from hetero_tutorial.ledger import advice
 from hetero_tutorial.ledger.claims import group_by_kind
-from hetero_tutorial.notebook import diagrams, plots
+from hetero_tutorial.notebook import diagrams, profile_report
 from hetero_tutorial.notebook.code import source
 from hetero_tutorial.notebook.progress import Progress, widgets_render
 from hetero_tutorial.profiling import reading
-from hetero_tutorial.rl import ddpg, ppo
+from hetero_tutorial.rl.ddpg.learner import DDPGLearner
+from hetero_tutorial.rl.ppo.advantages import gae
 from hetero_tutorial.studies import crossover
-from hetero_tutorial.studies.buffers import time_ratio
+from hetero_tutorial.studies.buffer_designs import time_ratio
 
 
 def test_progress_prints_one_line_where_widgets_do_not_render(capsys, monkeypatch):
@@ -33,11 +34,11 @@ def test_progress_prints_one_line_where_widgets_do_not_render(capsys, monkeypatc
 
 
 def test_source_shows_our_code_without_its_docstring():
-    shown = source(ppo.gae).data
-    assert shown.startswith("`hetero_tutorial/rl/ppo.py`, lines ")
+    shown = source(gae).data
+    assert shown.startswith("`hetero_tutorial/rl/ppo/advantages.py`, lines ")
     assert "def gae(" in shown and "Generalised advantage estimates" not in shown
-    acting = source(ddpg.DDPG.act).data  # decorated: the function's own code, not the wrapper
-    assert "rl/ddpg.py" in acting and "def act(" in acting and "_contextlib" not in acting
+    acting = source(DDPGLearner.act).data  # decorated: the function's own code, not the wrapper
+    assert "rl/ddpg/learner.py" in acting and "def act(" in acting and "_contextlib" not in acting
 
 
 def test_the_pipeline_diagram_marks_each_presets_copies():
@@ -54,7 +55,7 @@ def test_the_pipeline_diagram_marks_each_presets_copies():
 
 
 def test_error_bars_of_shares_stop_at_zero_and_one():
-    bars = plots.share_errors([0.01, 0.5, 0.99], [0.05, 0.05, 0.05])
+    bars = profile_report.share_errors([0.01, 0.5, 0.99], [0.05, 0.05, 0.05])
     assert bars[0].tolist() == pytest.approx([0.01, 0.05, 0.05])
     assert bars[1].tolist() == pytest.approx([0.05, 0.05, 0.01])
 

@@ -1,6 +1,6 @@
 """Notebook 05's replay of the article's threshold lookup."""
 
-from hetero_tutorial.notebook.article_thresholds import threshold_lookups
+from hetero_tutorial.ledger.article import threshold_lookups
 
 
 def test_the_lookup_gives_the_table_s_thresholds_and_fails_past_them():

@@ -1,7 +1,7 @@
 """Notebook 04's settings line: printed from the DDPG config the runs use, not typed in prose."""
 
 from hetero_tutorial.notebook import buffer_report
-from hetero_tutorial.rl.ddpg import DDPGConfig
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
 
 
 def test_the_ddpg_settings_line_follows_the_config():

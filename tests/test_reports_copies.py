@@ -1,7 +1,7 @@
 """Notebook 03's sentences on pinned copies: from the copy-cost rows, with a verdict only
 where the medians' IQRs do not overlap."""
 
-from hetero_tutorial.notebook import ppo_report
+from hetero_tutorial.notebook import hybrid_report
 
 
 def _row(size, mode, seconds, iqr, blocks=None):
@@ -18,7 +18,7 @@ def test_copy_sentences_name_an_effect_only_outside_the_spread():
         _row(2**24, "pinned", 2e-3, 1e-4),  # clearly faster
         _row(2**24, "pin on the fly", 6e-3, 1e-4, blocks=1),  # clearly slower
     ]
-    small, large = ppo_report.copy_costs_sentences(rows)
+    small, large = hybrid_report.copy_costs_sentences(rows)
     assert small.startswith("- 4,096 bytes: pageable")
     assert "pinned 0.95x its time (no clear difference)" in small
     assert "pinned 0.50x its time (faster)" in large
@@ -28,6 +28,6 @@ def test_copy_sentences_name_an_effect_only_outside_the_spread():
 
 
 def test_without_rows_one_line_says_there_is_nothing_to_time():
-    assert ppo_report.copy_costs_sentences([]) == [ppo_report.NO_COPIES_TO_TIME]
-    only = ppo_report.copy_costs_sentences([_row(4096, "pageable", 1e-5, 1e-6)])
+    assert hybrid_report.copy_costs_sentences([]) == [hybrid_report.NO_COPIES_TO_TIME]
+    only = hybrid_report.copy_costs_sentences([_row(4096, "pageable", 1e-5, 1e-6)])
     assert only == ["- 4,096 bytes: pageable 10 us per copy; no other mode timed here."]

@@ -7,8 +7,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl import pipeline, ppo_runs
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.overlapped import loop
+from hetero_tutorial.rl.ppo import runs
+from hetero_tutorial.rl.ppo.config import PPOConfig
 
 TINY = {"total_steps": 512, "num_envs": 2, "num_steps": 128, "minibatch_size": 64}
 
@@ -51,17 +52,17 @@ def test_evaluations_run_outside_the_training_section_and_summaries_after_exit(m
         evaluated_in_section.append(samplers[-1].in_section)
         return [0.0]
 
-    monkeypatch.setattr(ppo_runs, "UtilisationSampler", make_sampler)
-    monkeypatch.setattr(ppo_runs, "greedy_returns", greedy_returns)
+    monkeypatch.setattr(runs, "UtilisationSampler", make_sampler)
+    monkeypatch.setattr(runs, "greedy_returns", greedy_returns)
     config = PPOConfig.tuned("CartPole-v1", **TINY)
-    run = ppo_runs.train(config, placement("all-cpu"), eval_every=256, eval_episodes=1)
+    run = runs.train(config, placement("all-cpu"), eval_every=256, eval_episodes=1)
     assert len(run.evaluations) == 3  # before training and after each of the 2 iterations
     assert evaluated_in_section == [False] * 4  # those 3, and the one after training
     assert run.utilisation == {"summarised_after_exit": True}
 
 
-def test_the_pipeline_summarises_utilisation_after_the_sampler_stopped(monkeypatch):
-    monkeypatch.setattr(pipeline, "UtilisationSampler", RecordingSampler)
+def test_an_overlapped_run_summarises_utilisation_after_the_sampler_stopped(monkeypatch):
+    monkeypatch.setattr(loop, "UtilisationSampler", RecordingSampler)
     config = PPOConfig(env_id="CartPole-v1", **TINY)
-    result = pipeline.train_pipeline(config, workers=1, eval_episodes=0)
+    result = loop.train_overlapped(config, workers=1, eval_episodes=0)
     assert result.run.utilisation == {"summarised_after_exit": True}

@@ -1,3 +1,3 @@
 """The dynamic device allocator: a workload, the meter that times its phases on each device,
 the pricing of placements, the decision and its reasons, the article's fixed rule to beat,
-the CNN workload, and the study against fixed plans."""
+the CNN workload, and the trials of the allocator against fixed plans."""

@@ -43,7 +43,12 @@ import torch
 
 from hetero_tutorial.allocator.decision import Decision, explain
 from hetero_tutorial.allocator.meter import Cell, LiveMeter, Meter, calls_per_iteration
-from hetero_tutorial.allocator.pricing import Candidate, PhaseCost, candidate_plans, thread_choices
+from hetero_tutorial.allocator.pricing import (
+    Candidate,
+    PhaseCost,
+    candidate_placements,
+    thread_choices,
+)
 from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.devices import devices_here, with_index
 from hetero_tutorial.core.errors import UsageError
@@ -113,23 +118,25 @@ class Allocator:
         meter = self.meter(workload)
         meter.start(self.devices)  # before the clock: a device's start-up is not the decision's
         start = self.clock()
-        plans = list(candidate_plans(self.devices, self.threads))
-        samples = self._first_samples(meter, plans, start)
+        every = list(candidate_placements(self.devices, self.threads))
+        samples = self._first_samples(meter, every, start)
         rounds = self._more_rounds(meter, samples, start)
         costs = {
             cell: PhaseCost(cell, Timing(tuple(seconds)), calls_per_iteration(cell.phase, workload))
             for cell, seconds in samples.items()
         }
-        measured = [plan for plan in plans if all(cell in costs for cell in plan.cells())]
-        priced = [replace(plan, costs=tuple(costs[c] for c in plan.cells())) for plan in measured]
+        measured = [c for c in every if all(cell in costs for cell in c.cells())]
+        priced = [replace(c, costs=tuple(costs[cell] for cell in c.cells())) for c in measured]
         candidates = tuple(sorted(priced, key=lambda c: c.total))
         chosen = self._hold_or_switch(candidates)
         held = chosen != candidates[0]
-        skipped = tuple(plan.label for plan in plans if plan not in measured)
+        skipped = tuple(c.label for c in every if c not in measured)
         return Decision(
             workload=workload.name,
             signature=workload.short_signature(),
-            placement=Placement("allocator", chosen.rollout, chosen.rollout, chosen.update),
+            placement=Placement(
+                "allocator", chosen.rollout_device, chosen.rollout_device, chosen.update_device
+            ),
             threads=chosen.threads,
             chosen=chosen,
             candidates=candidates,
@@ -141,11 +148,11 @@ class Allocator:
         )
 
     def _first_samples(
-        self, meter: Meter, plans: Sequence[Candidate], start: float
+        self, meter: Meter, candidates: Sequence[Candidate], start: float
     ) -> dict[Cell, list[float]]:
-        """Warm up and sample each cell once, in the plans' order, while the budget lasts.
+        """Warm up and sample each cell once, in the candidates' order, while the budget lasts.
 
-        Once one plan is fully measured, a cell starts only if it should fit in
+        Once one candidate is fully measured, a cell starts only if it should fit in
         the time left (judged by the same phase measured elsewhere), and is not
         sampled if its warm-up alone used up the budget: a device or thread count
         that is slow even to warm up (a CPU shared with other work, at more
@@ -153,8 +160,8 @@ class Allocator:
         unmeasured cells are left out of it.
         """
         samples: dict[Cell, list[float]] = {}
-        for cell in dict.fromkeys(cell for plan in plans for cell in plan.cells()):
-            complete = any(all(c in samples for c in plan.cells()) for plan in plans)
+        for cell in dict.fromkeys(cell for c in candidates for cell in c.cells()):
+            complete = any(all(x in samples for x in c.cells()) for c in candidates)
             if complete and not self._fits(cell, samples, start):
                 break
             meter.prepare([cell])

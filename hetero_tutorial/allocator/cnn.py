@@ -1,6 +1,6 @@
 """PPO with Nature-CNN networks on Atari frames: the allocator's CNN workload.
 
-This is PPO's own iteration (:class:`~hetero_tutorial.rl.ppo.PPOTrainer`) with
+This is PPO's own iteration (:class:`~hetero_tutorial.rl.ppo.trainer.PPOTrainer`) with
 other environments and another policy: frames of a real Atari game through
 ale-py's vector environment (the DQN preprocessing: grey, 84 x 84, 4 stacked,
 frame skip 4) when ale-py is installed (``pip install -e ".[atari]"``), otherwise
@@ -27,8 +27,8 @@ from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.errors import UsageError, require_minibatch_fits, require_positive
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.rl.nets import DiscreteActorCritic, NatureCNN
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 FRAME_SOURCES = ("auto", "atari", "synthetic")
 

@@ -11,7 +11,7 @@ from hetero_tutorial.allocator.pricing import Candidate, PhaseCost
 from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
-from hetero_tutorial.rl.ppo import PHASES
+from hetero_tutorial.rl.ppo.trainer import PHASES
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,9 @@ class Decision:
             "network": self.workload,
             "signature": self.signature,
             "plan": self.chosen.name,
-            "rollout": str(self.placement.rollout),
-            "storage": str(self.placement.storage),
-            "update": str(self.placement.update),
+            "rollout": str(self.placement.rollout_device),
+            "storage": str(self.placement.storage_device),
+            "update": str(self.placement.update_device),
             "threads": self.threads,
             "estimated_seconds_per_iteration": self.chosen.total,
             "measure_seconds": self.measure_seconds,
@@ -77,9 +77,9 @@ class Decision:
         }
 
 
-def _phase_reason(phase: str, decision_plan: Candidate, candidates: Sequence[Candidate]) -> str:
-    """Why ``phase`` runs where the plan puts it: its cost there and on every other device."""
-    mine = decision_plan.cost(phase)
+def _phase_reason(phase: str, chosen: Candidate, candidates: Sequence[Candidate]) -> str:
+    """Why ``phase`` runs where the chosen placement puts it: its cost there and elsewhere."""
+    mine = chosen.cost(phase)
     unit = PHASE_UNITS[phase]
     text = (
         f"on {mine.cell.where}: {format_seconds(mine.seconds_per_call)} per {unit}, "
@@ -104,19 +104,19 @@ def _phase_reason(phase: str, decision_plan: Candidate, candidates: Sequence[Can
             key=lambda c: c.total,
         )
         text += (
-            f". {best_alt.cell.where} is faster for this phase alone, but the best plan that "
+            f". {best_alt.cell.where} is faster for this phase alone, but the best placement that "
             f"puts it there ({via.label}) costs {format_seconds(via.total)} per iteration in all"
         )
     return text + "."
 
 
-def _copy_reason(plan: Candidate, workload: Workload) -> str:
-    if plan.rollout == plan.update:
+def _copy_reason(chosen: Candidate, workload: Workload) -> str:
+    if chosen.rollout_device == chosen.update_device:
         return (
-            f"none: rollout and update share {plan.rollout}, so the update reads the rollout "
-            "where it lies and the rollout's policy is the learner itself."
+            f"none: rollout and update share {chosen.rollout_device}, so the update reads the "
+            "rollout where it lies and the rollout's policy is the learner itself."
         )
-    transfer, sync = plan.cost("transfer"), plan.cost("weight_sync")
+    transfer, sync = chosen.cost("transfer"), chosen.cost("weight_sync")
     return (
         f"one batched copy of the rollout ({workload.rollout_bytes:,} bytes) "
         f"{transfer.cell.where}: {format_seconds(transfer.seconds_per_call)}; one weight sync "
@@ -124,18 +124,23 @@ def _copy_reason(plan: Candidate, workload: Workload) -> str:
     )
 
 
-def _thread_reason(plan: Candidate, candidates: Sequence[Candidate]) -> str | None:
-    same_devices = [c for c in candidates if (c.rollout, c.update) == (plan.rollout, plan.update)]
-    if plan.threads is None or len(same_devices) < 2:
+def _thread_reason(chosen: Candidate, candidates: Sequence[Candidate]) -> str | None:
+    same_devices = [
+        c
+        for c in candidates
+        if (c.rollout_device, c.update_device) == (chosen.rollout_device, chosen.update_device)
+    ]
+    if chosen.threads is None or len(same_devices) < 2:
         return None
     listed = ", ".join(f"{c.threads}: {format_seconds(c.total)}" for c in same_devices)
     return (
-        f"{plan.threads} CPU thread(s); estimated seconds per iteration by thread count: {listed}."
+        f"{chosen.threads} CPU thread(s); estimated seconds per iteration by thread count: "
+        f"{listed}."
     )
 
 
 def explain(
-    plan: Candidate,
+    chosen: Candidate,
     candidates: Sequence[Candidate],
     workload: Workload,
     held: bool,
@@ -144,10 +149,10 @@ def explain(
 ) -> dict[str, str]:
     """A sentence per phase saying where it runs and why, and one for the plan as a whole."""
     best = candidates[0]
-    runner_up = next((c for c in candidates if c != plan), None)
+    runner_up = next((c for c in candidates if c != chosen), None)
     summary = (
-        f"{plan.label}: estimated {format_seconds(plan.total)} per iteration for the phases below "
-        "(the environments' own steps cost the same in every plan and are left out)"
+        f"{chosen.label}: estimated {format_seconds(chosen.total)} per iteration for the phases "
+        "below (the environments' own steps cost the same in every placement and are left out)"
     )
     if runner_up is not None:
         summary += f"; next: {runner_up.label} at {format_seconds(runner_up.total)}"
@@ -156,19 +161,19 @@ def explain(
             f". Kept from the previous decision: within {margin:.0%} of the cheapest "
             f"({best.label}, {format_seconds(best.total)}), so a close call does not move training"
         )
-    if all(c.rollout.type == "cpu" and c.update.type == "cpu" for c in candidates):
+    if all(c.rollout_device.type == "cpu" and c.update_device.type == "cpu" for c in candidates):
         summary += ". No accelerator was considered: every phase runs on the CPU"
     if skipped:
         summary += f". Not measured within the budget, so not chosen: {', '.join(skipped)}"
     reasons = {"plan": summary + "."}
-    threads = _thread_reason(plan, candidates)
+    threads = _thread_reason(chosen, candidates)
     if threads:
         reasons["threads"] = threads
-    reasons["rollout"] = _phase_reason("rollout", plan, candidates)
+    reasons["rollout"] = _phase_reason("rollout", chosen, candidates)
     reasons["storage"] = (
-        f"beside the rollout on {plan.rollout}, so each step's results are written without a "
-        f"copy; advantages there: {_phase_reason('advantages', plan, candidates)}"
+        f"beside the rollout on {chosen.rollout_device}, so each step's results are written "
+        f"without a copy; advantages there: {_phase_reason('advantages', chosen, candidates)}"
     )
-    reasons["copies"] = _copy_reason(plan, workload)
-    reasons["update"] = _phase_reason("update", plan, candidates)
+    reasons["copies"] = _copy_reason(chosen, workload)
+    reasons["update"] = _phase_reason("update", chosen, candidates)
     return reasons

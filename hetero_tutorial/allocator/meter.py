@@ -1,11 +1,12 @@
 """Measuring: cells (a phase on a device, or a copy between two) and the meter that times them.
 
 The :class:`LiveMeter` times PPO's own code, not a model of it: the rollout's
-:meth:`~hetero_tutorial.rl.ppo.Collector.act`, :func:`~hetero_tutorial.rl.ppo.compute_advantages`,
-the storage's :meth:`~hetero_tutorial.rl.rollout_storage.RolloutStorage.flat_batch` copy, the
-learner's :meth:`~hetero_tutorial.rl.ppo.Learner.minibatch_step` and the parameters'
-``copy_from``, each on the device a cell names, built as :class:`~hetero_tutorial.rl.ppo.PPOTrainer`
-builds them.
+:meth:`~hetero_tutorial.rl.ppo.collectors.GymCollector.act`,
+:func:`~hetero_tutorial.rl.ppo.advantages.compute_advantages`, the storage's
+:meth:`~hetero_tutorial.rl.ppo.storage.RolloutStorage.flat_batch` copy, the learner's
+:meth:`~hetero_tutorial.rl.ppo.learner.PPOLearner.minibatch_step` and the parameters'
+``copy_from``, each on the device a cell names, built as
+:class:`~hetero_tutorial.rl.ppo.trainer.PPOTrainer` builds them.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.devices import synchronize
 from hetero_tutorial.core.timing import measure
 from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
-from hetero_tutorial.rl.ppo import Collector, Learner, compute_advantages
-from hetero_tutorial.rl.rollout_storage import RolloutStorage
+from hetero_tutorial.rl.ppo.advantages import compute_advantages
+from hetero_tutorial.rl.ppo.collectors import GymCollector
+from hetero_tutorial.rl.ppo.learner import PPOLearner
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
 
 # The first optimiser a Python process builds imports torch._dynamo, which takes seconds, once.
 # Training pays that anyway; importing it with this module keeps the one-off out of the first
@@ -36,7 +39,7 @@ PHASE_UNITS = {
     "update": "gradient step",
     "weight_sync": "update",
 }
-"""What one measured call of each phase (:data:`hetero_tutorial.rl.ppo.PHASES`) does."""
+"""What one measured call of each phase (:data:`hetero_tutorial.rl.ppo.trainer.PHASES`) does."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +86,8 @@ class Meter(Protocol):
 class _Parts:
     """PPO's pieces on one device, built as a trainer builds them."""
 
-    learner: Learner
-    collector: Collector
+    learner: PPOLearner
+    collector: GymCollector
     storage: RolloutStorage
     batch: list[torch.Tensor]
     """the storage's rollout flattened, shuffled once: minibatches are slices of it"""
@@ -177,8 +180,8 @@ class LiveMeter:
             order = torch.randperm(c.batch_size, generator=self.generator).to(device)
             batch = [t[order] for t in storage.flat_batch(device, non_blocking=False)]
             self._parts[device] = _Parts(
-                Learner(policy, params, c, seed=0),
-                Collector(None, spec, policy, storage, c, device, seed=0),
+                PPOLearner(policy, params, c, seed=0),
+                GymCollector(None, spec, policy, storage, c, device, seed=0),
                 storage,
                 batch,
             )

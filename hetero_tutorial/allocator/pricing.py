@@ -16,7 +16,7 @@ import torch
 from hetero_tutorial.allocator.meter import Cell
 from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.timing import Timing
-from hetero_tutorial.rl.ppo import PHASES
+from hetero_tutorial.rl.ppo.trainer import PHASES
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class PhaseCost:
         }
 
 
-def plan_name(rollout: torch.device, update: torch.device) -> str:
+def placement_name(rollout: torch.device, update: torch.device) -> str:
     """The series' name for a (rollout, update) pair: a preset's name where one matches."""
     on_cpu = rollout.type == "cpu", update.type == "cpu"
     return {
@@ -65,8 +65,9 @@ def plan_name(rollout: torch.device, update: torch.device) -> str:
 class Candidate:
     """A placement the allocator prices: rollout and storage on one device, update on another."""
 
-    rollout: torch.device
-    update: torch.device
+    rollout_device: torch.device
+    """where the rollout runs, and the storage with it"""
+    update_device: torch.device
     threads: int | None
     """PyTorch CPU threads (None when no priced phase runs on the CPU)"""
     costs: tuple[PhaseCost, ...] = field(default=(), compare=False)
@@ -74,7 +75,7 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        return plan_name(self.rollout, self.update)
+        return placement_name(self.rollout_device, self.update_device)
 
     @property
     def label(self) -> str:
@@ -85,7 +86,7 @@ class Candidate:
 
     def cells(self) -> list[Cell]:
         """The cells this placement runs in an iteration (copies only when the devices differ)."""
-        r, u = self.rollout, self.update
+        r, u = self.rollout_device, self.update_device
         on_r, on_u = (self.threads if d.type == "cpu" else None for d in (r, u))
         cells = [
             Cell("rollout", str(r), on_r),
@@ -114,15 +115,17 @@ class Candidate:
     def row(self) -> dict[str, Any]:
         return {
             "plan": self.name,
-            "rollout": str(self.rollout),
-            "update": str(self.update),
+            "rollout": str(self.rollout_device),
+            "update": str(self.update_device),
             "threads": self.threads,
             **{f"{phase}_s": self.seconds(phase) for phase in PHASES},
             "total_s": self.total,
         }
 
 
-def candidate_plans(devices: Sequence[torch.device], threads: Sequence[int]) -> Iterator[Candidate]:
+def candidate_placements(
+    devices: Sequence[torch.device], threads: Sequence[int]
+) -> Iterator[Candidate]:
     """Every (rollout, update, threads) to price: every device pair at the first thread count first.
 
     The thread count varies only where a CPU phase runs. This is the order of

@@ -18,11 +18,11 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.rl.envs import EnvSpec, env_spec, space_spec
+from hetero_tutorial.rl.envs.spec import EnvSpec, env_spec, space_spec
 from hetero_tutorial.rl.nets import PairedMLP
-from hetero_tutorial.rl.ppo import make_policy
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.rollout_storage import RolloutStorage
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.policy import make_policy
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
 
 LAYER_KINDS = {nn.Linear: "mlp", PairedMLP: "mlp", nn.Conv2d: "cnn"}
 """The layers whose cost a signature can describe, and the network kind each implies."""
@@ -100,7 +100,7 @@ class Workload:
     @property
     def rollout_bytes(self) -> int:
         """Bytes of one rollout as
-        :class:`~hetero_tutorial.rl.rollout_storage.RolloutStorage` holds it."""
+        :class:`~hetero_tutorial.rl.ppo.storage.RolloutStorage` holds it."""
         spec, c = self.spec, self.config
         action_width = 1 if spec.discrete else spec.action_dim
         return c.batch_size * (spec.obs_dim * spec.obs_dtype.itemsize + 4 * (action_width + 6))
@@ -158,7 +158,7 @@ class Workload:
 
 
 def ppo_workload(config: PPOConfig, name: str | None = None) -> Workload:
-    """The workload of a :class:`~hetero_tutorial.rl.ppo.PPOTrainer` run with ``config``."""
+    """The workload of a :class:`~hetero_tutorial.rl.ppo.trainer.PPOTrainer` run with ``config``."""
     config.validate()
     env = gym.make(config.env_id)
     observation_space, action_space = env.observation_space, env.action_space

@@ -28,50 +28,53 @@ CPU = torch.device("cpu")
 
 @dataclass(frozen=True)
 class Placement:
-    """The device of each phase of the training pipeline.
+    """The device of each phase of the training pipeline (TorchRL names them alike).
 
-    ``rollout``: where the actor's forward pass runs while stepping the environments.
-    ``storage``: where the rollout or replay data lives.
-    ``update``: where the learner computes losses and gradients.
-    ``env``: where the environments are stepped. ``batched_envs``: they are batched
-    tensors (:mod:`hetero_tutorial.rl.device_envs`), as ``all-device`` has them, even
-    where ``env`` is the CPU; False: Gymnasium's, one Python object each, on the CPU.
+    ``rollout_device``: where the actor's forward pass runs while stepping the environments.
+    ``storage_device``: where the rollout or replay data lives.
+    ``update_device``: where the learner computes losses and gradients.
+    ``env_device``: where the environments are stepped. ``batched_envs``: they are batched
+    tensors (:mod:`hetero_tutorial.rl.envs.batched`), as ``all-device`` has them, even
+    where ``env_device`` is the CPU; False: Gymnasium's, one Python object each, on the CPU.
+    This is the one switch between the two kinds of environments.
     """
 
     name: str
-    rollout: torch.device
-    storage: torch.device
-    update: torch.device
-    env: torch.device = CPU
+    rollout_device: torch.device
+    storage_device: torch.device
+    update_device: torch.device
+    env_device: torch.device = CPU
     batched_envs: bool = False
     accelerator_missing: bool = False
     """True when a preset wanted an accelerator and fell back to the CPU."""
 
     def __post_init__(self) -> None:
-        if self.env.type != "cpu" and not self.batched_envs:
+        if self.env_device.type != "cpu" and not self.batched_envs:
             raise DeviceError(
-                f"placement {self.name!r} puts the environments on {self.env}: only batched "
-                "tensor environments run there. Pass batched_envs=True (PPO on CartPole-v1 or "
-                "Pendulum-v1), or keep env on the CPU for Gymnasium's environments."
+                f"placement {self.name!r} puts the environments on {self.env_device}: only "
+                "batched tensor environments run there. Pass batched_envs=True (PPO on "
+                "CartPole-v1 or Pendulum-v1), or keep env_device on the CPU for Gymnasium's "
+                "environments."
             )
 
     @property
     def devices(self) -> tuple[torch.device, ...]:
         """The distinct devices this placement uses."""
-        return tuple(dict.fromkeys((self.env, self.rollout, self.storage, self.update)))
+        phases = (self.env_device, self.rollout_device, self.storage_device, self.update_device)
+        return tuple(dict.fromkeys(phases))
 
     @property
     def pin_storage(self) -> bool:
         """Whether CPU storage should be page-locked (pinned): only when it feeds an accelerator."""
-        return self.storage.type == "cpu" and self.update.type == "cuda"
+        return self.storage_device.type == "cpu" and self.update_device.type == "cuda"
 
     def describe(self) -> str:
         """One line a learner can read, saying where each phase runs."""
         text = (
-            f"{self.name}: {'batched ' if self.batched_envs else ''}environments on {self.env}, "
-            f"rollout on {self.rollout}, "
-            f"storage on {self.storage}"
-            f"{' (pinned)' if self.pin_storage else ''}, update on {self.update}"
+            f"{self.name}: {'batched ' if self.batched_envs else ''}environments on "
+            f"{self.env_device}, rollout on {self.rollout_device}, "
+            f"storage on {self.storage_device}"
+            f"{' (pinned)' if self.pin_storage else ''}, update on {self.update_device}"
         )
         if self.accelerator_missing:
             text += " (no accelerator here, so the accelerator's phases run on the CPU)"
@@ -85,7 +88,7 @@ def placement(name: str, accelerator_device: str | torch.device | None = None) -
     ``"hybrid"``: rollout and storage on the CPU, update on the accelerator.
     ``"all-cpu"``: everything on the CPU.
     ``"all-device"``: the environments too on the accelerator (batched tensor
-    environments, :mod:`hetero_tutorial.rl.device_envs`): nothing crosses to the host
+    environments, :mod:`hetero_tutorial.rl.envs.batched`): nothing crosses to the host
     while stepping. Only for algorithms that take such environments (PPO).
 
     ``accelerator_device`` names the accelerator to use; by default the one
@@ -113,42 +116,49 @@ def placement(name: str, accelerator_device: str | torch.device | None = None) -
     return Placement(name, cpu, cpu, cpu)
 
 
-def as_placement(plan: Placement | str) -> Placement:
-    """``plan`` itself, or the preset it names: ``"hybrid"`` is ``placement("hybrid")``.
+def as_placement(value: Placement | str) -> Placement:
+    """``value`` itself, or the preset it names: ``"hybrid"`` is ``placement("hybrid")``.
 
-    The training entry points take either, so ``train(config, "hybrid")`` works as a
-    learner would expect; anything else is a clear error, not an AttributeError later.
+    The training entry points (``train``, ``train_side_by_side``, ``train_overlapped``)
+    take either and call this once, so ``train(config, "hybrid")`` works as a learner
+    would expect; anything else is a clear error, not an AttributeError later. What they
+    build from it (trainers, learners) takes the :class:`Placement` itself.
     """
-    if isinstance(plan, Placement):
-        return plan
-    if isinstance(plan, str):
-        return placement(plan)
-    raise DeviceError(
-        f"expected a Placement or a preset's name ({', '.join(PLACEMENT_NAMES)}), got {plan!r}; "
-        'e.g. placement("hybrid")'
-    )
+    if isinstance(value, str):
+        return placement(value)
+    require_placement(value, "a training entry point")
+    return value
 
 
-def require_data_devices(plan: Placement) -> None:
-    """Raise a clear error if a phase of ``plan`` is on ``meta``, a device without data.
+def require_placement(value: object, who: str) -> None:
+    """Raise a clear error unless ``value`` is a :class:`Placement` (``who`` takes one)."""
+    if not isinstance(value, Placement):
+        raise DeviceError(
+            f'{who} takes a Placement, got {value!r}; e.g. placement("hybrid") (the '
+            f"presets: {', '.join(PLACEMENT_NAMES)}; train() also takes a preset's name)"
+        )
+
+
+def require_data_devices(placement: Placement) -> None:
+    """Raise a clear error if a phase of ``placement`` is on ``meta``, a device without data.
 
     ``meta`` stands in for an accelerator where copies are *counted*
     (:mod:`hetero_tutorial.studies.copies`); training on it would fail deep inside PyTorch.
     """
-    if any(device.type == "meta" for device in plan.devices):
+    if any(device.type == "meta" for device in placement.devices):
         raise DeviceError(
-            f"placement {plan.name!r} puts a phase on the meta device, which holds no data: "
+            f"placement {placement.name!r} puts a phase on the meta device, which holds no data: "
             "it only counts copies (hetero_tutorial.studies.copies), nothing can be trained on "
             f"it. Train on a real device: {', '.join(available_devices())}."
         )
 
 
-def gym_envs_only(plan: Placement, algorithm: str) -> None:
-    """Raise a clear error if ``plan`` has batched environments: ``algorithm`` steps
+def gym_envs_only(placement: Placement, algorithm: str) -> None:
+    """Raise a clear error if ``placement`` has batched environments: ``algorithm`` steps
     Gymnasium's environments on the CPU and cannot take them (``all-device`` is PPO's)."""
-    if plan.batched_envs:
+    if placement.batched_envs:
         raise DeviceError(
             f"{algorithm} steps Gymnasium's environments on the CPU, so it cannot take placement "
-            f"{plan.name!r}, whose environments are batched tensors (PPO takes it). Choose one "
-            f"of {', '.join(ENV_ON_CPU_NAMES)}."
+            f"{placement.name!r}, whose environments are batched tensors (PPO takes it). Choose "
+            f"one of {', '.join(ENV_ON_CPU_NAMES)}."
         )

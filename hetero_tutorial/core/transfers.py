@@ -198,12 +198,6 @@ PAGEABLE_ONLY_NOTE = (
 )
 
 
-def copy_modes(device: torch.device | str) -> tuple[str, ...]:
-    """The modes of :data:`COPY_MODES` that mean what they say on ``device``: all on CUDA,
-    ``pageable`` alone elsewhere (MPS, XPU)."""
-    return COPY_MODES if torch.device(device).type == "cuda" else COPY_MODES[:1]
-
-
 def _copy_candidates(pageable: torch.Tensor, device: torch.device) -> dict[str, Any]:
     candidates = {"pageable": lambda: pageable.to(device)}
     if device.type == "cuda":
@@ -217,7 +211,7 @@ def _copy_candidates(pageable: torch.Tensor, device: torch.device) -> dict[str, 
 def copy_costs(
     sizes_bytes: Sequence[int], device: torch.device | str, repeats: int = 10
 ) -> list[dict[str, Any]]:
-    """Seconds and GB/s of one host-to-device copy of each size, in each of :func:`copy_modes`.
+    """Seconds and GB/s of one host-to-device copy of each size, in each mode of :data:`COPY_MODES`.
 
     ``pageable``: ``tensor.to(device)`` from ordinary memory (the driver stages it
     through a pinned buffer of its own). ``pinned``: from memory pinned once in

@@ -1,1 +1,2 @@
-"""The article's claims as data, the rules that judge them, and the ledger across machines."""
+"""The article's figures and claims as data, the rules that judge each claim, the verdicts
+on every machine, and the advice for this one."""

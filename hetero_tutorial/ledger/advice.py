@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hetero_tutorial.allocator.study import paired_sums, worth
+from hetero_tutorial.allocator.trials import paired_sums, worth
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.rules import Records
-from hetero_tutorial.studies.buffers import fastest_sampler, time_ratio, unpaired_reason
+from hetero_tutorial.studies.buffer_designs import fastest_sampler, time_ratio, unpaired_reason
 from hetero_tutorial.studies.crossover_grid import BATCH_WITHIN, batches_that_pay
 from hetero_tutorial.studies.threads import ROLES, rule_parts, thread_effects
 

@@ -1,18 +1,23 @@
-"""Notebook 05's tables and sentences: the allocator's measurements, choices and their checks."""
+"""Notebook 05's tables, sentences and figures: the allocator's measurements, choices, checks."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
+import numpy as np
 from IPython.display import Markdown
+from matplotlib import ticker
+from matplotlib.figure import Figure
 
 from hetero_tutorial.allocator.decision import Decision
 from hetero_tutorial.allocator.fixed_rule import select_device
-from hetero_tutorial.allocator.study import worth
+from hetero_tutorial.allocator.trials import worth
 from hetero_tutorial.core import results
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.rl.ppo import PHASES
+from hetero_tutorial.rl.ppo.trainer import PHASES
 
 signed = "{:+.1%}".format
 
@@ -223,9 +228,103 @@ def references() -> Markdown:
 def price_cases(decision: Decision) -> list[tuple[Any, ...]]:
     """The inputs the pricing exercise is checked on: every candidate the allocator priced."""
     rows = decision.cost_rows()
-    return [(rows, str(c.rollout), str(c.update), c.threads) for c in decision.candidates]
+    return [
+        (rows, str(c.rollout_device), str(c.update_device), c.threads) for c in decision.candidates
+    ]
 
 
 def findings(verdicts: list[dict[str, Any]], summary: dict[str, Any]) -> list[str]:
     """What notebook 05 measured on this machine, each line from the numbers."""
     return [*criterion_sentences(verdicts), curriculum_sentence(summary)]
+
+
+def _plans_label(row: dict[str, Any]) -> str:
+    plans = row.get("plans", [row["plan"]])
+    names = "all five plans" if len(plans) == 5 else ", ".join(plans) or "allocator's devices"
+    return f"{names} ({row.get('label', row['plan'])})"
+
+
+def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05) -> Figure:
+    """Seconds per iteration of each configuration over the best fixed plan's, per network.
+
+    ``rows``: :func:`hetero_tutorial.allocator.trials.compare`'s, one per configuration run
+    (the plans it stood for, its devices and threads). The allocator's configuration is
+    hatched; the dotted line marks the allowed ``tolerance`` above the best fixed plan.
+    """
+    fixed = {"fixed-rule", "hybrid", "all-cpu", "all-accelerator"}
+    labels, values, hatched = [], [], []
+    for network in dict.fromkeys(r["network"] for r in rows):
+        mine = [r for r in rows if r["network"] == network]
+        best = min(
+            r["seconds_per_iteration"] for r in mine if fixed & set(r.get("plans", [r["plan"]]))
+        )
+        for row in mine:
+            labels.append(f"{network}: {_plans_label(row)}")
+            values.append(row["seconds_per_iteration"] / best)
+            hatched.append("allocator" in row.get("plans", [row["plan"]]))
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.32 * len(labels)))
+    positions = np.arange(len(labels))[::-1]
+    colours = ["tab:orange" if h else "tab:blue" for h in hatched]
+    # bars grow from 1 (the best fixed plan) on a log axis, a dot at each value (1 included)
+    bars = ax.barh(positions, np.asarray(values) - 1.0, left=1.0, color=colours, height=0.6)
+    for bar, chosen in zip(bars, hatched, strict=True):
+        bar.set_hatch("//" if chosen else None)
+    ax.scatter(values, positions, color=colours, zorder=3, s=18)
+    ax.axvline(1.0, color="k", linewidth=0.8)
+    ax.axvline(1 + tolerance, color="k", linestyle=":", label=f"best fixed plan + {tolerance:.0%}")
+    ax.set_yticks(positions, labels, fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlim(min(0.8, min(values) / 1.2), max(1.25, max(values) * 1.2))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}x"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel("seconds per iteration / the best fixed plan's (orange: the allocator's)")
+    ax.legend(loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def curriculum_timeline(summary: dict[str, Any]) -> Figure:
+    """One bar per contender through the curriculum's stages; the allocator's measuring hatched.
+
+    ``summary``: :func:`hetero_tutorial.allocator.trials.curriculum`'s result. Fixed plans
+    that ran as one configuration at every stage share a bar; ``threads`` adds the
+    allocator's devices at each fixed thread count.
+    """
+    timeline = summary["timeline"]
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for plan in summary["totals"]:
+        if plan != "allocator":
+            groups.setdefault(tuple(step["rows"][plan] for step in timeline), []).append(plan)
+    bars = {"allocator (its measuring, then its choice)": [
+        (step["decision_seconds"], step["seconds"]["allocator"]) for step in timeline]}  # fmt: skip
+    for names in groups.values():
+        label = ", ".join(names) + " (at the allocator's threads)"
+        bars[label] = [(0.0, step["seconds"][names[0]]) for step in timeline]
+    for count in summary.get("threads", {}):
+        label = f"allocator's devices, {count} thread{'s' * (count != '1')} at every stage"
+        bars[label] = [(0.0, step["by_threads"][count]) for step in timeline]
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(9, 0.8 + 0.5 * len(bars)))
+    for row, stages in enumerate(bars.values()):
+        start = 0.0
+        for index, (measuring, seconds) in enumerate(stages):
+            if measuring:
+                ax.barh(row, measuring, left=start, color="lightgrey", hatch="xx")
+                start += measuring
+            ax.barh(row, seconds, left=start, color=colours[index % len(colours)])
+            start += seconds
+    handles = [
+        plt.matplotlib.patches.Patch(color=colours[i % len(colours)], label=stage["stage"])
+        for i, stage in enumerate(timeline)
+    ]
+    handles.append(
+        plt.matplotlib.patches.Patch(facecolor="lightgrey", hatch="xx", label="measuring")
+    )
+    ax.set_yticks(range(len(bars)), list(bars), fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds (timed iterations of every stage, in order)")
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1, 1))
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig

@@ -1,18 +1,21 @@
-"""Notebook 04's tables and sentences: buffer designs, their costs, DDPG with each, placements."""
+"""Notebook 04's tables, sentences and figures: buffer designs, their costs, DDPG with each."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from IPython.display import Markdown
+from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.rl.ddpg import DDPGConfig
-from hetero_tutorial.studies.buffers import time_ratio
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.studies.buffer_designs import time_ratio
 
 count = "{:,.0f}".format
 
@@ -272,3 +275,72 @@ def findings(
         + ", ".join(f"{n} {c['copies_per_1000_samples']:.0f}" for n, c in counted.items())
         + f" (on {next(iter(counted.values()))['counted_on']}).",
     ]
+
+
+def buffer_sampling_rates(rows: Sequence[dict[str, Any]]) -> Figure:
+    """Sampled transitions per second against buffer capacity: a line per design and device."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    devices = list(dict.fromkeys(r["device"] for r in rows))
+    for design in dict.fromkeys(r["design"] for r in rows):
+        for device, style in zip(devices, ("-o", "--s", ":^"), strict=False):
+            points = sorted(
+                (r["capacity"], r["sample_transitions_per_s"])
+                for r in rows
+                if r["design"] == design and r["device"] == device
+            )
+            capacities, rates = zip(*points, strict=True)
+            ax.plot(capacities, rates, style, label=f"{design} -> {device}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("buffer capacity (transitions)")
+    ax.set_ylabel("sampled transitions per second")
+    ax.set_title(f"sampling batches of {rows[0]['batch_size']}")
+    ax.legend()
+    ax.grid(alpha=0.3, which="both")
+    return fig
+
+
+def seconds_per_round_bars(
+    measured: dict[str, float], article: dict[str, float], measured_label: str
+) -> Figure:
+    """Measured seconds per episode per design beside the article's seconds per round.
+
+    The two panels have separate axes: the article's figures come from its own
+    (unstated) hardware and round length, so only ratios within a panel compare.
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    left.bar(list(measured), list(measured.values()), color="tab:blue")
+    left.set_title(f"measured here: {measured_label}", fontsize=10)
+    left.set_ylabel("seconds per episode")
+    right.bar(list(article), list(article.values()), color="tab:gray", hatch="//")
+    right.set_title("the article's figures (not measured here)", fontsize=10)
+    right.set_ylabel("seconds per round")
+    for ax in (left, right):
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def curves_by_design(
+    curves: dict[str, dict[int, Sequence[tuple[int, float]]]], title: str = ""
+) -> Figure:
+    """One panel per design, one line per seed: training episode return against env steps.
+
+    The returns are raw (not smoothed), so the wobble within a curve and the spread
+    between seeds, the two senses of "stable", can both be seen.
+    """
+    fig, axes = plt.subplots(
+        1, len(curves), figsize=(3.6 * len(curves), 3.4), sharey=True, squeeze=False
+    )
+    for ax, (design, by_seed) in zip(axes[0], curves.items(), strict=True):
+        for seed, points in by_seed.items():
+            steps, returns = np.array(points, dtype=float).T
+            ax.plot(steps, returns, alpha=0.8, label=f"seed {seed}")
+        ax.set_title(design)
+        ax.set_xlabel("environment steps")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("training episode return")
+    axes[0][0].legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -28,7 +28,8 @@ STAGES = (
     ("storage", "storage"),
     ("update", "learner\n(update)"),
 )
-"""The pipeline's stages in order: the placement field that holds each one's device, a label."""
+"""The pipeline's stages in order: the phase whose device a placement names
+(``<stage>_device``), and a label."""
 HOPS = (
     ("env", "rollout", "rollout", "observations in,\nactions out: per step"),
     ("rollout", "storage", None, "each step stored"),
@@ -47,8 +48,8 @@ def design(name: str) -> Placement:
     return placement(name, accelerator_device=found if found is not None else "meta")
 
 
-def _device(plan: Placement, stage: str) -> torch.device:
-    return getattr(plan, stage, torch.device("cpu"))  # the environments: the CPU unless named
+def _device(placement: Placement, stage: str) -> torch.device:
+    return getattr(placement, f"{stage}_device")
 
 
 def _label(device: torch.device) -> str:
@@ -77,12 +78,12 @@ def pipeline(
     ax.set_ylim(-0.9, ROW_HEIGHT * len(names) - 0.2)
     ax.axis("off")
     for row, name in enumerate(names):
-        plan, counted = design(name), (copies or {}).get(name)
+        designed, counted = design(name), (copies or {}).get(name)
         y = ROW_HEIGHT * (len(names) - 1 - row)
         ax.text(-0.15, y + 0.95, name, fontsize=11, fontweight="bold", va="bottom")
         x = {stage: 2.6 * i for i, (stage, _) in enumerate(STAGES)}
         for stage, label in STAGES:
-            device = _device(plan, stage)
+            device = _device(designed, stage)
             colour = CPU_COLOUR if device.type == "cpu" else ACCELERATOR_COLOUR
             box = FancyBboxPatch((x[stage], y), 1.9, 0.8, boxstyle="round,pad=0.05", fc=colour)
             ax.add_patch(box)
@@ -95,7 +96,7 @@ def pipeline(
                 fontsize=8.5,
             )
         for start, end, phase, what in HOPS:
-            copy = _device(plan, start) != _device(plan, end)
+            copy = _device(designed, start) != _device(designed, end)
             colour = COPY_COLOUR if copy else "0.4"
             text = ("copy: " if copy else "") + what + (_counted(counted, phase) if copy else "")
             ax.add_patch(
@@ -116,7 +117,7 @@ def pipeline(
                 fontsize=7,
                 color=colour,
             )
-        if plan.rollout != plan.update:
+        if designed.rollout_device != designed.update_device:
             sync = "copy: weight sync, once per iteration" + _counted(counted, "weight_sync")
             ax.add_patch(
                 FancyArrowPatch(
@@ -138,7 +139,7 @@ def pipeline(
                 color=COPY_COLOUR,
             )
     here = accelerator()
-    where = str(here) if here is not None else "none on this machine: the plans run on the CPU"
+    where = str(here) if here is not None else "none on this machine: the presets run on the CPU"
     fig.suptitle(
         f"Where each phase runs (blue: CPU, orange: the accelerator, {where}); red: copies",
         fontsize=10,

@@ -1,11 +1,16 @@
-"""Notebook 02's tables and sentences: transfer shares, phases, frames, cProfile, torch.profiler."""
+"""Notebook 02's tables, sentences and bars: transfer shares, phases, cProfile, torch.profiler."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
+import numpy as np
 from IPython.display import Markdown
+from matplotlib import ticker
+from matplotlib.figure import Figure
 
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
@@ -194,3 +199,50 @@ def patterns_table() -> Markdown:
             "note": "why it costs",
         },
     )
+
+
+def share_errors(shares: Sequence[float], errors: Sequence[float]) -> np.ndarray:
+    """Error bars (2, n) for shares: +- ``errors``, cut at 0% and 100% (a share is neither
+    negative nor above one, whatever its standard error)."""
+    shares, errors = np.asarray(shares, float), np.asarray(errors, float)
+    return np.vstack([np.minimum(errors, shares), np.minimum(errors, 1.0 - shares)])
+
+
+def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None = None) -> Figure:
+    """Left: each run's share of training samples in transfers; right: that share per phase.
+
+    ``runs`` maps a label to a ``bench.profile`` record's fields (``transfer_share``,
+    ``transfer_share_stderr``, ``transfer_share_by_phase``, ``samples_by_phase``).
+    Error bars: binomial standard errors, wide for a phase with few samples.
+    ``article``: the article's claimed share, drawn as a dashed line and labelled as
+    the article's.
+    """
+    labels = list(runs)
+    fig, (overall, by_phase) = plt.subplots(1, 2, figsize=(10, 3.6), width_ratios=(1, 2))
+    shares = [runs[label]["transfer_share"] for label in labels]
+    errors = [runs[label].get("transfer_share_stderr", 0.0) for label in labels]
+    overall.bar(labels, shares, yerr=share_errors(shares, errors), capsize=4, color="tab:red")
+    if article is not None:
+        overall.axhline(
+            article, color="k", linestyle="--", label=f"article's claim ({article:.0%})"
+        )
+        overall.legend()
+    overall.set_ylabel("share of training samples")
+    overall.set_title("in transfers and waits")
+    phases = list(dict.fromkeys(p for r in runs.values() for p in r["transfer_share_by_phase"]))
+    width = 0.8 / len(labels)
+    for i, label in enumerate(labels):
+        values = np.array([runs[label]["transfer_share_by_phase"].get(p, 0.0) for p in phases])
+        counts = np.array([runs[label]["samples_by_phase"].get(p, 0) for p in phases])
+        spread = np.sqrt(values * (1 - values) / np.maximum(counts, 1))
+        x = np.arange(len(phases)) + i * width
+        by_phase.bar(x, values, width, yerr=share_errors(values, spread), capsize=3, label=label)
+    by_phase.set_xticks(np.arange(len(phases)) + width * (len(labels) - 1) / 2, phases)
+    by_phase.set_ylabel("share of the phase's samples")
+    by_phase.set_title("in transfers and waits, per phase")
+    by_phase.legend()
+    for ax in (overall, by_phase):
+        ax.yaxis.set_major_formatter(ticker.PercentFormatter(1.0))
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig

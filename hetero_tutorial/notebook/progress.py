@@ -15,6 +15,7 @@ import importlib.util
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 PROGRESS_ENV_VAR = "HETERO_TUTORIAL_PROGRESS"
@@ -50,6 +51,18 @@ class Progress:
         self.done += n
         if self.bar is not None:
             self.bar.update(n)
+
+    def follow(self) -> Callable[[int, int], None]:
+        """A ``progress(done, total)`` callback for one run inside this bar, as the training
+        entry points call it: each call adds what was done since the run's last call."""
+        last = 0
+
+        def report(done: int, total: int) -> None:
+            nonlocal last
+            self.update(done - last)
+            last = done
+
+        return report
 
     def note(self, text: str) -> None:
         self.text = text

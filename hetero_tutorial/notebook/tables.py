@@ -1,4 +1,8 @@
-"""Small tables for notebooks: Markdown that renders in JupyterLab and reads as text in a log."""
+"""Small tables for notebooks: Markdown that renders in JupyterLab and reads as text in a log.
+
+:func:`markdown_table` builds every table; :func:`copies_table` and :func:`counted_line` are
+the ones notebooks 01 and 03 both show, a PPO iteration's copies counted by phase.
+"""
 
 from __future__ import annotations
 
@@ -35,3 +39,34 @@ def markdown_table(
         *("| " + " | ".join(cell(row, key) for key in headers) + " |" for row in rows),
     ]
     return Markdown("\n".join(lines))
+
+
+def copies_table(counted: dict[str, Any]) -> Markdown:
+    """A placement's copies by phase (:func:`hetero_tutorial.studies.copies.ppo_copies`)."""
+    rows = [{"phase": phase, **found} for phase, found in counted["by_phase"].items()]
+    if not rows:
+        return Markdown(f"{counted['placement']}: {counted.get('note', 'no copies')}.")
+    return markdown_table(
+        rows,
+        {
+            "phase": "phase",
+            "count_per_iteration": "copies per iteration",
+            "count_per_env_step": "per env step",
+            "bytes_per_iteration": "bytes per iteration",
+        },
+        {"count_per_env_step": "{:.4f}".format, "bytes_per_iteration": "{:,.0f}".format},
+    )
+
+
+def counted_line(counted: dict[str, Any]) -> str:
+    where = counted["counted_on"]
+    on = (
+        "the meta device (a stand-in: the code's copies, no data moved)"
+        if where == "meta"
+        else where
+    )
+    return (
+        f"{counted['placement']} on {counted['env_id']}: {counted['copies_per_iteration']:g} "
+        f"copies per iteration of {counted['steps_counted']:,} steps, "
+        f"{counted['copies_per_env_step']:.4f} per environment step, counted on {on}."
+    )

@@ -20,8 +20,8 @@ from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.profiling import stacks
 from hetero_tutorial.profiling.pyspy import PROFILE_DIR
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 T = TypeVar("T")
 
@@ -96,7 +96,7 @@ def cprofile_call(
 
 def cprofile_ppo(
     config: PPOConfig,
-    plan: Placement,
+    placement: Placement,
     *,
     seed: int = 0,
     threads: int | None = 1,
@@ -109,7 +109,7 @@ def cprofile_ppo(
     training iterations only (building the first optimizer imports seconds of code).
     """
     with torch_threads(threads):
-        trainer = PPOTrainer(config, plan, seed)
+        trainer = PPOTrainer(config, placement, seed)
         _, result = cprofile_call(lambda: _train(trainer), name, out_dir)
     trainer.envs.close()
     return result

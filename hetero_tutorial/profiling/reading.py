@@ -34,7 +34,7 @@ KINDS = {
     "arithmetic": "arithmetic (forward passes, the backward pass, the optimizer's step)",
     "per call": "PyTorch's fixed cost per call (module wrappers, dispatch, context managers)",
     "environment": "the environments (Gymnasium's step, wrappers, spaces)",
-    "loop": "PPO's own Python (rl/ppo.py: indexing, bookkeeping)",
+    "loop": "PPO's own Python (rl/ppo/: indexing, bookkeeping)",
     "transfer": "copies and waits for data",
     "other": "other frames",
 }
@@ -45,9 +45,9 @@ _KIND_PATTERNS = (
                  r"overrides\.py|optim/optimizer\.py|_python_dispatch|_compile\.py|eval_frame"),
     ("arithmetic", r"autograd/graph\.py|autograd/__init__\.py|_engine_run_backward|rl/nets\.py|"
                    r"rl/flat\.py|optim/adam\.py|functional\.py|_tensor\.py|linalg"),
-    ("environment", r"gymnasium|classic_control|vector/|wrappers/|spaces/|envs\.py|cartpole|"
-                    r"pendulum"),
-    ("loop", r"rl/ppo\.py|rl/ppo_runs\.py|core/timing\.py|ppo\.py"),
+    ("environment", r"gymnasium|classic_control|vector/|wrappers/|spaces/|envs\.py|envs/|"
+                    r"cartpole|pendulum"),
+    ("loop", r"ppo/\w+\.py|core/timing\.py|ppo\.py"),
 )  # fmt: skip
 """Patterns on a frame's ``function (file)``, full path or the label's last two parts."""
 

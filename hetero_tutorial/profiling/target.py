@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import PPOResult, train
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import PPOResult, train
 
 
 def ppo(

@@ -21,8 +21,8 @@ from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.profiling import stacks
 from hetero_tutorial.profiling.pyspy import PROFILE_DIR
-from hetero_tutorial.rl.ppo import PHASES, PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PHASES, PPOTrainer
 
 
 @dataclass(frozen=True)
@@ -57,14 +57,6 @@ class TorchProfile:
         ``DtoD``, which stays on the device), waits, and pinning (``cudaHostAlloc``)."""
         return [row for row in self.rows if stacks.match(row["name"], "torch_event")]
 
-    def transfer_calls(self) -> dict[str, int]:
-        """Calls per transfer pattern (its ``operation``): copies, waits and pinnings counted."""
-        calls: dict[str, int] = {}
-        for row in self.transfers():
-            operation = stacks.match(row["name"], "torch_event").operation
-            calls[operation] = calls.get(operation, 0) + row["calls"]
-        return calls
-
 
 @contextmanager
 def native_stderr_silenced() -> Iterator[None]:
@@ -82,10 +74,10 @@ def native_stderr_silenced() -> Iterator[None]:
         os.close(saved)
 
 
-def _activities(plan: Placement) -> list[ProfilerActivity]:
+def _activities(placement: Placement) -> list[ProfilerActivity]:
     """CPU, plus the device's activity where torch.profiler can record one (CUDA, XPU)."""
     activities = [ProfilerActivity.CPU]
-    types = {device.type for device in plan.devices}
+    types = {device.type for device in placement.devices}
     if "cuda" in types:
         activities.append(ProfilerActivity.CUDA)
     if "xpu" in types:
@@ -108,7 +100,7 @@ def _event_row(event: Any) -> dict[str, Any]:
 
 def torch_profile(
     config: PPOConfig,
-    plan: Placement,
+    placement: Placement,
     *,
     iterations: int = 1,
     warmup: int = 1,
@@ -126,9 +118,9 @@ def torch_profile(
     """
     if iterations < 1:
         raise UsageError(f"profile at least one iteration, got {iterations}")
-    activities = _activities(plan)
+    activities = _activities(placement)
     with torch_threads(threads):
-        trainer = PPOTrainer(config, plan, seed)
+        trainer = PPOTrainer(config, placement, seed)
         for _ in range(warmup):
             trainer.run_iteration()
         profiler = profile(activities=activities)

@@ -118,17 +118,6 @@ class SeparateMLPs(nn.Module):
         """The actor's (B, out) and the critic's (B, 1) outputs for the same input ``x``."""
         return self.actor(x), self.critic(x)
 
-    @torch.no_grad()
-    def load_paired(self, paired: PairedMLP) -> SeparateMLPs:
-        """Take ``paired``'s weights (member 0: actor, member 1: critic's column 0); return self."""
-        for member, net in enumerate((self.actor, self.critic)):
-            linears = [layer for layer in net if isinstance(layer, nn.Linear)]
-            for layer, weight, bias in zip(linears, paired.weights, paired.biases, strict=True):
-                out = layer.out_features
-                layer.weight.copy_(weight[member, :, :out].T)
-                layer.bias.copy_(bias[member, 0, :out])
-        return self
-
 
 def actor_critic_body(
     obs_dim: int, hidden: int, out_features: int, paired: bool
@@ -147,7 +136,7 @@ class DiscreteActorCritic(nn.Module):
     action, from :meth:`sample_noise`) so that the caller decides where random
     numbers come from: PPO draws them on the CPU, which makes every placement
     sample the same actions from the same seed (on batched environments, on their
-    device: see ppo_device.py).
+    device: see ppo/collectors.py).
     """
 
     def __init__(

@@ -23,10 +23,11 @@ import torch
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import META, CopyCounter, MetaCopyCounter
-from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGTrainer
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import copies_per_step
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import copies_per_step
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 
 def counting_device(device: str | torch.device | None = None) -> torch.device:
@@ -82,7 +83,7 @@ def ppo_copies(
     """Copies of one PPO iteration of ``config`` under a preset, by phase and per env step.
 
     ``device``: where the accelerator's phases run (default :func:`counting_device`). A
-    plan with batched environments is not counted on ``meta`` (see :func:`_not_on_meta`).
+    placement with batched environments is not counted on ``meta`` (see :func:`_not_on_meta`).
     ``update_epochs``: the update's epochs in the counted iteration (None: the config's).
     The update copies once per update, not per epoch (every epoch's minibatch order
     goes over in one copy, the diagnostics come back in one), and on ``meta`` each
@@ -90,14 +91,14 @@ def ppo_copies(
     that the counts do not depend on it.
     """
     device = counting_device(device)
-    plan = placement(placement_name, accelerator_device=device)
-    if all(d.type == "cpu" for d in plan.devices):
+    counted = placement(placement_name, accelerator_device=device)
+    if all(d.type == "cpu" for d in counted.devices):
         return {**_one_device("ppo", placement_name, device), "copies_per_iteration": 0}
-    if plan.batched_envs and device.type == "meta":
+    if counted.batched_envs and device.type == "meta":
         return _not_on_meta(config, placement_name)
     epochs = config.update_epochs if update_epochs is None else update_epochs
-    counted = replace(config, total_steps=config.batch_size, update_epochs=epochs)
-    trainer = PPOTrainer(counted, plan, seed)
+    one_iteration = replace(config, total_steps=config.batch_size, update_epochs=epochs)
+    trainer = PPOTrainer(one_iteration, counted, seed)
     trainer.counter = _counter(device)  # run_iteration counts its first iteration under it
     trainer.run_iteration()
     trainer.close()
@@ -127,17 +128,17 @@ def ddpg_copies(
     so every counted step samples a batch and updates.
     """
     device = counting_device(device)
-    if all(d.type == "cpu" for d in placement(placement_name, device).devices):
+    counted = placement(placement_name, device)
+    if all(d.type == "cpu" for d in counted.devices):
         return {**_one_device("ddpg", placement_name, device), "copies_per_1000_samples": 0.0}
     config = replace(
         config,
         learning_starts=config.batch_size,
         total_steps=config.batch_size + steps + 2,
         count_copies_steps=steps,
-        eval_episodes=1,
     )
     with _counter(device):  # building (a rollout actor copied off meta) and filling: not counted
-        trainer = DDPGTrainer(replace(config, placement=placement_name), str(device))
+        trainer = DDPGTrainer(config, counted)
         for step in range(config.learning_starts):
             trainer.step(step)
     with _counter(device) as counter:

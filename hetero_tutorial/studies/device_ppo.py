@@ -36,9 +36,9 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import torch_threads
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import copies_per_step, greedy_returns
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import copies_per_step, greedy_returns
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 from hetero_tutorial.studies.env_throughput import ratio_rows
 
 ENV_ID = "CartPole-v1"
@@ -56,24 +56,30 @@ EVAL_EPISODES = 10
 
 @dataclass(frozen=True)
 class Implementation:
-    """Who steps the environments, under which placement."""
+    """Who steps the environments, under which placement (whose ``batched_envs`` says)."""
 
     name: str
     placement: Placement
-    batched: bool
+
+    @property
+    def batched(self) -> bool:
+        return self.placement.batched_envs
 
 
 def implementations() -> list[Implementation]:
     """The implementations this machine can train with, slowest design first."""
-    hybrid = placement("hybrid")
-    found = accelerator()
-    cpu_plan = hybrid if found is not None else placement("all-device")  # both all-CPU here
+    hybrid, found = placement("hybrid"), accelerator()
+    # The batched environments on the CPU: the hybrid placement's devices with batched
+    # environments; without an accelerator, that is all-device, which falls back to the CPU.
+    batched_cpu = (
+        replace(hybrid, batched_envs=True) if found is not None else placement("all-device")
+    )
     designs = [
-        Implementation("gymnasium-sync", hybrid, False),
-        Implementation("batched-cpu", cpu_plan, True),
+        Implementation("gymnasium-sync", hybrid),
+        Implementation("batched-cpu", batched_cpu),
     ]
     if found is not None:
-        designs.append(Implementation(f"batched-{found.type}", placement("all-device"), True))
+        designs.append(Implementation(f"batched-{found.type}", placement("all-device")))
     return designs
 
 
@@ -99,6 +105,8 @@ class GoalRun:
 
     config: PPOConfig
     placement: str
+    batched_envs: bool
+    """whether the environments were batched tensors (the placement's switch)"""
     seed: int
     goal: float
     env_steps: int
@@ -132,10 +140,10 @@ class GoalRun:
         return sum(phase["count_per_env_step"] for phase in self.copies.values())
 
 
-def count_and_warm_up(config: PPOConfig, plan: Placement, seed: int = 0) -> dict[str, Any]:
+def count_and_warm_up(config: PPOConfig, placement: Placement, seed: int = 0) -> dict[str, Any]:
     """One untimed iteration under the copy counter: copies per phase, devices started."""
     trainer = PPOTrainer(
-        replace(config, total_steps=config.batch_size), plan, seed, count_copies=True
+        replace(config, total_steps=config.batch_size), placement, seed, count_copies=True
     )
     trainer.run_iteration()
     trainer.close()
@@ -144,7 +152,7 @@ def count_and_warm_up(config: PPOConfig, plan: Placement, seed: int = 0) -> dict
 
 def train_to_goal(
     config: PPOConfig,
-    plan: Placement,
+    placement: Placement,
     seed: int,
     goal: float,
     eval_every: int = EVAL_EVERY,
@@ -159,7 +167,7 @@ def train_to_goal(
     """
     evaluations: list[tuple[int, float]] = []
     with torch_threads(threads):
-        trainer = PPOTrainer(config, plan, seed)
+        trainer = PPOTrainer(config, placement, seed)
         while not trainer.done:
             before = trainer.global_step
             trainer.run_iteration()
@@ -171,7 +179,8 @@ def train_to_goal(
         trainer.close()
     return GoalRun(
         config=config,
-        placement=plan.name,
+        placement=placement.name,
+        batched_envs=placement.batched_envs,
         seed=seed,
         goal=goal,
         env_steps=trainer.global_step,
@@ -222,6 +231,7 @@ def ppo_row(implementation: str, run: GoalRun, threads: int | None) -> dict[str,
     return {
         "implementation": implementation,
         "placement": run.placement,
+        "batched_envs": run.batched_envs,
         "env_id": run.config.env_id,
         "num_envs": run.config.num_envs,
         "seed": run.seed,

@@ -16,8 +16,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from hetero_tutorial.rl.device_envs import make_batched_env
-from hetero_tutorial.rl.envs import make_vector_env
+from hetero_tutorial.rl.envs.batched import make_batched_env
+from hetero_tutorial.rl.envs.vector import make_vector_env
 
 
 def _elapsed_steps(env: gym.Env) -> int:

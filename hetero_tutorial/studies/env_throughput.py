@@ -1,12 +1,12 @@
 """Environment steps per second of four designs of vectorised environment, against their number.
 
-* ``gymnasium-sync``: our :func:`~hetero_tutorial.rl.envs.make_vector_env`, Gymnasium's
+* ``gymnasium-sync``: our :func:`~hetero_tutorial.rl.envs.vector.make_vector_env`, Gymnasium's
   ``SyncVectorEnv``: one Python environment object per environment, stepped in a loop.
 * ``gymnasium-vector``: Gymnasium's own NumPy vector implementation
   (``gym.make_vec(env_id, n, vectorization_mode="vector_entry_point")``), one array
   operation per equation for all environments. Only for ids that have one (CartPole-v1;
   Gymnasium has none for Pendulum-v1). Its autoreset is NEXT_STEP, not SAME_STEP.
-* ``batched-cpu``: :mod:`hetero_tutorial.rl.device_envs`, the same as tensor operations.
+* ``batched-cpu``: :mod:`hetero_tutorial.rl.envs.batched`, the same as tensor operations.
 * ``batched-<type>`` (``batched-cuda``, ``batched-mps``, ...): the same tensors on the
   accelerator, where the step is a few dozen kernel launches whatever the number of
   environments.
@@ -35,8 +35,8 @@ import torch
 from hetero_tutorial.core.devices import accelerator, synchronize
 from hetero_tutorial.core.errors import UsageError, require_positive
 from hetero_tutorial.core.timing import compare, torch_threads
-from hetero_tutorial.rl.device_envs import BATCHED_ENV_IDS, make_batched_env
-from hetero_tutorial.rl.envs import make_vector_env
+from hetero_tutorial.rl.envs.batched import BATCHED_ENV_IDS, make_batched_env
+from hetero_tutorial.rl.envs.vector import make_vector_env
 
 DEFAULT_NUM_ENVS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536]
 """Log-spaced from 1 to 65,536 environments (powers of 4)."""

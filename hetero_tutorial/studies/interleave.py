@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import PhaseTimer, torch_threads
-from hetero_tutorial.rl.ppo import PHASES
+from hetero_tutorial.rl.ppo.trainer import PHASES
 
 
 class Trainer(Protocol):
@@ -43,7 +43,7 @@ def interleaved_iterations(
     """
     if timed < 1 or warmup < 0:
         raise UsageError(f"need timed >= 1 and warmup >= 0 iterations, got {timed}, {warmup}")
-    trainers = [make_trainer(plan) for plan, _ in runs]
+    trainers = [make_trainer(placement) for placement, _ in runs]
     found: list[dict[str, Any]] = [
         {"threads": threads, "iteration_seconds": [], "phase_seconds": {}} for _, threads in runs
     ]

@@ -1,8 +1,8 @@
 """Rollout and update at the same time: what overlapping buys over the sequential hybrid plan.
 
 :func:`overlap_study` trains, seed by seed, the sequential hybrid plan
-(:func:`~hetero_tutorial.rl.ppo_runs.train`) and then every overlapped configuration
-(:func:`~hetero_tutorial.rl.pipeline.train_pipeline`: backend x workers x policy lag)
+(:func:`~hetero_tutorial.rl.ppo.runs.train`) and then every overlapped configuration
+(:func:`~hetero_tutorial.rl.overlapped.loop.train_overlapped`: backend x workers x policy lag)
 from the same seed: A, B, C, A, B, C, ... so that the machine's drift (up to 2x over
 minutes on shared machines) hits every configuration alike, and each speed-up is a
 ratio within one seed's round. A run is a whole training run; the greedy return after
@@ -21,15 +21,16 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.machine_load import OtherLoad
-from hetero_tutorial.core.placement import Placement, placement
+from hetero_tutorial.core.placement import Placement, as_placement
 from hetero_tutorial.core.timing import torch_threads
-from hetero_tutorial.rl.pipeline import train_pipeline, usable_cores
-from hetero_tutorial.rl.pipeline_results import PipelineResult, Timeline, configuration_label
-from hetero_tutorial.rl.pipeline_worker import CLOCK
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import PPOResult, train
+from hetero_tutorial.rl.overlapped.loop import train_overlapped
+from hetero_tutorial.rl.overlapped.timeline import OverlappedResult, Timeline, configuration_label
+from hetero_tutorial.rl.overlapped.worker import CLOCK
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import PPOResult, train
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 ROLLOUT_PHASES = ("rollout", "advantages")
 """The sequential plan's phases a rollout worker takes over."""
@@ -70,7 +71,7 @@ def predicted_lags(
 ) -> dict[int, int]:
     """The policy lag of every rollout of one worker, simulated: how many rollouts have each.
 
-    The pipeline's rules (rl/pipeline_schedule.py): the learner sends the request for
+    The lag schedule's rules (rl/overlapped/schedule.py): the learner sends the request for
     rollout k as soon as both hold: it is done with k - max_policy_lag rollouts, and one
     of the worker's ``max(2, max_policy_lag + 1)`` slots is free (a slot frees when the
     learner copies a rollout out, as its update starts). The request names the learner's
@@ -108,7 +109,7 @@ def phase_split(run: PPOResult) -> tuple[float, float]:
     return rollout, update
 
 
-def lag_diagnostics(result: PipelineResult) -> dict[str, dict[str, float]]:
+def lag_diagnostics(result: OverlappedResult) -> dict[str, dict[str, float]]:
     """Mean approx KL and clip fraction per policy lag: at an update's first minibatch
     (how far the behaviour policy is from the learner) and at its last (as CleanRL logs)."""
     by_lag: dict[str, dict[str, float]] = {}
@@ -165,7 +166,7 @@ def _row(run: PPOResult, **extra: Any) -> dict[str, Any]:
     }
 
 
-def pipeline_row(result: PipelineResult, sequential: PPOResult) -> dict[str, Any]:
+def overlapped_row(result: OverlappedResult, sequential: PPOResult) -> dict[str, Any]:
     """One overlapped run as a row, against the sequential run of the same seed."""
     rollout, update = phase_split(sequential)
     ideal = ideal_speedup(rollout, update, result.workers, result.cores, result.max_policy_lag)
@@ -218,7 +219,7 @@ def overlap_study(
     backends: Sequence[str] = ("mp",),
     lags: Sequence[int] = (0, 1),
     seeds: Sequence[int] = (0, 1, 2),
-    plan: Placement | None = None,
+    placement: Placement | str = "hybrid",
     eval_episodes: int = 10,
     threads: int = 1,
     progress: Callable[[str], None] | None = None,
@@ -236,7 +237,7 @@ def overlap_study(
     """
     if not seeds:
         raise UsageError("give at least one seed")
-    plan = plan if plan is not None else placement("hybrid")
+    placement = as_placement(placement)
     rows: list[dict[str, Any]] = []
     timelines: dict[str, list[dict[str, Any]]] = {}
     with _ray_if("ray" in backends and address is None) as ray_start:
@@ -246,7 +247,7 @@ def overlap_study(
             with OtherLoad() as load:
                 sequential = train(
                     config,
-                    plan,
+                    placement,
                     seed,
                     count_copies=False,
                     threads=threads,
@@ -257,9 +258,9 @@ def overlap_study(
                 if progress is not None:
                     progress(f"seed {seed}: {backend}, {count} worker(s), lag {lag}")
                 with OtherLoad() as load:
-                    result = train_pipeline(
+                    result = train_overlapped(
                         config,
-                        plan,
+                        placement,
                         seed,
                         workers=count,
                         max_policy_lag=lag,
@@ -268,7 +269,7 @@ def overlap_study(
                         threads=threads,
                         eval_episodes=eval_episodes,
                     )
-                rows.append(pipeline_row(result, sequential) | {"other_load_cores": load.cores})
+                rows.append(overlapped_row(result, sequential) | {"other_load_cores": load.cores})
                 if seed == seeds[0]:
                     start = result.window[0]
                     timelines[result.label] = [
@@ -277,8 +278,8 @@ def overlap_study(
     return {
         "env_id": config.env_id,
         "config": asdict(config),
-        "placement": plan.name,
-        "update_device": str(plan.update),
+        "placement": placement.name,
+        "update_device": str(placement.update_device),
         "cores": usable_cores(),
         "threads": threads,
         "seeds": list(seeds),
@@ -295,7 +296,7 @@ def _ray_if(wanted: bool) -> Iterator[float | None]:
     if not wanted:
         yield None
         return
-    from hetero_tutorial.rl.pipeline_ray import import_ray, local_ray
+    from hetero_tutorial.rl.overlapped.ray_engine import import_ray, local_ray
 
     context = nullcontext(None) if import_ray().is_initialized() else local_ray()
     with context as seconds:
@@ -388,7 +389,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class _TimedTrainer(PPOTrainer):
-    """PPOTrainer that also records its phases as intervals on the pipeline's clock."""
+    """PPOTrainer that also records its phases as intervals on the overlapped engine's clock."""
 
     timeline: Timeline
 
@@ -407,7 +408,7 @@ class _TimedTrainer(PPOTrainer):
 
 def sequential_timeline(
     config: PPOConfig,
-    plan: Placement | None = None,
+    placement: Placement | str = "hybrid",
     seed: int = 0,
     iterations: int = 6,
     threads: int = 1,
@@ -420,7 +421,7 @@ def sequential_timeline(
     """
     config = replace(config, total_steps=(iterations + 1) * config.batch_size)
     with torch_threads(threads):
-        trainer = _TimedTrainer(config, plan if plan is not None else placement("hybrid"), seed)
+        trainer = _TimedTrainer(config, as_placement(placement), seed)
         trainer.timeline = Timeline()
         trainer.run_iteration()  # warm-up, left out of the picture
         trainer.timeline = Timeline()

@@ -31,8 +31,8 @@ from typing import Any
 from hetero_tutorial.core.errors import require_positive
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread, torch_threads
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 TRICKS = {
     "paired_networks": "actor and critic layers as one batched matmul each",

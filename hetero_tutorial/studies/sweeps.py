@@ -24,8 +24,8 @@ import torch
 from hetero_tutorial.core.configurations import distinct_placements
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.ppo import PPOTrainer
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 from hetero_tutorial.studies.interleave import interleaved_iterations
 
 
@@ -64,7 +64,7 @@ def width_sweep(
         config = replace(config, total_steps=(iterations + warmup) * config.batch_size)
         asked = [(group, count) for count in counts for group in groups]
         runs = interleaved_iterations(
-            lambda plan, c=config: PPOTrainer(c, plan),
+            lambda placement, c=config: PPOTrainer(c, placement),
             [(group[0], count) for group, count in asked],
             iterations,
             warmup,
@@ -77,7 +77,7 @@ def width_sweep(
                 {
                     "width": width,
                     "placement": group[0].name,
-                    "stands_for": [plan.name for plan in group],
+                    "stands_for": [p.name for p in group],
                     "threads": run["threads"],
                     "seconds_per_iteration": median,
                     "iqr_s": float(q3 - q1),
@@ -123,7 +123,7 @@ def hybrid_fields(
     counted_copies: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The fields of a ``bench.hybrid`` record (claims C6, C9): the side-by-side runs
-    (:class:`~hetero_tutorial.rl.ppo_runs.PPOResult` by placement; one run standing for
+    (:class:`~hetero_tutorial.rl.ppo.runs.PPOResult` by placement; one run standing for
     every placement when they resolved to the same devices), the width and thread sweep,
     the copy costs, and the copies each plan makes counted by phase (``counted_copies``)."""
     return {

@@ -145,11 +145,3 @@ def role_rule(effects: Sequence[dict[str, Any]], role: str) -> str:
 def thread_rule(effects: Sequence[dict[str, Any]]) -> list[str]:
     """The rule this machine gives for the actor and the learner (and a whole iteration)."""
     return [role_rule(effects, role) for role in ROLES]
-
-
-def best_threads(effects: Sequence[dict[str, Any]], role: str, width: int) -> int:
-    """The thread count to give ``role`` at ``width``: all cores only past the noise."""
-    found = [e for e in effects if e["role"] == role and e["width"] == width]
-    if not found:
-        raise UsageError(f"no {role} effect measured at width {width}")
-    return found[0]["threads"] if found[0]["verdict"] == FASTER else found[0]["few_threads"]

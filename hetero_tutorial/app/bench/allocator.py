@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hetero_tutorial.allocator import study as allocator_study
+from hetero_tutorial.allocator import trials
 from hetero_tutorial.allocator.allocator import Allocator
 from hetero_tutorial.allocator.cnn import CNNConfig, frames_label
 
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {"num_steps": args.num_steps, "update_epochs": args.epochs}
     overrides = {name: value for name, value in overrides.items() if value is not None}
-    networks = [allocator_study.mlp_network(args.env, w, **overrides) for w in args.widths]
+    networks = [trials.mlp_trial(args.env, w, **overrides) for w in args.widths]
     cnn = CNNConfig(
         game=args.game,
         frames=args.frames,
@@ -56,9 +56,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         update_epochs=args.cnn_epochs,
     )
     if not args.no_cnn:
-        networks.append(allocator_study.cnn_network(cnn))
+        networks.append(trials.cnn_trial(cnn))
     chooser = Allocator(threads=args.threads, budget_s=args.budget, margin=args.margin)
-    decisions, rows = allocator_study.compare(
+    decisions, rows = trials.compare(
         networks, chooser, args.iterations, progress=lambda name: print("network", name)
     )
     stages = [network.name for network in networks if network.workload.kind == "mlp"]
@@ -68,5 +68,5 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "iterations": args.iterations,
         "budget_s": args.budget,
         "margin": args.margin,
-        **allocator_study.record_fields(decisions, rows, stages),
+        **trials.record_fields(decisions, rows, stages),
     }

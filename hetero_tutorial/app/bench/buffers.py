@@ -1,6 +1,6 @@
 """Replay buffer designs side by side: sampling and add throughput, memory, batch correlation (C8).
 
-The measurements are :mod:`hetero_tutorial.studies.buffers` (see it for each field);
+The measurements are :mod:`hetero_tutorial.studies.buffer_designs` (see it for each field);
 with a CUDA device the record also holds ``pinned_rows``, the tensor buffer sampled
 through pinned memory as hybrid DDPG does, beside the same buffer unpinned.
 """
@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.core.devices import resolve_device
-from hetero_tutorial.studies.buffers import (  # noqa: F401 (notebook 04 reads them from here)
+from hetero_tutorial.studies.buffer_designs import (  # noqa: F401 (notebook 04 reads them from here)
     SyntheticTransitions,
     copies_per_batch,
     default_devices,

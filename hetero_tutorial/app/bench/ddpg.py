@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES
 from hetero_tutorial.rl.buffers import DESIGNS
-from hetero_tutorial.rl.ddpg import DDPGConfig, DDPGResult, train
-from hetero_tutorial.studies.buffers import summarise
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.runs import DDPGResult, train
+from hetero_tutorial.studies.buffer_designs import summarise
 
 RECORD_TAG = "buffer"
 """One record per buffer (see the package docstring)."""
 
 
-def run_seeds(config: DDPGConfig, seeds: Sequence[int]) -> list[DDPGResult]:
-    """Train ``config`` once per seed."""
-    return [train(replace(config, seed=seed)) for seed in seeds]
+def run_seeds(
+    config: DDPGConfig, placement: str, seeds: Sequence[int], threads: int | None
+) -> list[DDPGResult]:
+    """Train ``config`` under ``placement`` once per seed."""
+    return [train(config, placement, seed, threads=threads) for seed in seeds]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int, nargs="+", default=[0], help="one run per seed (e.g. 0 1 2)"
     )
-    parser.add_argument("--placement", choices=ENV_ON_CPU_NAMES, default=defaults.placement)
-    parser.add_argument("--threads", type=int, default=defaults.threads, help="PyTorch CPU threads")
+    parser.add_argument("--placement", choices=ENV_ON_CPU_NAMES, default="all-cpu")
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -48,7 +50,5 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         batch_size=args.batch_size,
         total_steps=args.steps,
         learning_starts=args.learning_starts,
-        placement=args.placement,
-        threads=args.threads,
     )
-    return summarise(run_seeds(config, args.seed))
+    return summarise(run_seeds(config, args.placement, args.seed, args.threads))

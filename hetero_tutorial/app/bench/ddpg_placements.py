@@ -1,7 +1,7 @@
 """DDPG under each placement, interleaved: env steps/s and copies per 1000 samples (C4, C7).
 
 The default is the article's pattern A (the transition buffer), whose batches
-cross from host to device one field at a time under the hybrid plan. Placements that
+cross from host to device one field at a time under the hybrid placement. Placements that
 resolve to the same devices run once; every placement's copies are counted, on the
 accelerator or on the meta device (see :mod:`hetero_tutorial.studies.ddpg_placements`).
 """
@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.rl.buffers import DESIGNS
-from hetero_tutorial.rl.ddpg import DDPGConfig
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.studies.ddpg_placements import compare_placements
 
 
@@ -30,7 +30,5 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         hidden=args.hidden,
         total_steps=args.steps,
         learning_starts=args.learning_starts,
-        seed=args.seed,
-        eval_episodes=1,
     )
-    return compare_placements(config)
+    return compare_placements(config, seed=args.seed, eval_episodes=1)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hetero_tutorial.rl.device_envs import BATCHED_ENV_IDS
+from hetero_tutorial.rl.envs.batched import BATCHED_ENV_IDS
 from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.env_throughput import (
     DEFAULT_NUM_ENVS,

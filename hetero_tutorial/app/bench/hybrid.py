@@ -18,8 +18,8 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import require_positive
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import copy_costs
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import train_side_by_side
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import train_side_by_side
 from hetero_tutorial.studies.copies import ppo_copies
 from hetero_tutorial.studies.sweeps import hybrid_fields, width_sweep
 

@@ -6,10 +6,10 @@ the machine's speed hits them alike. Each row: env steps/s, the speed-up over th
 sequential run of its seed, the ideal speed-up from that run's own phase times
 (R rollout and U update seconds per iteration: (R + U) / max(R / W_eff, U), W_eff =
 min(workers, cores - 1, lag)), learner and worker idle shares, the policy-lag
-histogram, dropped rollouts and the greedy return. Example (issue 14's targets, PPO at
-CleanRL's settings): ``python -m hetero_tutorial bench pipeline --env Acrobot-v1
---steps 150000 --workers 1 --backend mp ray --max-policy-lag 0 1 --seeds 0 1 2
---json pipeline.json``.
+histogram, dropped rollouts and the greedy return. Example (the acceptance run of
+benchmarks/README.md, PPO at CleanRL's settings): ``python -m hetero_tutorial bench pipeline
+--env Acrobot-v1 --steps 150000 --workers 1 --backend mp ray --max-policy-lag 0 1
+--seeds 0 1 2 --json pipeline.json``.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.pipeline import BACKENDS
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.overlapped.engine import BACKENDS
+from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies.overlap import overlap_study
-from hetero_tutorial.studies.overlap_verdicts import record_fields
+from hetero_tutorial.studies.overlap_findings import record_fields
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,26 +46,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     # CleanRL's ppo.py defaults (PPOConfig's own): 4 envs x 128 steps, 4 epochs of 4 minibatches
     config = PPOConfig(env_id=args.env, hidden=args.hidden, total_steps=args.steps)
-    plan = placement("hybrid", args.accelerator)
-    print(plan.describe())
+    hybrid = placement("hybrid", args.accelerator)
+    print(hybrid.describe())
     study = overlap_study(
         config,
         workers=args.workers,
         backends=args.backend,
         lags=args.max_policy_lag,
         seeds=args.seeds,
-        plan=plan,
+        placement=hybrid,
         eval_episodes=args.eval_episodes,
         progress=lambda label: print(label, flush=True),
         address=args.address,
     )
     fields = record_fields(study)
-    for sentence in fields["verdicts"]:
+    for sentence in fields["findings"]:
         print("-", sentence)
-    verdicts = {True: "met", False: "MISSED", None: "no verdict (not run, or one seed)"}
-    for row in fields["targets"]:
-        verdict = verdicts[row["met"]]
-        measured = f"{row['measured']:.2f}" if row["measured"] is not None else "-"
-        bound = f" (at least {row['at_least']})" if row["at_least"] is not None else ""
-        print(f"target {row['target']}{bound}: {measured}, {verdict}")
     return fields

@@ -12,8 +12,8 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.core.placement import PLACEMENT_NAMES, placement
-from hetero_tutorial.rl.ppo_config import PPOConfig
-from hetero_tutorial.rl.ppo_runs import train
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import train
 from hetero_tutorial.studies.copies import ppo_copies
 
 RECORD_TAG = "placement"

@@ -13,7 +13,7 @@ import argparse
 from dataclasses import asdict
 from typing import Any
 
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies.ppo_tricks import trick_speeds
 
 

@@ -20,12 +20,12 @@ SOLUTIONS = {
     "rollout_bytes": "ppo_placements",
     "ring_slots": "replay_buffers",
     "td_target": "replay_buffers",
-    "plan_seconds": "allocator",
+    "plan_seconds": "dynamic_allocator",
     "speedup_and_time_saved": "claims_ledger",
     "wrap_angle": "device_envs",
     "pendulum_cost": "device_envs",
-    "ideal_speedup": "pipeline",
-    "predicted_lags": "pipeline",
+    "ideal_speedup": "overlapped",
+    "predicted_lags": "overlapped",
 }
 """Each exercise's name, and the module (under this package) that holds its solution."""
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hetero_tutorial.rl.envs import env_spec
-from hetero_tutorial.rl.ppo_config import PPOConfig
+from hetero_tutorial.rl.envs.spec import env_spec
+from hetero_tutorial.rl.ppo.config import PPOConfig
 
 
 def rollout_copies(num_envs: int, num_steps: int) -> int:

@@ -1,0 +1,177 @@
+"""Notebook 01's tables and sentences: the baseline's run, its phases, the peers, the tricks."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from IPython.display import Markdown
+
+from hetero_tutorial.core import results
+from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.tables import counted_line, markdown_table
+from hetero_tutorial.rl.ppo.runs import PPOResult
+from hetero_tutorial.rl.ppo.trainer import PHASES
+
+percent = "{:.0%}".format
+
+
+def placement_sentence(placement: Placement) -> str:
+    """Where this placement's phases run *here*, and what that means for its copies."""
+    if placement.accelerator_missing:
+        return (
+            f"On this machine the {placement.name} plan runs every phase on the CPU (there is no "
+            "accelerator), so it makes no host<->device copies; the copies it would make on "
+            "an accelerator are counted below on the meta device, which stands in for one."
+        )
+    devices = ", ".join(str(d) for d in placement.devices)
+    return f"On this machine the {placement.name} plan uses {devices}: its copies are real."
+
+
+def run_line(run: PPOResult) -> str:
+    return (
+        f"{run.env_steps:,} steps; the steady iterations (all but the first) took "
+        f"{run.wall_seconds:.1f} s: {run.env_steps_per_s:,.0f} steps/s; the first took "
+        f"{format_seconds(run.iteration_seconds[0])}. Greedy return after training: "
+        f"{run.eval_return_mean:.1f} (mean of {len(run.eval_returns)} episodes)."
+    )
+
+
+def phase_table(run: PPOResult) -> Markdown:
+    """Seconds and share of each phase, in the order an iteration runs them."""
+    total = sum(run.phase_seconds.values())
+    rows = [
+        {"phase": p, "seconds": run.phase_seconds[p], "share": run.phase_seconds[p] / total}
+        for p in PHASES
+        if p in run.phase_seconds
+    ]
+    return markdown_table(
+        rows,
+        {"phase": "phase", "seconds": "seconds", "share": "share of the timed phases"},
+        {"seconds": format_seconds, "share": percent},
+    )
+
+
+def phase_sentence(run: PPOResult) -> str:
+    """Which phases ran, which did not and why, and where the time went."""
+    ran = [p for p in PHASES if p in run.phase_seconds]
+    total = sum(run.phase_seconds.values())
+    ordered = sorted(ran, key=lambda p: -run.phase_seconds[p])
+    text = (
+        f"This run timed {len(ran)} of PPO's {len(PHASES)} phases ({', '.join(ran)}); "
+        f"the most time went to {ordered[0]} ({run.phase_seconds[ordered[0]] / total:.0%}), "
+        f"then {ordered[1]} ({run.phase_seconds[ordered[1]] / total:.0%})."
+    )
+    if "weight_sync" not in ran:
+        text += (
+            " weight_sync did not run: the rollout's policy is the learner itself when the "
+            "rollout and the update share a device."
+        )
+    return text
+
+
+def peer_line() -> str:
+    """Our PPO against CleanRL with CleanRL's settings, from the recorded peer benchmark."""
+    records = results.load_references("bench.ppo_peers")
+    if not records:
+        return "No peer benchmark recorded in data/reference/ (benchmarks/ppo_peers.py)."
+    ratios = [
+        r
+        for rec in records
+        for r in rec.data["summary"]["cleanrl"]["steps_per_s"]["ours_over"]["cleanrl"][
+            "round_ratios"
+        ]
+    ]
+    return (
+        f"Recorded against CleanRL with its own settings ({len(ratios)} rounds on "
+        f"{records[0].hardware}): ours {statistics.median(ratios):.2f}x its speed per step "
+        f"(rounds {min(ratios):.2f}-{max(ratios):.2f}x)."
+    )
+
+
+def ppo_references(plan_name: str) -> Markdown:
+    found = [
+        r
+        for r in results.load_references("bench.ppo", with_accelerator=True)
+        if r.data["placement"] == plan_name
+    ]
+    if not found:
+        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+    return markdown_table(
+        [
+            {
+                "machine": r.hardware,
+                "env": r.data["env_id"],
+                "sps": r.data["env_steps_per_s"],
+                "copies": r.data["copies_per_env_step"],
+                "rollout": r.data["phase_seconds"]["rollout"] / r.data["wall_seconds"],
+            }
+            for r in found
+        ],
+        {
+            "machine": "machine",
+            "env": "env",
+            "sps": "steps/s",
+            "copies": "copies per step",
+            "rollout": "rollout share",
+        },
+        {"sps": "{:,.0f}".format, "copies": "{:.2f}".format, "rollout": percent},
+    )
+
+
+def copies_exercise_line(answer: int | None, counted: dict[str, Any], config: Any) -> str:
+    """The learner's formula for the rollout's copies beside what the counter saw."""
+    seen = counted["by_phase"].get("rollout", {}).get("count_per_iteration")
+    if answer is None:
+        return (
+            f"The counter saw {seen} rollout copies per iteration; solve the exercise to compare."
+        )
+    steps = config.num_envs * config.num_steps
+    extra = (
+        ""
+        if answer == seen
+        else (
+            f"; the difference, {seen - answer}, is episodes cut off by the time limit (two each)"
+        )
+    )
+    return (
+        f"Your formula: {answer} copies per rollout of {steps:,} steps ({answer / steps:.4f} per "
+        f"environment step); the counter saw {seen}{extra}."
+    )
+
+
+def findings(run: PPOResult, counted: dict[str, Any], trick_rows: list[dict[str, Any]]) -> list:
+    """What notebook 01 measured on this machine, each line from the numbers."""
+    from hetero_tutorial.studies.ppo_tricks import verdict
+
+    total = sum(run.phase_seconds.values())
+    shares = ", ".join(
+        f"{p} {run.phase_seconds[p] / total:.0%}" for p in PHASES if p in run.phase_seconds
+    )
+    every = next(row for row in trick_rows if row["trick"] == "all three")
+    return [
+        f"PPO on {run.config.env_id} ({run.placement}): {run.env_steps_per_s:,.0f} steps/s; "
+        f"time by phase: {shares}.",
+        counted_line(counted),
+        f"Speed tricks: {verdict(every)}.",
+    ]
+
+
+def tricks_table(rows: list[dict[str, Any]]) -> Markdown:
+    """One row per PPO speed trick of :func:`hetero_tutorial.studies.ppo_tricks.trick_speeds`."""
+    columns = {
+        "trick": "trick",
+        "what": "what it saves",
+        "with_steps_per_s": "steps/s with it",
+        "without_steps_per_s": "steps/s without it",
+        "ratio": "ratio (median of rounds)",
+        "spread": "range over rounds",
+    }
+    shown = [{**row, "spread": f"{row['ratio_low']:.2f}-{row['ratio_high']:.2f}x"} for row in rows]
+    formats = {
+        "with_steps_per_s": "{:,.0f}".format,
+        "without_steps_per_s": "{:,.0f}".format,
+        "ratio": "{:.2f}x".format,
+    }
+    return markdown_table(shown, columns, formats)

@@ -1,0 +1,286 @@
+"""Notebook 07's conclusions and figures, written from the measured rows: who wins where, and
+why; environment throughput against batch size, and PPO's time to solve.
+
+Every sentence, table and figure here is built from numbers passed in (the rows of
+:mod:`hetero_tutorial.studies.env_throughput` and :mod:`hetero_tutorial.studies.device_ppo`),
+so another machine prints its own conclusions (which implementation is fastest at which
+number of environments, where the lines cross, what a step costs whatever its size, which
+configuration solved CartPole first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import Markdown
+from matplotlib.figure import Figure
+
+from hetero_tutorial.core.results import Record
+from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.studies import device_ppo
+from hetero_tutorial.studies.env_throughput import (
+    TIE,
+    crossings,
+    step_cost_fit,
+    throughput_ratios,
+)
+
+
+def _n(value: float) -> str:
+    """A number of environments: whole above 10, two significant digits below (0.1, 2.5)."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
+    """The fastest implementation at the smallest and largest N, the ratios there, the crossings."""
+    measured = [r for r in rows if r["env_id"] == env_id and r["env_steps_per_s"]]
+    if not measured:
+        return f"{env_id}: nothing was measured."
+    sizes = sorted({r["num_envs"] for r in measured})
+    lines = []
+    for n in dict.fromkeys((sizes[0], sizes[-1])):
+        here = [r for r in measured if r["num_envs"] == n]
+        best = max(here, key=lambda r: r["env_steps_per_s"])
+        line = f"- {env_id}, N = {_n(n)}: fastest is {best['implementation']}"
+        others = throughput_ratios(rows, env_id, n, best["implementation"])
+        if others:
+            slower = ", ".join(f"{1 / ratio:.3g}x {name}" for name, ratio in others.items())
+            line += f" ({slower})"
+        lines.append(line + f", at {_n(best['env_steps_per_s'])} env steps/s.")
+    for cross in crossings(rows, env_id):
+        lo, hi = cross["between"]
+        line = (
+            f"- {env_id}: {cross['faster_above']} overtakes {cross['faster_below']} at about "
+            f"N = {_n(cross['num_envs'])} (between the measured {_n(lo)} and {_n(hi)}"
+        )
+        if cross["tied_at"]:
+            tied = ", ".join(_n(n) for n in cross["tied_at"])
+            line += f"; within {TIE:.0%} of each other, a tie, at N = {tied}"
+        lines.append(line + ").")
+    return "\n".join(lines)
+
+
+def overhead_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
+    """Each implementation's fixed cost per step and cost per environment, from the fit."""
+    lines = []
+    for name, fit in step_cost_fit(rows, env_id).items():
+        lines.append(
+            f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is, plus "
+            f"{format_seconds(fit['per_env_s'])} per environment; the fixed part is half of a "
+            f"step's cost at N = {_n(fit['half_fixed_at'])}."
+        )
+    return "\n".join(lines)
+
+
+def _label(entry: dict[str, Any]) -> str:
+    return f"{entry['implementation']} with {entry['num_envs']} envs ({entry['placement']})"
+
+
+def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> str:
+    """The configuration that solved CartPole first; each implementation's best beside the
+    hybrid plan (time, env steps/s, env steps needed); seeds not solved; the update's share."""
+    solved = [s for s in summary if s["median_seconds_to_475"] is not None]
+    if not solved:
+        return "- No configuration reached a greedy return of 475 within its budget."
+    best = min(solved, key=lambda s: s["median_seconds_to_475"])
+    lines = [
+        f"- Fastest to 475: {_label(best)}, median {best['median_seconds_to_475']:.3g} s "
+        f"({best['solved']} of {best['seeds']} seeds solved)."
+    ]
+    hybrid = next((s for s in solved if s["implementation"] == "gymnasium-sync"), None)
+    for name in dict.fromkeys(s["implementation"] for s in summary):
+        if name == "gymnasium-sync":
+            continue
+        mine = [s for s in solved if s["implementation"] == name]
+        if not mine:
+            lines.append(f"- {name} solved it in no configuration within its budget.")
+        elif hybrid is not None:
+            lines.append(
+                _beside_hybrid(min(mine, key=lambda s: s["median_seconds_to_475"]), hybrid)
+            )
+    if not any(s["implementation"] == "gymnasium-sync" for s in solved):
+        lines.append("- The hybrid plan on SyncVectorEnv did not solve it within its budget.")
+    for entry in summary:
+        missed = entry["seeds"] - entry["solved"]
+        if missed:
+            lines.append(f"- {_label(entry)}: {missed} of {entry['seeds']} seeds not solved.")
+    lines.append(_update_share(best, rows))
+    return "\n".join(lines)
+
+
+def _beside_hybrid(entry: dict[str, Any], hybrid: dict[str, Any]) -> str:
+    seconds, base = entry["median_seconds_to_475"], hybrid["median_seconds_to_475"]
+    speed = entry["median_env_steps_per_s"] / hybrid["median_env_steps_per_s"]
+    steps = entry["median_env_steps_to_475"] / hybrid["median_env_steps_to_475"]
+    return (
+        f"- {entry['implementation']} at its fastest ({entry['num_envs']} envs, "
+        f"{entry['placement']}): median {seconds:.3g} s, {seconds / base:.2g}x the hybrid plan's "
+        f"{base:.3g} s. It trained at {speed:.2g}x the hybrid plan's env steps/s and needed "
+        f"{steps:.2g}x its env steps to solve."
+    )
+
+
+def _update_share(best: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
+    runs = [
+        r
+        for r in rows
+        if (r["implementation"], r["num_envs"]) == (best["implementation"], best["num_envs"])
+    ]
+    total = sum(sum(r["phase_seconds"].values()) for r in runs)
+    share = sum(r["phase_seconds"].get("update", 0.0) for r in runs) / total
+    most = "more than half" if share > 0.5 else "less than half"
+    return (
+        f"- In that configuration's training the update took {share:.0%} of the time ({most}): "
+        f"faster environments can shorten only the other {1 - share:.0%}."
+    )
+
+
+def gaps_table(gaps: Sequence[dict[str, Any]]) -> Markdown:
+    """One row per environment of :func:`~hetero_tutorial.studies.env_agreement.one_step_gaps`."""
+    columns = {
+        "env_id": "environment",
+        "num_envs": "envs",
+        "steps": "steps",
+        "obs": "largest obs gap",
+        "reward": "largest reward gap",
+        "ends_disagreed": "episode ends that disagree",
+        "episodes_ended": "episodes ended",
+    }
+    return markdown_table(gaps, columns, {"obs": "{:.1e}".format, "reward": "{:.1e}".format})
+
+
+SETTINGS_COLUMNS = {
+    "implementation": "implementation",
+    "placement": "placement",
+    "num_envs": "envs",
+    "num_steps": "steps per env",
+    "minibatch_size": "minibatch",
+    "update_epochs": "epochs",
+    "total_steps": "budget (env steps)",
+}
+"""The PPO settings notebook 07 shows per configuration (field: header)."""
+CONFIG_FIELDS = ("num_envs", "num_steps", "minibatch_size", "update_epochs", "total_steps")
+"""Of those, the PPOConfig fields."""
+
+
+def settings_table(num_envs: Sequence[int]) -> Markdown:
+    """The PPO settings and budget of every configuration :func:`device_ppo.measure_ppo`
+    trains: each batched implementation at each of ``num_envs``, Gymnasium's at its tuned N."""
+    rows = []
+    for design in device_ppo.implementations():
+        sizes = list(num_envs) if design.batched else [None]
+        for n in sizes:
+            config = device_ppo.config_for(design, n)
+            rows.append(
+                {"implementation": design.name, "placement": design.placement.name}
+                | {key: getattr(config, key) for key in CONFIG_FIELDS}
+            )
+    return markdown_table(rows, SETTINGS_COLUMNS, {"total_steps": "{:,}".format})
+
+
+def ppo_table(summary: Sequence[dict[str, Any]]) -> Markdown:
+    """One row per configuration of :func:`device_ppo.ppo_summary`: seeds solved, median
+    seconds to 475, env steps/s and host<->device copies per env step."""
+    columns = {
+        "implementation": "implementation",
+        "placement": "placement",
+        "num_envs": "envs",
+        "solved": "seeds solved",
+        "seeds": "seeds",
+        "median_seconds_to_475": "median s to 475",
+        "median_env_steps_per_s": "env steps/s",
+        "copies_per_env_step": "host<->device copies per step",
+    }
+    formats = {
+        "median_seconds_to_475": "{:.3g}".format,
+        "median_env_steps_per_s": "{:,.0f}".format,
+        "copies_per_env_step": "{:.2g}".format,
+    }
+    return markdown_table(summary, columns, formats)
+
+
+def reference_findings(record: Record, env_ids: Sequence[str]) -> str:
+    """A ``bench.device_envs`` record's conclusions: its machine, the throughput findings per
+    environment, and PPO's findings where the record has a PPO study."""
+    parts = [record.hardware]
+    parts += [throughput_findings(record.data["rows"], env_id) for env_id in env_ids]
+    ppo = record.data.get("ppo")
+    if ppo:
+        parts.append(ppo_findings(ppo["summary"], ppo["rows"]))
+    return "\n".join(parts)
+
+
+STYLES = {"gymnasium-sync": "o-", "gymnasium-vector": "s--", "batched-cpu": "^-"}
+"""Marker and line per implementation; an accelerator's batched line gets ``D-``."""
+
+
+def throughput_lines(rows: Sequence[dict[str, Any]], env_ids: Sequence[str]) -> Figure:
+    """Env steps/s against the number of environments, log-log, one panel per env id.
+
+    Every implementation is a line; a cross marks where two lines cross (interpolated
+    between the measured points around it).
+    """
+    fig, axes = plt.subplots(1, len(env_ids), figsize=(6 * len(env_ids), 4), squeeze=False)
+    for ax, env_id in zip(axes[0], env_ids, strict=True):
+        measured = [r for r in rows if r["env_id"] == env_id and r["env_steps_per_s"]]
+        for name in dict.fromkeys(r["implementation"] for r in measured):
+            points = sorted((r["num_envs"], r["env_steps_per_s"]) for r in measured
+                            if r["implementation"] == name)  # fmt: skip
+            n, rate = np.array(points, dtype=float).T
+            ax.plot(n, rate, STYLES.get(name, "D-"), label=name)
+        for cross in crossings(rows, env_id):
+            lo, hi = cross["between"]
+            rates = [_rate(measured, cross["faster_above"], n) for n in (lo, hi)]
+            at = cross["num_envs"]  # the crossing's height, interpolated like its position
+            height = np.exp(np.interp(np.log(at), np.log([lo, hi]), np.log(rates)))
+            ax.plot([at], [height], "kx", markersize=9)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("number of environments (N)")
+        ax.set_ylabel("environment steps per second")
+        ax.set_title(f"{env_id}: throughput (x: lines cross)")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def _rate(rows: Sequence[dict[str, Any]], name: str, num_envs: int) -> float:
+    return next(
+        r["env_steps_per_s"]
+        for r in rows
+        if r["implementation"] == name and r["num_envs"] == num_envs
+    )
+
+
+def seconds_to_solve(rows: Sequence[dict[str, Any]], budget_note: str = "") -> Figure:
+    """Wall seconds of training to a greedy return of 475, one column per configuration.
+
+    Each seed is a dot, the median of the solved seeds a bar; a seed that did not solve
+    within its budget is a red cross on the top edge.
+    """
+    configurations = list(dict.fromkeys((r["implementation"], r["num_envs"]) for r in rows))
+    fig, ax = plt.subplots(figsize=(1.6 * len(configurations) + 2, 3.8))
+    solved_times = [r["seconds_to_475"] for r in rows if r["solved"]]
+    top = 1.15 * max(solved_times, default=1.0)
+    for x, (name, n) in enumerate(configurations):
+        runs = [r for r in rows if (r["implementation"], r["num_envs"]) == (name, n)]
+        times = [r["seconds_to_475"] for r in runs if r["solved"]]
+        if times:
+            ax.bar(x, np.median(times), color="C0", alpha=0.35, width=0.6)
+        ax.plot([x] * len(times), times, "o", color="C0")
+        misses = len(runs) - len(times)
+        ax.plot([x] * misses, [top] * misses, "x", color="red", markersize=9, clip_on=False)
+    ax.set_xticks(range(len(configurations)), [f"{name}\nN={n}" for name, n in configurations])
+    ax.set_ylim(0, top)
+    ax.set_ylabel("training seconds to 475")
+    ax.set_title(
+        "PPO on CartPole-v1: wall time to solve (bar: median; x: not solved)" + budget_note
+    )
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig

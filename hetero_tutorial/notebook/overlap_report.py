@@ -1,0 +1,260 @@
+"""Notebook 06's tables and figures: an overlap study's configurations, PPO's ratio by policy
+lag, the accelerator's utilisation (live, or from reference records), timelines of every
+process, speed-up against workers, learning and clipping by policy lag. Each takes measured
+rows or timelines and returns the table or the figure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import Markdown
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from hetero_tutorial.core import results
+from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.studies import overlap_findings
+
+
+def _percent(value: float) -> str:
+    return f"{value:.0%}"
+
+
+def _times(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def summary_table(summary: Sequence[dict[str, Any]]) -> Markdown:
+    """One row per configuration of :func:`~hetero_tutorial.studies.overlap.summarise`."""
+    columns = {
+        "name": "configuration",
+        "env_steps_per_s": "steps/s",
+        "speedup_vs_sequential": "x sequential",
+        "ideal_speedup": "ideal",
+        "share_of_ideal": "of ideal",
+        "learner_idle_share": "learner idle",
+        "worker_idle_share": "worker idle",
+        "dropped_rollouts": "dropped",
+        "eval_return_mean": "greedy return",
+        "other_load_cores": "others' load (cores)",
+    }
+    formats = {
+        "env_steps_per_s": "{:,.0f}".format,
+        "speedup_vs_sequential": _times,
+        "ideal_speedup": _times,
+        "share_of_ideal": _percent,
+        "learner_idle_share": _percent,
+        "worker_idle_share": _percent,
+        "eval_return_mean": "{:.1f}".format,
+        "other_load_cores": "{:.2f}".format,
+    }
+    return markdown_table(
+        [{"name": overlap_findings.label(e), **e} for e in summary], columns, formats
+    )
+
+
+def clipping_table(by_lag: dict[str, dict[str, float]]) -> Markdown:
+    """Approx KL and clip fraction at updates' first and last minibatch, per policy lag."""
+    columns = {
+        "lag": "lag",
+        "updates": "updates",
+        "start_approx_kl": "approx KL, first minibatch",
+        "start_clipfrac": "clip fraction, first",
+        "approx_kl": "approx KL, last minibatch",
+        "clipfrac": "clip fraction, last",
+    }
+    formats = {
+        "updates": "{:.0f}".format,
+        "start_approx_kl": "{:.2e}".format,
+        "start_clipfrac": "{:.3f}".format,
+        "approx_kl": "{:.2e}".format,
+        "clipfrac": "{:.3f}".format,
+    }
+    return markdown_table([{"lag": lag, **s} for lag, s in by_lag.items()], columns, formats)
+
+
+def gpu_table(study: dict[str, Any]) -> Markdown:
+    """The first seed's runs of a study whose learner ran on an accelerator: the GPU's
+    sampled utilisation (percent) and the speed-up over the sequential plan."""
+    first = study["seeds"][0]
+    rows = [{"name": overlap_findings.label(r), **r} for r in study["rows"] if r["seed"] == first]
+    columns = {"name": "configuration", "gpu_percent": "GPU %", "speedup_vs_sequential": "x seq."}
+    formats = {"gpu_percent": "{:.0f}".format, "speedup_vs_sequential": _times}
+    return markdown_table(rows, columns, formats)
+
+
+def gpu_references() -> Markdown:
+    """Every configuration of the committed ``bench.pipeline`` records measured on a machine
+    with an accelerator, per machine; a sentence saying so where there are none."""
+    rows = [
+        {"machine": record.hardware, "name": overlap_findings.label(entry), **entry}
+        for record in results.load_references("bench.pipeline", with_accelerator=True)
+        for entry in record.data["summary"]
+    ]
+    if not rows:
+        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+    columns = {"machine": "machine", "name": "configuration", "speedup_vs_sequential": "x seq."}
+    return markdown_table(rows, columns, {"speedup_vs_sequential": _times})
+
+
+KINDS = {
+    "rollout": {"color": "tab:blue", "label": "rollout (collect + advantages)"},
+    "update": {"color": "tab:orange", "label": "update (copy in, epochs, weights out)"},
+    "wait_rollout": {"color": "0.8", "hatch": "//", "label": "learner waits for a rollout"},
+    "wait_weights": {"color": "0.8", "hatch": "..", "label": "worker waits for new weights"},
+    "wait_slot": {"color": "0.8", "hatch": "xx", "label": "worker waits for a free slot"},
+}
+"""How each kind of interval is drawn. Blank space is idle time nobody recorded."""
+
+
+def _steady_start(timeline: Sequence[dict[str, Any]]) -> float:
+    """Where a timeline's steady part begins: the start of its second rollout."""
+    starts = sorted(i["start"] for i in timeline if i["kind"] == "rollout")
+    return starts[1] if len(starts) > 1 else min((i["start"] for i in timeline), default=0.0)
+
+
+def gantt(timelines: dict[str, Sequence[dict[str, Any]]], seconds: float = 1.0) -> Figure:
+    """One panel per timeline, one row per process: ``seconds`` of each, from its steady part.
+
+    ``timelines`` maps a title to intervals ``{process, kind, start, end}`` (seconds). The
+    panels share the time axis, so the same second of work can be compared across plans.
+    """
+    rows = [len({i["process"] for i in timeline}) for timeline in timelines.values()]
+    fig, axes = plt.subplots(
+        len(timelines),
+        1,
+        figsize=(9, 1.2 + sum(0.5 + 0.45 * n for n in rows)),
+        sharex=True,
+        height_ratios=[0.5 + n for n in rows],
+        squeeze=False,
+    )
+    axes = axes[:, 0]
+    for ax, (title, timeline) in zip(axes, timelines.items(), strict=True):
+        origin = _steady_start(timeline)
+        processes = sorted({i["process"] for i in timeline}, key=_process_order)
+        for row, process in enumerate(processes):
+            for kind, style in KINDS.items():
+                spans = [
+                    (i["start"] - origin, i["end"] - i["start"])
+                    for i in timeline
+                    if i["process"] == process and i["kind"] == kind and i["end"] > origin
+                ]
+                if spans:
+                    ax.broken_barh(
+                        spans,
+                        (row - 0.35, 0.7),
+                        facecolor=style["color"],
+                        hatch=style.get("hatch"),
+                        edgecolor="0.5" if "hatch" in style else style["color"],
+                        linewidth=0.3,
+                    )
+        ax.set_yticks(range(len(processes)), processes)
+        ax.set_ylim(-0.6, len(processes) - 0.4)
+        ax.invert_yaxis()
+        ax.set_title(title, fontsize=10, loc="left")
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1].set_xlim(0, seconds)
+    axes[-1].set_xlabel("seconds (from the second rollout; blank = idle)")
+    handles = [
+        Patch(facecolor=s["color"], hatch=s.get("hatch"), edgecolor="0.5", label=s["label"])
+        for s in KINDS.values()
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, 0))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
+def _process_order(process: str) -> tuple[int, str]:
+    return (0 if "rollout" in process or process.startswith("worker") else 1, process)
+
+
+def speedup_by_workers(summary: Sequence[dict[str, Any]]) -> Figure:
+    """Speed-up over the sequential plan against the number of workers, one line per
+    backend and lag (median and range over seeds), beside each lag's ideal (dashed)."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    entries = [e for e in summary if e["plan"] != "sequential"]
+    lags = sorted({e["max_policy_lag"] for e in entries})
+    for colour, lag in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"], lags, strict=False):
+        for backend, marker in (("mp", "o-"), ("ray", "s:")):
+            mine = sorted(
+                (e for e in entries if e["backend"] == backend and e["max_policy_lag"] == lag),
+                key=lambda e: e["workers"],
+            )
+            if not mine:
+                continue
+            workers = [e["workers"] for e in mine]
+            median = np.array([e["speedup_vs_sequential"] for e in mine])
+            spread = [median - [e["speedup_low"] for e in mine], [e["speedup_high"] for e in mine]]
+            spread[1] = np.array(spread[1]) - median
+            label = f"{backend}, lag {lag}"
+            ax.errorbar(workers, median, yerr=spread, fmt=marker, color=colour, label=label)
+        ideal = {e["workers"]: e["ideal_speedup"] for e in entries if e["max_policy_lag"] == lag}
+        points = sorted(ideal.items())
+        ax.plot(
+            *zip(*points, strict=True),
+            "--",
+            marker="_",
+            markersize=24,
+            color=colour,
+            alpha=0.6,
+            label=f"ideal, lag {lag}",
+        )
+    ax.axhline(1.0, color="k", linewidth=0.8, label="sequential plan")
+    ax.set_xticks(sorted({e["workers"] for e in entries}))
+    ax.set_xlabel("rollout workers")
+    ax.set_ylabel("env steps/s / sequential plan's")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def learning_by_lag(
+    curves: dict[str, Sequence[Sequence[tuple[int, float]]]], title: str = ""
+) -> Figure:
+    """Training return against environment steps: per label, the mean over seeds of their
+    learning curves (points at the same steps), and the range over seeds as a band."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    styles = ("-", "--", ":", "-.")
+    for (label, per_seed), style in zip(curves.items(), styles * len(curves), strict=False):
+        by_step: dict[int, list[float]] = {}
+        for curve in per_seed:
+            for step, value in curve:
+                by_step.setdefault(step, []).append(value)
+        steps = sorted(s for s, v in by_step.items() if len(v) == len(per_seed))
+        if not steps:
+            continue
+        values = [by_step[s] for s in steps]
+        mean = [float(np.mean(v)) for v in values]
+        (line,) = ax.plot(steps, mean, style, label=f"{label} (mean of {len(per_seed)} seeds)")
+        low, high = [min(v) for v in values], [max(v) for v in values]
+        ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("training episode return")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def clipping_by_lag(by_lag: dict[str, dict[str, float]]) -> Figure:
+    """Approx KL and clip fraction at an update's first and last minibatch, per policy lag."""
+    lags = list(by_lag)
+    fig, (kl, clip) = plt.subplots(1, 2, figsize=(9, 3.2))
+    x = np.arange(len(lags))
+    for ax, first, last, name in (
+        (kl, "start_approx_kl", "approx_kl", "approx KL"),
+        (clip, "start_clipfrac", "clipfrac", "clip fraction"),
+    ):
+        ax.bar(x - 0.2, [by_lag[g][first] for g in lags], 0.4, label="first minibatch")
+        ax.bar(x + 0.2, [by_lag[g][last] for g in lags], 0.4, label="last minibatch")
+        ax.set_xticks(x, [f"lag {g}" for g in lags])
+        ax.set_ylim(bottom=0)
+        ax.set_title(name)
+        ax.grid(axis="y", alpha=0.3)
+    kl.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

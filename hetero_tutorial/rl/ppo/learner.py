@@ -1,0 +1,110 @@
+"""Step 6 of PPO: the update. The clipped-surrogate loss and the learner's epochs of minibatches.
+
+:func:`ppo_loss` is CleanRL's loss for one minibatch; :class:`PPOLearner` runs
+``update_epochs`` passes over a rollout that the transfer brought to the update device,
+one gradient step per minibatch, and brings its diagnostics back in one copy.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.policy import Parameters
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
+
+
+def ppo_loss(
+    policy: nn.Module, mb: dict[str, torch.Tensor], c: PPOConfig
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(loss, ratio, log_ratio)`` of one minibatch: clipped surrogate, value loss, entropy.
+
+    ``mb`` holds the stored fields (``obs``, ``actions``, ``logprobs``, ``values``,
+    ``advantages``, ``returns``); ``logprobs`` are the behaviour policy's, so the
+    ratio compares the learner with the policy that acted.
+    """
+    logprob, entropy, value = policy.evaluate(mb["obs"], mb["actions"])
+    log_ratio = logprob - mb["logprobs"]
+    ratio = log_ratio.exp()
+    advantages = mb["advantages"]
+    if c.norm_adv:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    clipped_ratio = ratio.clamp(1 - c.clip_coef, 1 + c.clip_coef)
+    policy_loss = torch.max(-advantages * ratio, -advantages * clipped_ratio).mean()
+    value_error = (value - mb["returns"]).pow(2)
+    if c.clip_vloss:
+        clipped = mb["values"] + (value - mb["values"]).clamp(-c.clip_coef, c.clip_coef)
+        value_error = torch.max(value_error, (clipped - mb["returns"]).pow(2))
+    loss = policy_loss - c.ent_coef * entropy.mean() + c.vf_coef * 0.5 * value_error.mean()
+    return loss, ratio, log_ratio
+
+
+@torch.no_grad()
+def ratio_stats(ratio: torch.Tensor, log_ratio: torch.Tensor, clip_coef: float) -> torch.Tensor:
+    """``(approx_kl, clipfrac)`` of a minibatch, as one tensor on its device (no copy back).
+
+    How far the learner is from the behaviour policy: CleanRL's KL estimate
+    ``(ratio - 1) - log ratio`` and the fraction of ratios the clipping cut.
+    """
+    approx_kl = ((ratio - 1) - log_ratio).mean()
+    clipfrac = ((ratio - 1).abs() > clip_coef).float().mean()
+    return torch.stack([approx_kl, clipfrac])
+
+
+class PPOLearner:
+    """The update: epochs of clipped-surrogate minibatch steps, on the update device."""
+
+    def __init__(self, policy: nn.Module, params: Parameters, config: PPOConfig, seed: int) -> None:
+        self.policy, self.params, self.config = policy, params, config
+        self.optimizer = params.adam(lr=config.learning_rate, eps=1e-5)
+        self.generator = torch.Generator().manual_seed(seed)  # minibatch order, on the CPU
+
+    def anneal(self, iteration: int) -> None:
+        """Set the learning rate for ``iteration`` (linear decay to zero, if configured)."""
+        c = self.config
+        if c.anneal_lr:
+            for group in self.optimizer.param_groups:
+                group["lr"] = c.learning_rate * (1.0 - iteration / c.num_iterations)
+
+    def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """One gradient step on one minibatch; returns ``(loss, ratio, log_ratio)``."""
+        loss, ratio, log_ratio = ppo_loss(self.policy, mb, self.config)
+        self.params.zero_grad()
+        loss.backward()
+        self.params.clip_grad_norm_(self.config.max_grad_norm)
+        self.optimizer.step()
+        return loss, ratio, log_ratio
+
+    def update(self, batch: list[torch.Tensor], storage: RolloutStorage) -> dict[str, float]:
+        """``update_epochs`` passes over the rollout ``batch`` ((T * N, ...) tensors, here).
+
+        Each epoch visits the transitions in a new random order in full minibatches (a
+        remainder smaller than a minibatch is left out of that epoch).
+        """
+        c, size = self.config, len(batch[0])
+        # Every epoch's order, drawn on the CPU and copied in one go: a copy from pageable
+        # memory waits for the accelerator, so one copy per epoch would stall it per epoch.
+        orders = torch.stack(
+            [torch.randperm(size, generator=self.generator) for _ in range(c.update_epochs)]
+        ).to(batch[0].device)
+        for order in orders:
+            if c.gather_per_epoch:  # one gather; minibatches are slices of it
+                shuffled = storage.views([t[order] for t in batch])
+            for start in range(0, size - c.minibatch_size + 1, c.minibatch_size):
+                if c.gather_per_epoch:
+                    mb = {k: v[start : start + c.minibatch_size] for k, v in shuffled.items()}
+                else:
+                    index = order[start : start + c.minibatch_size]
+                    mb = storage.views([t[index] for t in batch])
+                loss, ratio, log_ratio = self.minibatch_step(mb)
+        # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
+        kl, clipfrac = ratio_stats(ratio, log_ratio, c.clip_coef)
+        stats = {"approx_kl": kl, "clipfrac": clipfrac, "loss": loss.detach()}
+        stats |= self.extra_stats()
+        values = torch.stack(list(stats.values())).tolist()  # one copy back
+        return dict(zip(stats, values, strict=True))
+
+    def extra_stats(self) -> dict[str, torch.Tensor]:
+        """More 0-d diagnostics for :meth:`update` to bring back in its one copy (none here)."""
+        return {}

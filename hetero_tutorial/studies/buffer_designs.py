@@ -1,0 +1,393 @@
+"""The replay buffer study: sampling and add throughput, memory, batch correlation (C8).
+
+For each capacity, the three designs of :mod:`hetero_tutorial.rl.buffers` are filled
+with the same Pendulum-shaped transitions (3 observation features, 1 action) and
+then measured in one run, interleaved (:func:`hetero_tutorial.core.timing.compare`):
+
+* ``bytes_per_transition``: the tensor buffer's ``nbytes`` over its capacity; for
+  the Python containers, what ``tracemalloc`` saw allocated while filling them
+  (their NumPy arrays and Python objects), over the transitions stored;
+* ``add_transitions_per_s``: adds into the full buffer (the steady state: every
+  add overwrites or evicts the oldest data);
+* ``sample_transitions_per_s``: batches of ``batch_size`` sampled back to back to
+  each device (the steady-state rate);
+* ``neighbour_fraction``: the share of a batch's transitions whose next time step
+  is in the same batch, a simple measure of how correlated a batch is (about
+  ``batch_size / capacity`` for independent draws);
+* ``copies_per_batch``: host<->device copies one ``sample`` makes.
+
+With a CUDA device, :func:`pinned_sampling` also times the path hybrid DDPG samples
+through: the tensor buffer in CPU memory gathering each batch into pinned memory and
+copying it with ``non_blocking=True``, beside the same buffer without pinning.
+
+The synthetic transitions carry their step number in ``obs[0]``, so a batch tells
+which time steps it holds.
+
+DDPG itself is trained with each design side by side (:func:`train_designs`, a
+``bench.ddpg`` record per design), summarised over its seeds by :func:`summarise`;
+:func:`time_ratio` compares two designs' runs seed by seed, only where they ran the same
+settings and seeds (:func:`unpaired_reason`).
+"""
+
+from __future__ import annotations
+
+import statistics
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import Placement, as_placement
+from hetero_tutorial.core.timing import Spread, compare
+from hetero_tutorial.core.transfers import CopyCounter
+from hetero_tutorial.rl.buffers import (
+    DESIGNS,
+    Batch,
+    ReplayBuffer,
+    TensorReplayBuffer,
+    make_buffer,
+    raw_bytes_per_transition,
+)
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.runs import DDPGResult, interleave
+from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
+
+OBS_DIM, ACTION_DIM = 3, 1
+"""Pendulum-v1's observation and action sizes."""
+EPISODE_LENGTH = 200
+"""Pendulum-v1's time limit: every 200th synthetic transition is truncated."""
+
+
+class SyntheticTransitions:
+    """Random Pendulum-shaped transitions, fed to a buffer in order; ``obs[0]`` is the step."""
+
+    def __init__(self, count: int, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        self.count = count
+        self.obs = rng.uniform(-1.0, 1.0, (count + 1, OBS_DIM)).astype(np.float32)
+        self.obs[:, 0] = np.arange(count + 1)
+        self.action = rng.uniform(-2.0, 2.0, (count, ACTION_DIM)).astype(np.float32)
+        self.reward = rng.uniform(-16.0, 0.0, count).tolist()
+
+    def feed(self, buffer: ReplayBuffer, start: int, steps: int) -> int:
+        """Add transitions ``start, start + 1, ...`` (wrapping around); return the next start."""
+        for step in range(start, start + steps):
+            i = step % self.count
+            truncated = (i + 1) % EPISODE_LENGTH == 0
+            buffer.add(
+                self.obs[i], self.action[i], self.reward[i], self.obs[i + 1], False, truncated
+            )
+        return start + steps
+
+
+def fill(buffer: ReplayBuffer, data: SyntheticTransitions) -> float:
+    """Fill ``buffer`` to capacity from ``data``; return its bytes per stored transition.
+
+    The tensor buffer's storage is preallocated PyTorch memory, which tracemalloc
+    cannot see: its ``nbytes`` is exact. The Python containers allocate as they
+    grow: tracemalloc counts what they allocate while being filled.
+    """
+    if isinstance(buffer, TensorReplayBuffer):
+        data.feed(buffer, 0, buffer.capacity)
+        return buffer.nbytes / buffer.capacity
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        data.feed(buffer, 0, buffer.capacity)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    return grown / len(buffer)
+
+
+def neighbour_fraction(batch: Batch) -> float:
+    """Share of the batch's transitions whose next time step (``obs[0] + 1``) is also in it."""
+    steps = batch.obs[:, 0].cpu()
+    return float(torch.isin(steps + 1, steps).float().mean())
+
+
+def copies_per_batch(buffer: ReplayBuffer, batch_size: int, device: torch.device | str) -> int:
+    """How many host<->device copies one ``sample(batch_size, device)`` makes.
+
+    ``device="meta"`` (a device without data) stands in for an accelerator on a
+    machine that has none: the copies are counted, nothing is moved.
+    """
+    with CopyCounter() as counter:
+        buffer.sample(batch_size, device)
+    return counter.total().count
+
+
+def measure_capacity(
+    capacity: int,
+    batch_size: int,
+    devices: Sequence[torch.device],
+    repeats: int = 15,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """One row per design x device for buffers of ``capacity`` transitions (see module doc)."""
+    data = SyntheticTransitions(capacity, seed)
+    buffers = {d: make_buffer(d, capacity, OBS_DIM, ACTION_DIM, seed=seed) for d in DESIGNS}
+    memory = {design: fill(buffer, data) for design, buffer in buffers.items()}
+    starts = dict.fromkeys(buffers, capacity)
+    adds_per_call = 100
+
+    def add(design: str) -> None:
+        starts[design] = data.feed(buffers[design], starts[design], adds_per_call)
+
+    add_timings = compare({d: (lambda d=d: add(d)) for d in buffers}, repeats=repeats)
+    rows = []
+    for device in devices:
+        sample_timings = compare(
+            {d: (lambda b=b, t=device: b.sample(batch_size, t)) for d, b in buffers.items()},
+            device=device,
+            repeats=repeats,
+            inner=20,  # back-to-back batches: steady-state throughput
+        )
+        for design, buffer in buffers.items():
+            rows.append(
+                {
+                    "design": design,
+                    "capacity": capacity,
+                    "batch_size": batch_size,
+                    "device": str(device),
+                    "sample_transitions_per_s": batch_size / sample_timings[design].median,
+                    "sample_iqr_s": sample_timings[design].iqr,
+                    "add_transitions_per_s": adds_per_call / add_timings[design].median,
+                    "bytes_per_transition": memory[design],
+                    "raw_bytes_per_transition": raw_bytes_per_transition(OBS_DIM, ACTION_DIM),
+                    "neighbour_fraction": float(
+                        np.mean([neighbour_fraction(buffer.sample(batch_size)) for _ in range(20)])
+                    ),
+                    "copies_per_batch": copies_per_batch(buffer, batch_size, device),
+                }
+            )
+    return rows
+
+
+def default_devices() -> list[torch.device]:
+    """The CPU, and the accelerator when there is one."""
+    found = accelerator()
+    return [torch.device("cpu")] + ([found] if found is not None else [])
+
+
+def pinned_sampling(
+    capacity: int,
+    batch_size: int,
+    device: torch.device,
+    repeats: int = 15,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """The tensor buffer sampling to a CUDA ``device`` from CPU storage, pinned and not.
+
+    ``pin_memory=True`` is hybrid DDPG's path (:attr:`Placement.pin_storage`): each
+    batch is gathered into page-locked memory and copied with ``non_blocking=True``.
+    Both buffers hold the same transitions and are timed interleaved; one row each.
+    """
+    data = SyntheticTransitions(capacity, seed)
+    buffers = {
+        pinned: TensorReplayBuffer(capacity, OBS_DIM, ACTION_DIM, pin_memory=pinned, seed=seed)
+        for pinned in (False, True)
+    }
+    for buffer in buffers.values():
+        fill(buffer, data)
+    timings = compare(
+        {pinned: (lambda b=b: b.sample(batch_size, device)) for pinned, b in buffers.items()},
+        device=device,
+        repeats=repeats,
+        inner=20,
+    )
+    return [
+        {
+            "design": "tensor",
+            "pin_memory": pinned,
+            "capacity": capacity,
+            "batch_size": batch_size,
+            "device": str(device),
+            "sample_transitions_per_s": batch_size / timings[pinned].median,
+            "sample_iqr_s": timings[pinned].iqr,
+            "copies_per_batch": copies_per_batch(buffer, batch_size, device),
+        }
+        for pinned, buffer in buffers.items()
+    ]
+
+
+NO_PINNED_PATH = (
+    "no CUDA device: the pinned sampling path of hybrid DDPG (TensorReplayBuffer with "
+    "pin_memory=True, copied non_blocking to CUDA) was not timed"
+)
+
+
+def measure(
+    capacities: Sequence[int],
+    batch_size: int,
+    devices: Sequence[torch.device],
+    repeats: int = 15,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The fields of a ``bench.buffers`` record: every design at every capacity and device,
+    and, for each CUDA device, the pinned path (``pinned_rows``; ``pinned_note`` says why
+    there are none)."""
+    rows = [
+        row
+        for capacity in capacities
+        for row in measure_capacity(capacity, batch_size, devices, repeats, seed)
+    ]
+    cuda = [device for device in devices if device.type == "cuda"]
+    pinned = [
+        row
+        for capacity in capacities
+        for device in cuda
+        for row in pinned_sampling(capacity, batch_size, device, repeats, seed)
+    ]
+    return {
+        "batch_size": batch_size,
+        "designs": list(DESIGNS),
+        "rows": rows,
+        "pinned_rows": pinned,
+        "pinned_note": None if cuda else NO_PINNED_PATH,
+    }
+
+
+def fastest_sampler(rows: Sequence[dict[str, Any]], device: str = "cpu") -> dict[str, Any]:
+    """Which design sampled fastest to ``device`` at the largest capacity measured, and whether
+    past the noise.
+
+    Returns ``capacity``, ``rates`` (transitions per second, by design), ``best`` and
+    ``runner_up`` (by median rate), ``spread`` (the best's seconds per batch over the
+    runner-up's, spread by their IQRs: :meth:`Spread.of_medians`) and ``winner``: the best
+    design where that whole spread lies below 1, else None (no clear winner).
+    """
+    mine = [r for r in rows if r["device"] == device]
+    if not mine:
+        raise UsageError(f"no buffer rows sampled to {device}; measure it (bench buffers)")
+    capacity = max(r["capacity"] for r in mine)
+    at = {r["design"]: r for r in mine if r["capacity"] == capacity}
+    ranked = sorted(at, key=lambda design: -at[design]["sample_transitions_per_s"])
+    best, runner_up = ranked[0], ranked[1] if len(ranked) > 1 else None
+
+    def seconds(design: str) -> dict[str, float]:
+        row = at[design]
+        return {"median_s": row["batch_size"] / row["sample_transitions_per_s"],
+                "iqr_s": row.get("sample_iqr_s")}  # fmt: skip
+
+    spread = Spread.of_medians(seconds(best), seconds(runner_up)) if runner_up else Spread(1.0)
+    return {
+        "capacity": capacity,
+        "rates": {design: at[design]["sample_transitions_per_s"] for design in ranked},
+        "best": best,
+        "runner_up": runner_up,
+        "spread": spread,
+        "winner": best if spread.side(1.0, above=False) else None,
+    }
+
+
+def train_designs(
+    config: DDPGConfig,
+    designs: Sequence[str] = DESIGNS,
+    placement: Placement | str = "all-cpu",
+    seed: int = 0,
+    *,
+    threads: int | None = 1,
+    eval_episodes: int = 10,
+    chunk_steps: int = 200,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, DDPGResult]:
+    """DDPG with ``config`` and each buffer design, interleaved ``chunk_steps`` at a time, as
+    :func:`~hetero_tutorial.rl.ddpg.runs.train_side_by_side` runs placements: a slow minute
+    of the machine costs every design alike. Results keyed by design."""
+    placement = as_placement(placement)
+    trainers = {
+        design: DDPGTrainer(replace(config, buffer=design), placement, seed, threads=threads)
+        for design in designs
+    }
+    return interleave(
+        trainers, eval_episodes=eval_episodes, chunk_steps=chunk_steps, progress=progress
+    )
+
+
+def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
+    """The fields of a ``bench.ddpg`` record: runs of one configuration over several seeds."""
+    return summarise_fields([r.fields() for r in results])
+
+
+def summarise_fields(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`summarise` from the runs' record fields (as separate processes write them)."""
+    eval_means = [run["eval_return_mean"] for run in runs]
+    return {
+        "buffer": runs[0]["config"]["buffer"],
+        "placement": runs[0]["placement"],
+        "seeds": [run_settings(run)[0] for run in runs],
+        "env_steps_per_s": statistics.median(run["env_steps_per_s"] for run in runs),
+        "seconds_per_episode": statistics.median(run["seconds_per_episode"] for run in runs),
+        "copies_per_1000_samples": statistics.median(
+            run["copies_per_1000_samples"] for run in runs
+        ),
+        "eval_return_mean": statistics.mean(eval_means),
+        "eval_return_by_seed": eval_means,
+        "eval_return_spread": max(eval_means) - min(eval_means),
+        "runs": list(runs),
+    }
+
+
+def run_settings(run: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``(seed, settings)`` of one DDPG run's record fields; the settings are everything that
+    shaped the run (config, placement, threads) but its buffer design and its seed.
+
+    Records written while ``DDPGConfig`` held the seed, the placement and the threads keep
+    them in ``config``; newer ones beside it, as PPO's do. Both read the same here.
+    """
+    settings = dict(run["config"])
+    if "seed" in settings:
+        seed = settings.pop("seed")
+    else:
+        seed = run["seed"]
+        settings |= {"placement": run["placement"], "threads": run["threads"]}
+    settings.pop("buffer", None)
+    return seed, settings
+
+
+def unpaired_reason(top: dict[str, Any], bottom: dict[str, Any]) -> str | None:
+    """Why two ``bench.ddpg`` records' runs cannot be paired seed by seed; None when they can.
+
+    A paired ratio means something only when the two ran the same seeds, in the same
+    order, with the same settings apart from the buffer: otherwise it compares other
+    workloads (another step count, width or placement), not two buffer designs.
+    """
+    runs = top.get("runs", []), bottom.get("runs", [])
+    read = [[run_settings(run) for run in side] for side in runs]
+    seeds = [[seed for seed, _ in side] for side in read]
+    if not seeds[0] or seeds[0] != seeds[1]:
+        return f"the two ran different seeds ({seeds[0]} and {seeds[1]}), so none pair up"
+    differ = sorted({
+        key
+        for (_, a), (_, b) in zip(*read, strict=True)
+        for key in a.keys() | b.keys()
+        if a.get(key) != b.get(key)
+    })  # fmt: skip
+    if differ:
+        return f"the two ran different settings besides the buffer ({', '.join(differ)})"
+    return None
+
+
+def time_ratio(top: dict[str, Any], bottom: dict[str, Any]) -> tuple[Spread, str]:
+    """``top``'s time per episode over ``bottom``'s (two ``bench.ddpg`` records' fields, whose
+    seeds ran side by side), spread by their seeds; where no whole episode ran with updates
+    (a short run), the inverse ratio of their speeds per step. Returns the spread and what
+    it is per (``"per episode"`` or ``"per step"``). Raises :class:`UsageError` when the two
+    cannot be paired (:func:`unpaired_reason`)."""
+    reason = unpaired_reason(top, bottom)
+    if reason is not None:
+        raise UsageError(f"cannot compare these DDPG runs: {reason}; run both designs together")
+    value = top["seconds_per_episode"] / bottom["seconds_per_episode"]
+    if np.isfinite(value):
+        runs = [[run["seconds_per_episode"] for run in r["runs"]] for r in (top, bottom)]
+        return Spread.of_pairs(*runs, value=value, per="seed"), "per episode"
+    value = bottom["env_steps_per_s"] / top["env_steps_per_s"]
+    runs = [[run["env_steps_per_s"] for run in r["runs"]] for r in (bottom, top)]
+    per = "per step (no whole episode ran with updates)"
+    return Spread.of_pairs(*runs, value=value, per="seed"), per

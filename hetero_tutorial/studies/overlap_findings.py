@@ -1,0 +1,184 @@
+"""Findings from an overlap study's numbers: sentences saying which configuration is faster,
+whether policy lag hurt learning beyond the spread over seeds, and what Ray costs.
+
+Every conclusion a notebook or the ``bench pipeline`` command prints comes from here,
+computed from the measured values, so another machine prints its own conclusions. (The
+acceptance targets this engine was built to are tests, and ``benchmarks/README.md``
+says what they are; they are not the package's to ship.)
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.timing import Spread
+from hetero_tutorial.rl.overlapped.timeline import configuration_label
+from hetero_tutorial.studies import overlap
+from hetero_tutorial.studies.overlap import SEQUENTIAL
+
+
+def label(entry: dict[str, Any]) -> str:
+    """A configuration's name: ``sequential`` or ``mp, 1 worker, lag 1``."""
+    if entry["plan"] == SEQUENTIAL:
+        return SEQUENTIAL
+    return configuration_label(entry["backend"], entry["workers"], entry["max_policy_lag"])
+
+
+def find(summary: Sequence[dict[str, Any]], **key: Any) -> dict[str, Any] | None:
+    """The summary entry whose fields match ``key`` (e.g. backend="mp", workers=1), if any."""
+    return next((e for e in summary if all(e[k] == v for k, v in key.items())), None)
+
+
+def speed_spread(entry: dict[str, Any]) -> Spread:
+    """A configuration's speed-up over the sequential plan and its range over the seeds
+    (no range, so no spread measured, with one seed)."""
+    ratio = entry["speedup_vs_sequential"]
+    if entry["seeds"] < 2:
+        return Spread(ratio, how="one seed")
+    return Spread(ratio, entry["speedup_low"], entry["speedup_high"], "seeds")
+
+
+def speed_finding(entry: dict[str, Any]) -> str:
+    """Whether one overlapped configuration beat the sequential plan, over the seeds: an
+    effect is named only when every seed's speed-up lies on the same side of 1."""
+    name, spread = label(entry), speed_spread(entry)
+    ideal = (
+        f"; the ideal here is {entry['ideal_speedup']:.2f}x, of which it reached "
+        f"{entry['share_of_ideal']:.0%}"
+    )
+    if not spread.measured:
+        times = f"{spread.value:.2f}x the sequential plan's steps/s"
+        return f"{name}: {times}: no verdict (one seed){ideal}"
+    times = f"{spread.value:.2f}x its steps/s (seeds {spread.low:.2f}-{spread.high:.2f}x)"
+    if spread.low > 1:
+        return f"{name}: faster than the sequential plan, {times}{ideal}"
+    if spread.high < 1:
+        return f"{name}: slower than the sequential plan, {times}{ideal}"
+    return f"{name}: no clear difference from the sequential plan, {times}{ideal}"
+
+
+def speed_findings(summary: Sequence[dict[str, Any]]) -> list[str]:
+    """:func:`speed_finding` of every overlapped configuration of a study's summary."""
+    return [speed_finding(e) for e in summary if e["plan"] != SEQUENTIAL]
+
+
+def phase_times_sentence(study: dict[str, Any]) -> str:
+    """The sequential plan's rollout and update milliseconds per iteration, the R and U
+    of the ideal speed-up (means over the seeds)."""
+    rollout, update = overlap.sequential_phase_times(study)
+    return (
+        f"this machine, sequential plan: R = {rollout * 1e3:.1f} ms rollout, "
+        f"U = {update * 1e3:.1f} ms update per iteration (means over {len(study['seeds'])} "
+        "seed(s))"
+    )
+
+
+def ideal_vs_measured(summary: Sequence[dict[str, Any]], **key: Any) -> str:
+    """One overlapped configuration's ideal speed-up (the summary's: the median of the
+    per-seed ideals) beside its measured one."""
+    entry = find(summary, **key)
+    if entry is None or entry["plan"] == SEQUENTIAL:
+        raise UsageError(
+            f"no overlapped configuration {key} in this study; it ran "
+            + ", ".join(label(e) for e in summary if e["plan"] != SEQUENTIAL)
+        )
+    return (
+        f"{label(entry)}: ideal {entry['ideal_speedup']:.2f}x (median of the per-seed ideals); "
+        f"measured {speed_spread(entry)}"
+    )
+
+
+def learning_finding(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """Whether configuration ``b`` learned worse than ``a`` beyond the spread over seeds."""
+    diff = b["eval_return_mean"] - a["eval_return_mean"]
+    spread = max(a["eval_return_spread"], b["eval_return_spread"])
+    numbers = (
+        f"greedy return {b['eval_return_mean']:.1f} ({label(b)}) vs {a['eval_return_mean']:.1f} "
+        f"({label(a)}), over {min(a['seeds'], b['seeds'])} seed(s)"
+    )
+    if min(a["seeds"], b["seeds"]) < 2:
+        return f"{numbers}: with one seed there is no spread to judge a difference against"
+    if diff < -spread:
+        gap = f"the gap {-diff:.1f} exceeds the spread {spread:.1f}"
+        return f"{label(b)} learned worse: {numbers}; {gap}"
+    return (
+        f"{label(b)} learned no worse than {label(a)} beyond the spread over seeds: {numbers}; "
+        f"difference {diff:+.1f}, spread (standard deviation) {spread:.1f}"
+    )
+
+
+def ray_ratios(rows: Sequence[dict[str, Any]]) -> dict[tuple[int, int], list[float]]:
+    """Per (workers, lag): Ray's steps/s over the process engine's, seed by seed."""
+    speed = {
+        (r["backend"], r["workers"], r["max_policy_lag"], r["seed"]): r["env_steps_per_s"]
+        for r in rows
+        if r["plan"] != SEQUENTIAL
+    }
+    ratios: dict[tuple[int, int], list[float]] = {}
+    for (backend, workers, lag, seed), value in speed.items():
+        mp = speed.get(("mp", workers, lag, seed))
+        if backend == "ray" and mp:
+            ratios.setdefault((workers, lag), []).append(value / mp)
+    return ratios
+
+
+def ray_findings(study: dict[str, Any]) -> list[str]:
+    """Ray's cost against plain processes on this machine, per configuration."""
+    found = []
+    for (workers, lag), ratios in ray_ratios(study["rows"]).items():
+        name = configuration_label("ray", workers, lag)
+        found.append(
+            f"{name}: {statistics.median(ratios):.2f}x the process engine's steps/s "
+            f"(seeds {min(ratios):.2f}-{max(ratios):.2f}x)"
+        )
+    if study.get("ray_start_seconds") is not None:
+        found.append(f"starting Ray here took {study['ray_start_seconds']:.1f} s (once per study)")
+    return found
+
+
+def load_finding(study: dict[str, Any]) -> str:
+    """How busy other programs kept the machine's cores while the study ran."""
+    loads = [r["other_load_cores"] for r in study["rows"] if "other_load_cores" in r]
+    if not loads:
+        return "the load from other programs was not measured"
+    text = (
+        f"other programs kept {statistics.median(loads):.2f} of the {study['cores']} cores busy "
+        f"during a run (median over runs; {max(loads):.2f} at most)"
+    )
+    if max(loads) >= 0.25:
+        text += (
+            ": an overlapped run needs a free core for each of its processes, so others' load "
+            "slows it more than the one-process sequential plan; read its speed-ups as "
+            "measured under that load"
+        )
+    return text
+
+
+def learning_findings(study: dict[str, Any]) -> list[str]:
+    """:func:`learning_finding` of lag 1 against lag 0, per engine and worker count."""
+    summary, found = study["summary"], []
+    for backend in dict.fromkeys(e["backend"] for e in summary if e["backend"]):
+        for workers in dict.fromkeys(e["workers"] for e in summary if e["backend"] == backend):
+            lag0 = find(summary, backend=backend, workers=workers, max_policy_lag=0)
+            lag1 = find(summary, backend=backend, workers=workers, max_policy_lag=1)
+            if lag0 and lag1:
+                found.append(learning_finding(lag0, lag1))
+    return found
+
+
+def findings(study: dict[str, Any]) -> list[str]:
+    """Every conclusion the study's numbers support, as sentences."""
+    return [
+        load_finding(study),
+        *speed_findings(study["summary"]),
+        *learning_findings(study),
+        *ray_findings(study),
+    ]
+
+
+def record_fields(study: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a ``bench.pipeline`` record: the study and its findings."""
+    return {**study, "findings": findings(study)}
