@@ -209,7 +209,7 @@ def test_on_sixteen_cores_the_decision_keeps_within_its_budget():
                         meter=lambda workload: WarmingMeter(cost, clock), clock=clock)  # fmt: skip
     assert chooser.threads == (1, 2, 4, 8, 16)
     decision = chooser.decide(workload(TINY_CNN))
-    assert decision.measure_seconds <= chooser.budget_s < allocator_study.DECISION_LIMIT_S
+    assert decision.measure_seconds <= chooser.budget_s < trials.DECISION_LIMIT_S
     assert decision.chosen.name == "all-accelerator"  # every device was measured
     assert "all-cpu, 16 threads" in decision.skipped
 

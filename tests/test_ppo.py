@@ -211,7 +211,7 @@ def test_the_copy_out_event_sleeps_while_it_waits(monkeypatch):
 
     monkeypatch.setattr(torch.cuda, "Event", Event)
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: None)
-    storage = PPOTrainer(PPOConfig.tuned("CartPole-v1", **TINY), "all-cpu").storage
+    storage = PPOTrainer(PPOConfig.tuned("CartPole-v1", **TINY), placement("all-cpu")).storage
     storage.tensors = [Pinned()]
     storage.flat_batch(torch.device("cuda", 0), non_blocking=True)
     assert made == [{"blocking": True}]
