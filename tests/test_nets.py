@@ -161,7 +161,9 @@ def test_plain_and_paired_actor_critics_agree_on_outputs_losses_and_gradients(ne
     mb = {"obs": obs, "actions": actions, "logprobs": torch.randn(32) * 0.1 - 1.0, **scalars}
     for got, want in zip(plain(obs), paired(obs), strict=True):
         torch.testing.assert_close(got, want)
-    plain_loss, paired_loss = ppo_loss(plain, mb, config)[0], ppo_loss(paired, mb, config)[0]
+    clip = config.clip_coef
+    plain_loss = ppo_loss(plain, mb, config, clip)[0]
+    paired_loss = ppo_loss(paired, mb, config, clip)[0]
     torch.testing.assert_close(plain_loss, paired_loss)
     plain_loss.backward()
     paired_loss.backward()

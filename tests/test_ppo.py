@@ -1,4 +1,3 @@
-import time
 from dataclasses import replace
 
 import gymnasium as gym
@@ -172,15 +171,6 @@ def test_unsupported_action_space_is_a_clear_error():
 class _MultiBinaryEnv(gym.Env):
     observation_space = gym.spaces.Box(-1, 1, (2,))
     action_space = gym.spaces.MultiBinary(3)
-
-
-def test_hybrid_ppo_solves_cartpole():
-    """Greedy return >= 475 within 100k environment steps, on the CPU, in under 90 s."""
-    start = time.perf_counter()
-    run = train(PPOConfig.tuned("CartPole-v1", total_steps=100_000), placement("hybrid"), seed=1,
-                threads=1, count_copies=False)  # fmt: skip
-    assert time.perf_counter() - start < 90
-    assert run.eval_return_mean >= 475, run.eval_returns
 
 
 def test_pendulum_ppo_improves_over_its_first_evaluation():

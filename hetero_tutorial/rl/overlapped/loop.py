@@ -87,7 +87,7 @@ class LagNotingLearner(PPOLearner):
     def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         loss, ratio, log_ratio = super().minibatch_step(mb)
         if self.first is None:
-            self.first = ratio_stats(ratio, log_ratio, self.config.clip_coef)
+            self.first = ratio_stats(ratio, log_ratio, self.clip_coef)
         return loss, ratio, log_ratio
 
     def extra_stats(self) -> dict[str, torch.Tensor]:

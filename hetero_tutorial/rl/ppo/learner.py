@@ -16,13 +16,15 @@ from hetero_tutorial.rl.ppo.storage import RolloutStorage
 
 
 def ppo_loss(
-    policy: nn.Module, mb: dict[str, torch.Tensor], c: PPOConfig
+    policy: nn.Module, mb: dict[str, torch.Tensor], c: PPOConfig, clip_coef: float
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(loss, ratio, log_ratio)`` of one minibatch: clipped surrogate, value loss, entropy.
 
     ``mb`` holds the stored fields (``obs``, ``actions``, ``logprobs``, ``values``,
     ``advantages``, ``returns``); ``logprobs`` are the behaviour policy's, so the
-    ratio compares the learner with the policy that acted.
+    ratio compares the learner with the policy that acted. ``clip_coef`` is the clipping
+    coefficient of this iteration: ``c.clip_coef``, or less as :meth:`PPOLearner.anneal`
+    decays it.
     """
     logprob, entropy, value = policy.evaluate(mb["obs"], mb["actions"])
     log_ratio = logprob - mb["logprobs"]
@@ -30,11 +32,11 @@ def ppo_loss(
     advantages = mb["advantages"]
     if c.norm_adv:
         advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    clipped_ratio = ratio.clamp(1 - c.clip_coef, 1 + c.clip_coef)
+    clipped_ratio = ratio.clamp(1 - clip_coef, 1 + clip_coef)
     policy_loss = torch.max(-advantages * ratio, -advantages * clipped_ratio).mean()
     value_error = (value - mb["returns"]).pow(2)
     if c.clip_vloss:
-        clipped = mb["values"] + (value - mb["values"]).clamp(-c.clip_coef, c.clip_coef)
+        clipped = mb["values"] + (value - mb["values"]).clamp(-clip_coef, clip_coef)
         value_error = torch.max(value_error, (clipped - mb["returns"]).pow(2))
     loss = policy_loss - c.ent_coef * entropy.mean() + c.vf_coef * 0.5 * value_error.mean()
     return loss, ratio, log_ratio
@@ -59,17 +61,23 @@ class PPOLearner:
         self.policy, self.params, self.config = policy, params, config
         self.optimizer = params.adam(lr=config.learning_rate, eps=1e-5)
         self.generator = torch.Generator().manual_seed(seed)  # minibatch order, on the CPU
+        self.clip_coef = config.clip_coef
+        """the clipping coefficient of the current iteration (see :meth:`anneal`)"""
 
     def anneal(self, iteration: int) -> None:
-        """Set the learning rate for ``iteration`` (linear decay to zero, if configured)."""
+        """Set the learning rate and the clipping coefficient for ``iteration``: each decays
+        linearly to zero over the run where the config says so."""
         c = self.config
+        left = 1.0 - iteration / c.num_iterations  # the share of the run still to come
         if c.anneal_lr:
             for group in self.optimizer.param_groups:
-                group["lr"] = c.learning_rate * (1.0 - iteration / c.num_iterations)
+                group["lr"] = c.learning_rate * left
+        if c.anneal_clip:
+            self.clip_coef = c.clip_coef * left
 
     def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """One gradient step on one minibatch; returns ``(loss, ratio, log_ratio)``."""
-        loss, ratio, log_ratio = ppo_loss(self.policy, mb, self.config)
+        loss, ratio, log_ratio = ppo_loss(self.policy, mb, self.config, self.clip_coef)
         self.params.zero_grad()
         loss.backward()
         self.params.clip_grad_norm_(self.config.max_grad_norm)
@@ -99,7 +107,7 @@ class PPOLearner:
                     mb = storage.views([t[index] for t in batch])
                 loss, ratio, log_ratio = self.minibatch_step(mb)
         # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
-        kl, clipfrac = ratio_stats(ratio, log_ratio, c.clip_coef)
+        kl, clipfrac = ratio_stats(ratio, log_ratio, self.clip_coef)
         stats = {"approx_kl": kl, "clipfrac": clipfrac, "loss": loss.detach()}
         stats |= self.extra_stats()
         values = torch.stack(list(stats.values())).tolist()  # one copy back
