@@ -51,6 +51,7 @@ SETTING = {
     "update_epochs": 10,
     "learning_rate": 1e-3,
     "anneal_lr": False,  # rejax's learning rate is constant
+    "anneal_clip": False,  # and so is its clip range
     "gamma": 0.98,
     "gae_lambda": 0.8,
     "ent_coef": 0.0,

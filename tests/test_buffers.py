@@ -285,6 +285,20 @@ def test_every_storage_device_samples_the_same_rows_from_the_same_seed(monkeypat
     assert set(on_cpu.sample(32).obs[:, 0].tolist()) <= set(range(1, 61))
 
 
+def test_a_batch_is_its_draws_modulo_the_rows_stored_while_filling_and_once_full(monkeypatch):
+    # Once full, the buffer turns the rest of a block of draws into rows in one operation:
+    # each batch must still be its own draws modulo the rows stored, as while filling.
+    monkeypatch.setattr(buffers, "DRAWS_PER_COPY", 40, raising=False)  # a new block often
+    buf = TensorReplayBuffer(50, OBS_DIM, ACTION_DIM, seed=5)
+    stored = 0
+    for batch_size in (8, 8, 16, 8, 24, 8, 16, 8):
+        add_steps(buf, range(stored + 1, stored + 13))  # 12 more each time: full at the 5th
+        stored += 12
+        rows = buf._indices(batch_size)
+        end = buf._cursor  # the batch's draws end here, in the block drawn for it
+        assert torch.equal(rows, buf.draws_cpu[end - batch_size : end] % min(stored, 50))
+
+
 def test_the_buffer_study_times_hybrid_ddpgs_pinned_path_on_each_cuda_device(monkeypatch):
     from hetero_tutorial.studies import buffer_designs as study
 

@@ -341,16 +341,27 @@ class TensorReplayBuffer(ReplayBuffer):
         """Draw the next ``count`` random integers on the CPU and move them to the storage."""
         self.draws_cpu = torch.randint(0, 2**62, (count,), generator=self._generator)
         """the current block of draws, as drawn (the same for every storage device)"""
-        self._draws = self.draws_cpu.to(self.device)  # one copy per block; none on the CPU
+        self._draws = self._draws_as_rows = self.draws_cpu.to(self.device)  # one copy per block
+        self._rows_of_full = False  # whether _draws_as_rows holds rows of a full buffer yet
         self._cursor = 0
 
     def _indices(self, batch_size: int) -> torch.Tensor:
-        """The next batch's row indices, on the storage device (see the class docstring)."""
+        """The next batch's row indices, on the storage device (see the class docstring).
+
+        Each draw is taken modulo the rows stored when it is used. Once the buffer is full
+        that count stays the capacity, so the rest of the block is turned into rows in one
+        operation and a batch is a slice of them: the same indices, one operation fewer per
+        batch (a tenth of a batch's sampling time here).
+        """
         if self._cursor + batch_size > len(self._draws):
             self._draw_more(max(DRAWS_PER_COPY, batch_size))
-        draws = self._draws[self._cursor : self._cursor + batch_size]
-        self._cursor += batch_size
-        return draws % self._size
+        start, self._cursor = self._cursor, self._cursor + batch_size
+        if self._size < self.capacity:  # still filling: the row count grows with every add
+            return self._draws[start : self._cursor] % self._size
+        if not self._rows_of_full:
+            self._draws_as_rows = self._draws % self.capacity
+            self._rows_of_full = True
+        return self._draws_as_rows[start : self._cursor]
 
     def _sample(self, batch_size: int, device: torch.device) -> Batch:
         index = self._indices(batch_size)
