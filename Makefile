@@ -44,10 +44,12 @@ unit: $(BOOK_STAMP) ## unit tests (quick mode, two workers; the notebook-quality
 		--ignore=tests/test_book_browser.py
 
 # nbmake executes copies in build/nbmake/ (--overwrite fills the copies, never the stored
-# notebooks); the quality test then reads those outputs instead of executing them again.
+# notebooks), every figure audited as it is drawn (notebook/figure_audit.py); the quality test
+# then reads those outputs instead of executing them again.
 notebooks: setup ## every notebook under nbmake (quick mode), then check what they printed
 	rm -rf build/nbmake && mkdir -p build/nbmake && cp notebooks/[0-9][0-9]_*.ipynb build/nbmake/
-	$(QUICK_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 \
+	$(QUICK_ENV) MPLBACKEND=module://hetero_tutorial.notebook.figure_audit \
+		$(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 \
 		--overwrite build/nbmake
 	HETERO_TUTORIAL_EXECUTED=build/nbmake $(BIN)/python -m pytest -q tests/test_notebook_quality.py
 

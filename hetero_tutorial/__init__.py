@@ -62,6 +62,8 @@ _NAMES = {
     "select_device": "allocator.fixed_rule",
     # notebook helpers
     "check": "notebook.exercises",
+    "hint": "notebook.exercises",
+    "gpu_paragraph": "notebook.prose",
     "progress": "notebook.progress",
     "source": "notebook.code",
     "markdown_table": "notebook.tables",

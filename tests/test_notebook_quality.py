@@ -1,6 +1,7 @@
 """What an executed notebook shows a learner: no tracebacks, no absolute paths of this machine, no
-progress-bar fallback text, no profiler log lines, and no CPU-only record under a heading that
-promises GPU reference results.
+progress-bar fallback text, no profiler log lines, no CPU-only record under a heading that
+promises GPU reference results, and, on a machine with neither a GPU nor a GPU's reference
+records, no prose narrating the GPU case beyond one line per notebook.
 
 Executing every notebook costs minutes, and CI executes them under nbmake already, so this
 test reads the executed copies that run leaves: ``make notebooks`` runs nbmake on copies in
@@ -22,6 +23,7 @@ import pytest
 from nbclient import NotebookClient
 
 from hetero_tutorial.core.paths import private_paths
+from hetero_tutorial.notebook.prose import POINTER, gpu_story_here
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -34,6 +36,13 @@ PROFILER_LOG = re.compile(r"^USDT:|profiler_(start|stop)$", re.M)
 GPU_SECTION = re.compile(
     r"^#+ .*(machines? with (a|an) (GPU|accelerator)|recorded GPU)", re.I | re.M
 )
+GPU_NARRATION = re.compile(
+    r"\b(on|with|where there is) (a|an|one) (GPU|CUDA|accelerator)\b|\bGPU machine|\bwith CUDA\b"
+    r"|\bon the GPU\b",
+    re.I,
+)
+"""A line that tells what a GPU would show: on a machine without one, such lines collapse."""
+PROMISE = re.compile(r"\breference (records|results|figures) (below|further down)\b", re.I)
 CPU_ONLY_RECORD = "no GPU)"
 """How a record's hardware label ends when its machine had no accelerator (Record.hardware)."""
 
@@ -133,6 +142,31 @@ def test_gpu_reference_sections_show_no_cpu_only_record(executed, name):
     assert not problems, f"{name}:\n" + "\n".join(problems)
 
 
+@pytest.mark.parametrize("name", [path.name for path in NOTEBOOKS])
+def test_without_a_gpu_the_gpu_case_takes_one_line_and_nothing_is_promised(executed, name):
+    cells = executed[name].cells
+    promises = [i for i, c in enumerate(cells) if any(PROMISE.search(t) for t in _shown(c))]
+    assert not promises, f"{name}: cells {promises} promise reference records below"
+    if gpu_story_here():
+        pytest.skip("this machine has a GPU, or GPU reference records exist: the story is told")
+    narrated = [
+        f"cell {i}: {line.strip()[:90]}"
+        for i, cell in enumerate(cells[1:], start=1)  # the opening card says what is needed
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if GPU_NARRATION.search(line)
+    ]
+    pointers = sum(text.count(POINTER) for cell in cells for text in _shown(cell))
+    assert len(narrated) + pointers <= 1, f"{name}: the GPU case in {pointers} pointer(s) and\n" + (
+        "\n".join(narrated)
+    )
+
+
+def _shown(cell: nbformat.NotebookNode) -> list[str]:
+    """A cell's Markdown source, or a code cell's outputs as text."""
+    return [cell.source] if cell.cell_type == "markdown" else _texts(cell)
+
+
 def test_the_checks_catch_what_they_look_for():
     assert PROGRESS_FALLBACK.search("iterations:   0%|          | 0/391 [00:00<?, ?it/s]")
     assert not PROGRESS_FALLBACK.search("iterations: 80 of 80 done in 5.2 s")
@@ -140,3 +174,7 @@ def test_the_checks_catch_what_they_look_for():
     assert GPU_SECTION.search("## 5. Reference results from machines with a GPU")
     assert GPU_SECTION.search("## 11. Recorded GPU profiles")
     assert not GPU_SECTION.search("## 4. The article's ratios beside the measured ones")
+    assert GPU_NARRATION.search("for both. On a GPU, look for the baseline's red towers")
+    assert GPU_NARRATION.search("the shares a GPU machine measured")
+    assert not GPU_NARRATION.search("the all-accelerator plan runs on the CPU and says so")
+    assert PROMISE.search("the reference records below show what a GPU machine measures")

@@ -30,9 +30,17 @@ SOLUTIONS = {
 """Each exercise's name, and the module (under this package) that holds its solution."""
 
 
-def solution(name: str) -> Callable[..., Any]:
-    """The solution function of exercise ``name``."""
+def _module(name: str) -> Any:
     if name not in SOLUTIONS:
         raise UsageError(f"no exercise {name!r}; the exercises are {', '.join(SOLUTIONS)}")
-    module = importlib.import_module(f"{__name__}.{SOLUTIONS[name]}")
-    return getattr(module, name)
+    return importlib.import_module(f"{__name__}.{SOLUTIONS[name]}")
+
+
+def solution(name: str) -> Callable[..., Any]:
+    """The solution function of exercise ``name``."""
+    return getattr(_module(name), name)
+
+
+def hints(name: str) -> tuple[str, ...]:
+    """Exercise ``name``'s hint ladder: the idea first, then the shape of the code."""
+    return _module(name).HINTS[name]

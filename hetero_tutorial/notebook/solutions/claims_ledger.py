@@ -12,3 +12,15 @@ def speedup_and_time_saved(before_s: float, after_s: float) -> tuple[float, floa
     if before_s <= 0 or after_s <= 0:
         raise ValueError("durations must be positive")
     return before_s / after_s, 1 - after_s / before_s
+
+
+HINTS = {
+    "speedup_and_time_saved": (
+        "A speed-up compares rates (how many times as much work per second); time saved "
+        "compares durations (what fraction of the old time is gone). The same change gives "
+        "two different percentages.",
+        "Return a tuple of two numbers, each a ratio of `before_s` and `after_s`; a slowdown "
+        "should come out as a speed-up below 1 and a negative saving.",
+    ),
+}
+"""Each exercise's hint ladder: first the idea, then the shape of the code (never the formula)."""

@@ -26,3 +26,22 @@ def pendulum_cost(
     """
     u = torch.clamp(torque, -2.0, 2.0)
     return wrap_angle(theta) ** 2 + 0.1 * theta_dot**2 + 0.001 * u**2
+
+
+HINTS = {
+    "wrap_angle": (
+        "Shift the angle so that the interval you want starts at 0, wrap it into one turn, "
+        "then shift it back.",
+        "One remainder by a full turn of the shifted tensor, then undo the shift. "
+        "`torch.remainder` keeps the sign of the divisor (unlike C's `%`), which is what "
+        "makes negative angles land in the interval.",
+    ),
+    "pendulum_cost": (
+        "The cost is the sum of three penalties (angle away from upright, speed, torque), "
+        "each computed for every environment at once; the torque is clipped before it is "
+        "penalised.",
+        "`torch.clamp` for the torque, your `my_wrap` for the angle, then one tensor "
+        "expression with the weights the markdown gives; no Python loop.",
+    ),
+}
+"""Each exercise's hint ladder: first the idea, then the shape of the code (never the formula)."""

@@ -28,3 +28,17 @@ def plan_seconds(
         for row in cost_rows
         if (row["phase"], row["device"], row["target"], row["threads"]) in wanted
     )
+
+
+HINTS = {
+    "plan_seconds": (
+        "A placement pays each phase on the device it puts it on: find each phase's row for "
+        "that device (CPU rows also by thread count), and pay the copies only when rollout "
+        "and update run on different devices.",
+        "Select rows by `phase`, `device`, `target` and `threads` and add their "
+        "`seconds_per_iteration`: rollout and advantages on `rollout`, the update on "
+        "`update`; if the two differ, also the transfer (from rollout to update) and the "
+        "weight sync (from update to rollout).",
+    ),
+}
+"""Each exercise's hint ladder: first the idea, then the shape of the code (never the formula)."""

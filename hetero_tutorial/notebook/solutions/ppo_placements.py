@@ -27,3 +27,23 @@ def rollout_bytes(config: PPOConfig) -> int:
     spec = env_spec(config.env_id)
     action_width = 1 if spec.discrete else spec.action_dim
     return config.num_steps * config.num_envs * (spec.obs_dim + action_width + 6) * 4
+
+
+HINTS = {
+    "rollout_copies": (
+        "Read `GymCollector.act` and find the lines that move a tensor between the host and "
+        "the device: they run once per *vector* step, for all the environments at once.",
+        "The count is (copies per vector step) x `num_steps`, plus the few copies `collect` "
+        "makes once per rollout, outside its loop. Count those lines in the source; nothing "
+        "is multiplied by `num_envs`.",
+    ),
+    "rollout_bytes": (
+        "The hybrid plan's transfer copies the whole rollout storage, so count the float32 "
+        "numbers it holds, then turn numbers into bytes.",
+        "Count steps times environments times the numbers each transition stores. "
+        "`env_spec(config.env_id)` gives `obs_dim`, `discrete` and `action_dim` (a discrete "
+        "action is stored as one number); the markdown above lists the scalars each "
+        "transition adds.",
+    ),
+}
+"""Each exercise's hint ladder: first the idea, then the shape of the code (never the formula)."""

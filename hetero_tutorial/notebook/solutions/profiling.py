@@ -21,3 +21,14 @@ def inclusive_share(stacks: Stacks, function: str) -> float:
         if any(Frame.parse(text).function == function for text in stack)
     )
     return inside / total
+
+
+HINTS = {
+    "inclusive_share": (
+        "A sample counts once if any frame of its stack belongs to `function`: the question "
+        "for each stack is whether it is in there, not how often.",
+        "Sum the counts of the stacks that pass that test and divide by the sum of all the "
+        "counts. `stacks.Frame.parse(text).function` gives the function of one frame string.",
+    ),
+}
+"""Each exercise's hint ladder: first the idea, then the shape of the code (never the formula)."""

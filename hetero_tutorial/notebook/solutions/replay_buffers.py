@@ -28,3 +28,21 @@ def td_target(
     ``truncated`` is taken only to show that it plays no part.
     """
     return reward + gamma * (1.0 - terminated) * next_q
+
+
+HINTS = {
+    "ring_slots": (
+        "Each add writes one slot and moves on by one; after the last slot (capacity - 1) "
+        "comes slot 0 again.",
+        "A list of `count` slots, starting at `next_slot`, each one further than the last, "
+        "brought back into the ring with the remainder of a division.",
+    ),
+    "td_target": (
+        "Only a *terminated* episode has no future. A time limit cuts the episode, but the "
+        "state it stopped in still has a value to bootstrap from.",
+        "The target is the reward plus a discounted bootstrap term that a mask switches off; "
+        "build the mask from `terminated` alone, as a float tensor, and leave `truncated` out "
+        "of the formula.",
+    ),
+}
+"""Each exercise's hint ladder: first the idea, then the shape of the code (never the formula)."""
