@@ -4,10 +4,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from hetero_tutorial.notebook.figure_audit import FigureProblem, _audited, problems  # noqa: E402
+from hetero_tutorial.notebook.figure_audit import FigureProblem, _audited, problems
 
 
 @pytest.fixture(autouse=True)
