@@ -446,6 +446,20 @@ def test_every_claim_has_a_quick_benchmark_for_what_it_needs():
                 parser.parse_args(["bench", *arguments, "--json", "x.json"])
 
 
+def test_the_ledger_lists_what_is_missing_and_the_one_command_instead_of_measuring(monkeypatch):
+    here = {ledger.THIS_MACHINE: group_by_kind([_crossover(gpu=False)])}
+    monkeypatch.setattr(ledger, "machines", lambda: here)
+    found = fill_ledger.missing()
+    assert "bench.crossover" not in found and found["bench.hybrid"] == ["C6", "C9"]
+    lines = fill_ledger.missing_lines()
+    assert "not measured yet: bench.hybrid (for C6, C9; notebook 03 writes it)" in lines
+    assert fill_ledger.COMMAND in lines[-1] and "MEASURE_MISSING = True" in lines[-1]
+    monkeypatch.setattr(fill_ledger, "missing", dict)
+    assert fill_ledger.missing_lines() == [
+        "Every record the claims need is here: nothing to measure."
+    ]
+
+
 def test_solution_speedup_and_time_saved():
     speedup, saved = speedup_and_time_saved(72.0, 53.0)
     assert speedup == pytest.approx(1.3585, abs=1e-4) and saved == pytest.approx(0.2639, abs=1e-4)

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from hetero_tutorial.ledger import advice, claims, verdicts
 from hetero_tutorial.ledger.rules import Records
 from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.studies import copies
 
 
 def records_table(by_machine: dict[str, Records]) -> Markdown:
@@ -41,6 +42,29 @@ def claims_table() -> Markdown:
         ],
         {"id": "", "claim": "claim", "article": "the article's figure", "rule": "verdict rule"},
     )
+
+
+def c4_sensitivity(rows: list[dict[str, Any]]) -> Markdown:
+    """C4's counts as the environments and the buffer change (:func:`studies.copies.c4_sensitivity`),
+    as a table and the sentence that reads them."""
+    table = markdown_table(
+        [
+            {
+                "algorithm": r["algorithm"].upper(),
+                "setting": r["setting"],
+                "copies": f"{r['copies_per_env_step']:.2f}",
+                "on": r["counted_on"],
+            }
+            for r in rows
+        ],  # fmt: skip
+        {
+            "algorithm": "",
+            "setting": "setting",
+            "copies": "copies per env step",
+            "on": "counted on",
+        },
+    )
+    return Markdown(table.data + "\n\n" + copies.c4_sensitivity_sentence(rows))
 
 
 def arithmetic_line(answer: tuple[float, float] | None) -> str:
