@@ -90,10 +90,11 @@ def missing_lines() -> list[str]:
         f"not measured yet: {kind} (for {', '.join(ids)}; notebook {notebooks[kind]} writes it)"
         for kind, ids in found.items()
     ]
-    return lines + [
+    remedy = (
         f"To measure all of them with small budgets (a few minutes), run `{COMMAND}`, or set "
         "MEASURE_MISSING = True above; or run the notebooks named."
-    ]
+    )
+    return [*lines, remedy]
 
 
 def measure_missing(directory: Path = results.RESULTS_DIR) -> list[str]:

@@ -45,8 +45,8 @@ def claims_table() -> Markdown:
 
 
 def c4_sensitivity(rows: list[dict[str, Any]]) -> Markdown:
-    """C4's counts as the environments and the buffer change (:func:`studies.copies.c4_sensitivity`),
-    as a table and the sentence that reads them."""
+    """C4's counts as the environments and the buffer change, as a table and the sentence
+    that reads them (:func:`~hetero_tutorial.studies.copies.c4_sensitivity`)."""
     table = markdown_table(
         [
             {
