@@ -56,7 +56,7 @@ def c4_sensitivity(rows: list[dict[str, Any]]) -> Markdown:
                 "on": r["counted_on"],
             }
             for r in rows
-        ],  # fmt: skip
+        ],
         {
             "algorithm": "",
             "setting": "setting",
