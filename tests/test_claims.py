@@ -419,6 +419,30 @@ def test_readme_tables_match_the_reference_records():
         )
 
 
+def _race_record(kind, pairs, stats, date="2026-12-01T00:00:00+00:00"):
+    return _record(kind, {"summary": {"pairs": pairs, "stats": stats}, "threads": 1, "core": 1},
+                   gpu=False, date=date)  # fmt: skip
+
+
+def test_the_speed_table_rows_of_a_race_span_every_recorded_run(monkeypatch):
+    pair = {"point": "uniform", "ours": "ours", "peer": "torchrl", "metric": "sample_per_s",
+            "target": 5.0, "round_ratios": [6.0, 4.0]}  # fmt: skip
+    skipped = {**pair, "metric": "bytes_per_transition", "round_ratios": [0.9]}
+    stats = {"uniform": {"ours": {"sample_per_s": {"min": 10.0, "max": 12.0}},
+                         "torchrl": {"sample_per_s": {"min": 2.0, "max": 3.0}}}}  # fmt: skip
+    later = {**pair, "round_ratios": [5.0]}
+    kind = "bench.buffer_peers"
+    records = {
+        kind: [_race_record(kind, [pair, skipped], stats), _race_record(kind, [later], stats)]
+    }
+    monkeypatch.setattr(results, "load_references", lambda kind: records.get(kind, []))
+    rows = readme._race_rows("bench.buffer_peers")
+    assert len(rows) == 1  # the rates only, both runs in one row
+    assert "uniform sampling: transitions sampled/s, vs TorchRL | 10-12 | 2-3 |" in rows[0]
+    assert "| 5.00x (4.00-6.00x) | >= 5x |" in rows[0] and rows[0].count("rounds") == 2
+    assert all(kind in readme.RACES for kind in ("bench.env_peers", "bench.ddpg_vs_cleanrl"))
+
+
 def test_takeaways_follow_the_verdicts():
     table = ledger.rows({"gpu box": group_by_kind([_crossover(step_gpu=0.5)]), "laptop": {}})
     lines = ledger.takeaways(table, "gpu box")

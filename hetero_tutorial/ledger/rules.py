@@ -253,6 +253,12 @@ def c4(records: Records) -> Verdict:
         )
     text = f"PPO {copies[0]:.3f}, DDPG {copies[1]:.3f} copies per environment step, "
     text += f"both all-accelerator, counted on {on}"
+    buffer = (counted[1] or {}).get("buffer")
+    text += f" (DDPG's {buffer} buffer)" if buffer else ""
+    text += (
+        "; the counts turn on the environments per forward pass and the buffer's design, "
+        "which the claims ledger's C4 section counts at other settings"
+    )
     return Verdict(_held(copies[0] > copies[1]), text, copies[0] / max(copies[1], 1e-12))
 
 

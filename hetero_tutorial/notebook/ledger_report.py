@@ -18,6 +18,7 @@ from hetero_tutorial.studies import copies
 
 def records_table(by_machine: dict[str, Records]) -> Markdown:
     """Every record the ledger reads: machine, kind, date, mode and hardware."""
+    read = {kind for claim in claims.CLAIMS for kind in claim.needs}
     rows = [
         {
             "machine": machine,
@@ -28,7 +29,7 @@ def records_table(by_machine: dict[str, Records]) -> Markdown:
         }
         for machine, kinds in by_machine.items()
         for kind, found in kinds.items()
-        if kind.startswith("bench.")  # the measurements, not run times or earlier ledgers
+        if kind in read  # the measurements the claims read, not run times or peer races
         for r in found
     ]
     return markdown_table(rows, ["machine", "kind", "date", "mode", "hardware"])
