@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from hetero_tutorial.app import hosted
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
@@ -286,6 +287,7 @@ def speed_table() -> str:
 
 
 SECTIONS: dict[str, Callable[[], str]] = {
+    "open-in": hosted.links_section,
     "ledger": ledger.readme_table,
     "run-times": run_times_table,
     "speed": speed_table,
