@@ -477,6 +477,9 @@ def test_the_ledger_lists_what_is_missing_and_the_one_command_instead_of_measuri
     assert "bench.crossover" not in found and found["bench.hybrid"] == ["C6", "C9"]
     lines = fill_ledger.missing_lines()
     assert "not measured yet: bench.hybrid (for C6, C9; notebook 03 writes it)" in lines
+    assert "not measured yet: bench.ppo (for C4; notebook 01 writes it)" in lines
+    needed = {kind for each in claims.CLAIMS for kind in each.needs}
+    assert needed == set(fill_ledger.WRITTEN_BY) == set(fill_ledger.QUICK_BENCHMARKS)
     assert fill_ledger.COMMAND in lines[-1] and "MEASURE_MISSING = True" in lines[-1]
     monkeypatch.setattr(fill_ledger, "missing", dict)
     assert fill_ledger.missing_lines() == [

@@ -70,7 +70,9 @@ def test_the_cell_installs_the_package_in_a_fresh_venv_with_only_torch_and_numpy
     wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
     subprocess.run([*wheel, str(REPO_DIR), "-w", str(beside)], check=True)
     assert list(beside.glob("hetero_tutorial-*.whl"))
-    found = subprocess.run([python, "-c", "import hetero_tutorial"], capture_output=True)
+    found = subprocess.run(
+        [python, "-c", "import hetero_tutorial"], cwd=beside, capture_output=True
+    )
     assert found.returncode != 0  # the venv starts without it, as a hosted runtime does
     subprocess.run([python, "-c", hosted.install_cell(None)], cwd=beside, check=True)
     check = "import hetero_tutorial, gymnasium; from hetero_tutorial import quick_mode"

@@ -1,6 +1,6 @@
 """Quick benchmarks for the records the claims ledger needs and this machine lacks.
 
-A learner who jumps straight to the ledger (notebook 08) should not wait minutes for
+A learner who jumps straight to the claims ledger notebook should not wait minutes for
 benchmarks they did not ask for: the notebook lists what is missing (:func:`missing`) and
 prints the one command that measures it all (:data:`COMMAND`, which runs
 :func:`measure_missing`); its parameter ``MEASURE_MISSING`` runs it in place.
@@ -64,6 +64,16 @@ QUICK_BENCHMARKS: dict[str, list[tuple[list[str], str]]] = {
 """Small versions of the benchmarks behind each claim: (command-line arguments, file tag)."""
 
 
+WRITTEN_BY = {
+    "bench.crossover": "00",
+    "bench.ppo": "01",
+    "bench.profile": "02",
+    "bench.hybrid": "03",
+    "bench.ddpg": "04",
+    "bench.ddpg_placements": "04",
+    "bench.allocator": "05",
+}
+"""The notebook that writes each record kind the claims read."""
 COMMAND = "python -m hetero_tutorial.app.fill_ledger"
 """The one command that measures every record the ledger lacks on this machine."""
 
@@ -80,14 +90,13 @@ def missing() -> dict[str, list[str]]:
 
 
 def missing_lines() -> list[str]:
-    """What notebook 08 prints instead of measuring: each missing record, the claims and the
+    """What the ledger notebook prints instead of measuring: each missing record, the claims and the
     notebook that measure it, then the one command that fills them all."""
     found = missing()
     if not found:
         return ["Every record the claims need is here: nothing to measure."]
-    notebooks = {kind: claim.notebook for claim in claims.CLAIMS for kind in claim.needs}
     lines = [
-        f"not measured yet: {kind} (for {', '.join(ids)}; notebook {notebooks[kind]} writes it)"
+        f"not measured yet: {kind} (for {', '.join(ids)}; notebook {WRITTEN_BY[kind]} writes it)"
         for kind, ids in found.items()
     ]
     remedy = (

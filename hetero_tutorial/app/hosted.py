@@ -67,7 +67,6 @@ def insert_install_cell(path: Path, url: str | None = None) -> None:
     cells = [c for c in notebook.cells if INSTALL_TAG not in c.metadata.get("tags", [])]
     cell = nbformat.v4.new_code_cell(install_cell(url))
     cell.metadata["tags"] = [INSTALL_TAG]
-    cell.pop("id", None)
     first = 1 if cells and cells[0].cell_type == "markdown" else 0
     notebook.cells = [*cells[:first], cell, *cells[first:]]
     nbformat.write(notebook, path)

@@ -281,7 +281,7 @@ QUESTIONS: tuple[Callable[[Records], Advice], ...] = (
     batch_sizes,
     allocator_worth,
 )
-"""The recommendations, in the order notebook 08 shows them."""
+"""The recommendations, in the order the ledger notebook shows them."""
 
 
 def advice(records: Records) -> list[Advice]:
