@@ -170,6 +170,6 @@ def test_advice_is_generated_from_the_records_and_names_what_is_missing():
     assert items["which batch sizes (per forward call)"]["advice"].endswith(
         "batch at least 256 at every width measured"
     )
-    assert items["how many CPU threads"]["advice"] == "not measured yet: run notebook 03"
+    assert items["how many CPU threads"]["advice"] == "not measured yet: run notebooks 03 and 05"
     text = advice.markdown(list(items.values()), "Test CPU")
     assert text.startswith("**What to do on Test CPU**") and "- **Which replay buffer**" in text
