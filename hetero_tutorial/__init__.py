@@ -24,6 +24,7 @@ _NAMES = {
     "accelerator": "core.devices",
     "devices_here": "core.devices",
     "describe_machine": "core.machine",
+    "cores_line": "core.machine",
     "usable_cores": "core.machine",
     "placement": "core.placement",
     "Placement": "core.placement",
