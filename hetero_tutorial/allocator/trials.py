@@ -393,7 +393,7 @@ def contenders(summary: dict[str, Any]) -> dict[str, tuple[float, list[float]]]:
     }
     thread_sums = summary.get("thread_iteration_sums", {})
     found |= {
-        f"the allocator's devices at {n} thread(s), every stage": (s, thread_sums.get(n, []))
+        f"the chosen devices at a fixed {n} thread(s), every stage": (s, thread_sums.get(n, []))
         for n, s in summary.get("threads", {}).items()
     }
     return found
