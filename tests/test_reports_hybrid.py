@@ -54,3 +54,27 @@ def test_a_thread_check_bar_is_not_called_the_allocators():
     five = {"plans": ["fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator"],
             "plan": "fixed-rule", "label": "cpu, 2 threads"}  # fmt: skip
     assert allocator_report._plans_label(five) == "all five plans (cpu, 2 threads)"
+
+
+def test_the_allocator_and_sampling_figures_pass_the_audit_with_numbers_on_their_axes():
+    from hetero_tutorial.notebook import buffer_report
+    from hetero_tutorial.notebook.figure_audit import problems
+
+    rows = []
+    for network in ("mlp-64", "mlp-256"):
+        rows.append({"network": network, "plan": "fixed-rule", "label": "cpu, 1 thread",
+                     "plans": ["fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator"],
+                     "seconds_per_iteration": 1.0, "threads": 1})  # fmt: skip
+        rows.append({"network": network, "plan": "cpu, 2 threads", "label": "cpu, 2 threads",
+                     "plans": [], "seconds_per_iteration": 1.06, "threads": 2})  # fmt: skip
+    figure = allocator_report.allocator_comparison(rows)
+    assert problems(figure) == []
+    (ax,) = figure.axes
+    assert [p.get_hatch() for p in ax.patches[:2]] == ["//", None]  # the allocator's, hatched
+    assert any(t.get_text().startswith("mlp-64: thread check") for t in ax.get_yticklabels())
+    sampled = [
+        {"design": d, "capacity": c, "device": "cpu", "batch_size": 256,
+         "sample_transitions_per_s": rate * c / 1e4}
+        for d, rate in (("transition", 5e4), ("tensor", 3e6)) for c in (10_000, 30_000)
+    ]  # fmt: skip
+    assert problems(buffer_report.buffer_sampling_rates(sampled)) == []
