@@ -14,7 +14,7 @@ is the noise an effect must beat: :mod:`hetero_tutorial.studies.threads`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -43,6 +43,7 @@ def width_sweep(
     iterations: int = 3,
     threads: int | Sequence[int | None] | None = None,
     warmup: int = 1,
+    progress: Callable[[int], None] | None = None,
     **overrides: Any,
 ) -> list[dict[str, Any]]:
     """One row per (width, distinct placement, CPU thread count): seconds per iteration.
@@ -53,6 +54,7 @@ def width_sweep(
     once, as the first). ``seconds_per_iteration`` and ``iqr_s``: median and IQR of its
     timed iterations; ``iteration_seconds`` and ``phase_seconds`` (per phase, a list)
     each timed iteration. ``overrides`` change the environment's tuned PPO settings.
+    ``progress(width)`` is called as each width is done (a bar's estimate of the time left).
     """
     if iterations < 1:
         raise UsageError(f"time at least one iteration per width, got {iterations}")
@@ -86,6 +88,8 @@ def width_sweep(
                     "phase_seconds": run["phase_seconds"],
                 }
             )
+        if progress is not None:
+            progress(width)
     return rows
 
 
