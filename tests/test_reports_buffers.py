@@ -1,5 +1,7 @@
 """Notebook 04's lines and tables: printed from its config, measurements and records."""
 
+import statistics
+
 from hetero_tutorial.notebook import buffer_report
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 
@@ -25,24 +27,29 @@ def _rows(rates: dict[tuple[str, int], float]) -> list[dict]:
     ]
 
 
+def _gathers(capacity: int, random: list[float], contiguous: list[float]) -> dict:
+    return {"capacity": capacity, "table_bytes": capacity * 40,
+            "random_s": statistics.median(random), "contiguous_s": statistics.median(contiguous),
+            "random_samples": random, "contiguous_samples": contiguous}  # fmt: skip
+
+
 def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables():
     rows = _rows({("transition", 10_000): 100.0, ("trajectory", 10_000): 400.0,
                   ("tensor", 10_000): 2_000.0, ("transition", 1_000_000): 81.0,
                   ("trajectory", 1_000_000): 380.0, ("tensor", 1_000_000): 1_680.0})  # fmt: skip
-    slower = [{"capacity": 10_000, "table_bytes": 400_000, "random_s": 1.0, "contiguous_s": 1.0},
-              {"capacity": 1_000_000, "table_bytes": 40_000_000, "random_s": 1.6,
-               "contiguous_s": 1.02}]  # fmt: skip
-    text = buffer_report.capacity_sentence(rows, slower)
+    small = _gathers(10_000, random=[1.0, 1.1, 0.9], contiguous=[1.0, 1.0, 1.0])
+    large = _gathers(1_000_000, random=[1.6, 1.7, 1.5], contiguous=[1.02, 1.0, 1.04])
+    text = buffer_report.capacity_sentence(rows, [small, large])
     assert "-19% (transition)" in text and "-16% (tensor)" in text and "-5% (trajectory)" in text
     assert "84% as much as pattern A did" in text  # 16 of 19 points
     assert "1.60x as long at 1,000,000 rows (38 MiB)" in text
-    assert "random rows of a large table miss the CPU's caches" in text
-    flat = [dict(slower[1], random_s=1.05)]
-    text = buffer_report.capacity_sentence(rows, [slower[0], *flat])
-    assert "does not point at cache misses" in text
+    assert "past the noise: the measurement supports memory as the cause" in text
+    flat = _gathers(1_000_000, random=[1.05, 0.9, 1.2], contiguous=[1.02, 1.0, 1.04])
+    text = buffer_report.capacity_sentence(rows, [small, flat])
+    assert "within the noise of the repeats: this run cannot tell" in text
     faster = [dict(r, sample_transitions_per_s=2_100.0) if r["design"] == "tensor" else r
               for r in rows]  # fmt: skip
-    assert "no slowdown with capacity" in buffer_report.capacity_sentence(faster, slower)
+    assert "no slowdown with capacity" in buffer_report.capacity_sentence(faster, [small, large])
 
 
 def _summaries(returns: dict[str, list[float]]) -> dict[str, dict]:
@@ -88,7 +95,8 @@ def test_the_buffer_race_is_shown_from_its_record_with_where_the_peer_is_ahead()
 def test_row_gathers_time_random_and_contiguous_rows_at_each_capacity():
     from hetero_tutorial.studies.buffer_designs import row_gathers
 
-    found = row_gathers([1_000, 4_000], batch_size=16, repeats=2)
+    found = row_gathers([1_000, 4_000], batch_size=16, repeats=3)
     assert [g["capacity"] for g in found] == [1_000, 4_000]
     assert found[1]["table_bytes"] == 4_000 * 10 * 4
     assert all(g["random_s"] > 0 and g["contiguous_s"] > 0 for g in found)
+    assert all(len(g["random_samples"]) == len(g["contiguous_samples"]) == 3 for g in found)

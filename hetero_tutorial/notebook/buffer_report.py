@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.modes import quick_mode
-from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
@@ -123,15 +123,23 @@ def capacity_sentence(rows: list[dict[str, Any]], gathers: list[dict[str, Any]])
         f"long at {g_large['capacity']:,} rows ({g_large['table_bytes'] / 2**20:.0f} MiB) as at "
         f"{g_small['capacity']:,}, {batch} contiguous rows {contiguous:.2f}x"
     )
-    if random > 1.1 * contiguous:
+    # per interleaved repeat: how much more the random gather slowed than the contiguous one
+    fields = ("random_samples", "contiguous_samples")
+    paired = zip(*(g[f] for f in fields for g in (g_large, g_small)), strict=True)
+    spread = Spread.of_ratios([(rl / rs) / (cl / cs) for rl, rs, cl, cs in paired], per="repeat")
+    side = spread.beyond(1.0)
+    if side is True:
         text += (
-            ": the random gather alone slows with the table's size, so the measurement "
-            "supports memory as the cause: random rows of a large table miss the CPU's caches."
+            f"; the random gather slowed {spread} as much as the contiguous one, past the noise: "
+            "the measurement supports memory as the cause, random rows of a large table "
+            "missing the CPU's caches."
         )
+    elif side is False:
+        text += f"; the contiguous gather slowed more ({spread}): this does not point at caches."
     else:
         text += (
-            ": the random gather does not slow more than the contiguous one here, so this "
-            "measurement does not point at cache misses; the cause is elsewhere."
+            f"; the random gather's extra slowdown, {spread}, is within the noise of the "
+            "repeats: this run cannot tell whether the caches are the cause."
         )
     return text
 

@@ -278,27 +278,29 @@ def row_gathers(
 ) -> list[dict[str, Any]]:
     """Why sampling slows as a buffer grows, without any buffer: one row per capacity, the
     seconds to gather ``batch_size`` random rows of a bare ``(capacity, 10)`` float32 table
-    (``random_s``) and ``batch_size`` contiguous rows at a random start (``contiguous_s``),
-    interleaved. If only the random gather slows with the table's size, the cost is memory:
-    random rows of a large table miss the CPU's caches, whatever structure holds them."""
+    (``random_s``, each repeat in ``random_samples``) and ``batch_size`` contiguous rows at a
+    random start (``contiguous_s``, ``contiguous_samples``). Every capacity's two gathers are
+    timed interleaved in one run, so repeat ``i`` of every row pairs up. If only the random
+    gather slows with the table's size, the cost is memory: random rows of a large table miss
+    the CPU's caches, whatever structure holds them."""
     rng = np.random.default_rng(seed)
-    rows = []
-    for capacity in capacities:
-        gathers = _Gathers(capacity, batch_size, rng)
-        timings = compare(
-            {"random": gathers.random, "contiguous": gathers.contiguous},
-            repeats=repeats,
-            inner=20,
-        )
-        rows.append(
-            {
-                "capacity": capacity,
-                "table_bytes": gathers.table.nbytes,
-                "random_s": timings["random"].median,
-                "contiguous_s": timings["contiguous"].median,
-            }
-        )
-    return rows
+    tables = {capacity: _Gathers(capacity, batch_size, rng) for capacity in capacities}
+    candidates: dict[str, Callable[[], object]] = {}
+    for capacity, gathers in tables.items():
+        candidates[f"random {capacity}"] = gathers.random
+        candidates[f"contiguous {capacity}"] = gathers.contiguous
+    timings = compare(candidates, repeats=repeats, inner=20)
+    return [
+        {
+            "capacity": capacity,
+            "table_bytes": gathers.table.nbytes,
+            "random_s": timings[f"random {capacity}"].median,
+            "contiguous_s": timings[f"contiguous {capacity}"].median,
+            "random_samples": list(timings[f"random {capacity}"].samples),
+            "contiguous_samples": list(timings[f"contiguous {capacity}"].samples),
+        }
+        for capacity, gathers in tables.items()
+    ]
 
 
 def fastest_sampler(rows: Sequence[dict[str, Any]], device: str = "cpu") -> dict[str, Any]:
