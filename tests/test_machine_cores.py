@@ -12,6 +12,7 @@ from hetero_tutorial.allocator.pricing import thread_choices
 from hetero_tutorial.core import machine
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.rl.overlapped import loop
+from hetero_tutorial.studies.sweeps import thread_counts
 
 
 @pytest.fixture(autouse=True)
@@ -74,6 +75,7 @@ def test_the_cap_reaches_the_allocator_the_engine_and_pytorch(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setenv("HETERO_TUTORIAL_THREADS", "2")
     assert thread_choices() == (1, 2)
+    assert thread_counts((1, None)) == [1, 2]  # the width sweep's "all cores"
     assert loop.default_workers() == 1
     assert "2 of this machine's" in machine.cores_line()
     assert "capped by HETERO_TUTORIAL_THREADS" in machine.cores_line()

@@ -19,10 +19,10 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import torch
 
 from hetero_tutorial.core.configurations import distinct_placements
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
@@ -30,10 +30,10 @@ from hetero_tutorial.studies.interleave import interleaved_iterations
 
 
 def thread_counts(threads: int | Sequence[int | None] | None) -> list[int]:
-    """The distinct CPU thread counts asked for (None: PyTorch's current setting)."""
+    """The distinct CPU thread counts asked for (None: all cores, :func:`usable_cores`)."""
     asked = [threads] if threads is None or isinstance(threads, int) else list(threads)
-    now = torch.get_num_threads()
-    return list(dict.fromkeys(now if count is None else count for count in asked))
+    every = usable_cores()
+    return list(dict.fromkeys(every if count is None else count for count in asked))
 
 
 def width_sweep(
@@ -48,7 +48,7 @@ def width_sweep(
 ) -> list[dict[str, Any]]:
     """One row per (width, distinct placement, CPU thread count): seconds per iteration.
 
-    ``threads``: one CPU thread count, or several (None: PyTorch's setting); every
+    ``threads``: one CPU thread count, or several (None: all usable cores); every
     configuration runs at each, interleaved with the others, iteration by iteration.
     A row's ``stands_for`` lists the placements that resolved to its devices (measured
     once, as the first). ``seconds_per_iteration`` and ``iqr_s``: median and IQR of its
