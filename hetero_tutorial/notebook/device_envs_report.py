@@ -65,14 +65,28 @@ def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
 
 
 def overhead_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
-    """Each implementation's fixed cost per step and cost per environment, from the fit."""
+    """Each implementation's fixed cost per step and cost per environment, from the fit, read
+    the right way round: below the N where the two are equal the fixed part is most of a
+    step (more environments come almost free); above it the work per environment is."""
     lines = []
     for name, fit in step_cost_fit(rows, env_id).items():
-        lines.append(
+        costs = (
             f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is, plus "
-            f"{format_seconds(fit['per_env_s'])} per environment; the fixed part is half of a "
-            f"step's cost at N = {_n(fit['half_fixed_at'])}."
+            f"{format_seconds(fit['per_env_s'])} per environment"
         )
+        at = fit["half_fixed_at"]
+        if at < 1:
+            lines.append(
+                f"{costs}: the per-environment part is most of a step from N = 1 on (the two are "
+                f"equal at N = {_n(at)}), so a step of N costs about N times one, and batching "
+                "amortises nothing."
+            )
+        else:
+            lines.append(
+                f"{costs}: the two are equal at N = {_n(at)}. Below it the fixed part is most of "
+                "a step, and more environments come almost free; above it the work per "
+                "environment is, and the throughput levels off."
+            )
     return "\n".join(lines)
 
 
@@ -80,16 +94,41 @@ def _label(entry: dict[str, Any]) -> str:
     return f"{entry['implementation']} with {entry['num_envs']} envs ({entry['placement']})"
 
 
+def _seconds_range(entry: dict[str, Any]) -> str:
+    """Seconds to 475 over the seeds that solved: "median M s (seeds L-H s)", or one seed's."""
+    low, high = entry["seconds_to_475_low"], entry["seconds_to_475_high"]
+    median = entry["median_seconds_to_475"]
+    if entry["solved"] < 2:
+        return f"{median:.3g} s (one seed solved: no range)"
+    return f"median {median:.3g} s (seeds {low:.3g}-{high:.3g} s)"
+
+
+def grid_sentence(summary: Sequence[dict[str, Any]]) -> str:
+    """What the evaluation grid resolves: env steps (and, at each configuration's speed,
+    seconds) to 475 are known only to within one evaluation interval."""
+    grids = sorted({s["eval_every"] for s in summary})
+    seconds = [s["eval_every"] / s["median_env_steps_per_s"] for s in summary]
+    grid = " or ".join(f"{g:,}" for g in grids)
+    return (
+        f"- The evaluation grid: a greedy evaluation every {grid} env steps (untimed), so a "
+        f"run's env steps to 475 are known to within one interval, and its seconds to within "
+        f"one interval's training time: {min(seconds):.2g}-{max(seconds):.2g} s here, by "
+        "configuration. Differences smaller than that are below what the grid resolves."
+    )
+
+
 def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> str:
-    """The configuration that solved CartPole first; each implementation's best beside the
-    hybrid plan (time, env steps/s, env steps needed); seeds not solved; the update's share."""
+    """The configuration that solved CartPole first (its range over seeds); each
+    implementation's best beside the hybrid plan (time, env steps/s, env steps needed, in
+    evaluation intervals); seeds not solved; what the evaluation grid resolves; the
+    update's share."""
     solved = [s for s in summary if s["median_seconds_to_475"] is not None]
     if not solved:
         return "- No configuration reached a greedy return of 475 within its budget."
     best = min(solved, key=lambda s: s["median_seconds_to_475"])
     lines = [
-        f"- Fastest to 475: {_label(best)}, median {best['median_seconds_to_475']:.3g} s "
-        f"({best['solved']} of {best['seeds']} seeds solved)."
+        f"- Fastest to 475: {_label(best)}, {_seconds_range(best)}, "
+        f"{best['solved']} of {best['seeds']} seeds solved."
     ]
     hybrid = next((s for s in solved if s["implementation"] == "gymnasium-sync"), None)
     for name in dict.fromkeys(s["implementation"] for s in summary):
@@ -108,6 +147,7 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
         missed = entry["seeds"] - entry["solved"]
         if missed:
             lines.append(f"- {_label(entry)}: {missed} of {entry['seeds']} seeds not solved.")
+    lines.append(grid_sentence(summary))
     lines.append(_update_share(best, rows))
     return "\n".join(lines)
 
@@ -115,12 +155,23 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
 def _beside_hybrid(entry: dict[str, Any], hybrid: dict[str, Any]) -> str:
     seconds, base = entry["median_seconds_to_475"], hybrid["median_seconds_to_475"]
     speed = entry["median_env_steps_per_s"] / hybrid["median_env_steps_per_s"]
-    steps = entry["median_env_steps_to_475"] / hybrid["median_env_steps_to_475"]
+    steps, base_steps = entry["median_env_steps_to_475"], hybrid["median_env_steps_to_475"]
+    grid = max(entry["eval_every"], hybrid["eval_every"])
+    if abs(steps - base_steps) <= grid:
+        needed = (
+            f"needed {steps:,.0f} env steps to the hybrid plan's {base_steps:,.0f}: the same to "
+            f"within one evaluation interval ({grid:,} env steps), all the grid resolves"
+        )
+    else:
+        needed = (
+            f"needed {steps / base_steps:.2g}x its env steps ({steps:,.0f} to {base_steps:,.0f}, "
+            f"{abs(steps - base_steps) / grid:.0f} evaluation intervals of {grid:,} apart)"
+        )
     return (
         f"- {entry['implementation']} at its fastest ({entry['num_envs']} envs, "
-        f"{entry['placement']}): median {seconds:.3g} s, {seconds / base:.2g}x the hybrid plan's "
-        f"{base:.3g} s. It trained at {speed:.2g}x the hybrid plan's env steps/s and needed "
-        f"{steps:.2g}x its env steps to solve."
+        f"{entry['placement']}): {_seconds_range(entry)}, {seconds / base:.2g}x the hybrid "
+        f"plan's {_seconds_range(hybrid)}. It trained at {speed:.2g}x the hybrid plan's env "
+        f"steps/s and {needed}."
     )
 
 
@@ -192,11 +243,15 @@ def ppo_table(summary: Sequence[dict[str, Any]]) -> Markdown:
         "solved": "seeds solved",
         "seeds": "seeds",
         "median_seconds_to_475": "median s to 475",
+        "seconds_to_475_low": "fastest seed (s)",
+        "seconds_to_475_high": "slowest seed (s)",
         "median_env_steps_per_s": "env steps/s",
         "copies_per_env_step": "host<->device copies per step",
     }
     formats = {
         "median_seconds_to_475": "{:.3g}".format,
+        "seconds_to_475_low": "{:.3g}".format,
+        "seconds_to_475_high": "{:.3g}".format,
         "median_env_steps_per_s": "{:,.0f}".format,
         "copies_per_env_step": "{:.2g}".format,
     }
