@@ -85,6 +85,10 @@ def test_findings_are_written_from_the_numbers():
     overhead = report.overhead_findings(ROWS, "CartPole-v1")
     assert "fast: " in overhead and "the two are equal at N = 3,000. Below it the fixed" in overhead
     assert "slow: " in overhead and "batching amortises nothing" in overhead
+    flat = [_row("flat", n, n / 1e-3) for n in (1, 10, 100)]
+    assert "too small to measure up to the largest N here (100)" in report.overhead_findings(
+        flat, "CartPole-v1"
+    )
     figure = report.throughput_lines(ROWS, ["CartPole-v1"])
     assert len(figure.axes[0].lines) == 3  # two implementations and one crossing
 

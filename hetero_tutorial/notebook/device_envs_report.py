@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import format_seconds
@@ -69,13 +70,20 @@ def overhead_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
     the right way round: below the N where the two are equal the fixed part is most of a
     step (more environments come almost free); above it the work per environment is."""
     lines = []
+    largest = max((r["num_envs"] for r in rows if r["env_id"] == env_id), default=0)
     for name, fit in step_cost_fit(rows, env_id).items():
         costs = (
             f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is, plus "
             f"{format_seconds(fit['per_env_s'])} per environment"
         )
         at = fit["half_fixed_at"]
-        if at < 1:
+        if at > 10 * largest:
+            lines.append(
+                f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is; "
+                f"the work per environment is too small to measure up to the largest N here "
+                f"({_n(largest)}), so the fixed part is nearly the whole step at every N measured."
+            )
+        elif at < 1:
             lines.append(
                 f"{costs}: the per-environment part is most of a step from N = 1 on (the two are "
                 f"equal at N = {_n(at)}), so a step of N costs about N times one, and batching "
@@ -295,6 +303,8 @@ def throughput_lines(rows: Sequence[dict[str, Any]], env_ids: Sequence[str]) -> 
             ax.plot([at], [height], "kx", markersize=9)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # plain numbers (1k, 10M), not mathtext powers
+            axis.set_major_formatter(FuncFormatter(_compact))
         ax.set_xlabel("number of environments (N)")
         ax.set_ylabel("environment steps per second")
         ax.set_title(f"{env_id}: throughput (x: lines cross)")
@@ -302,6 +312,14 @@ def throughput_lines(rows: Sequence[dict[str, Any]], env_ids: Sequence[str]) -> 
         ax.legend()
     fig.tight_layout()
     return fig
+
+
+def _compact(value: float, _position: object = None) -> str:
+    """A log axis's tick as a short plain number: 0.1, 1, 100, 1k, 10M."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:g}{suffix}"
+    return f"{value:g}"
 
 
 def _rate(rows: Sequence[dict[str, Any]], name: str, num_envs: int) -> float:
@@ -322,6 +340,8 @@ def seconds_to_solve(rows: Sequence[dict[str, Any]], budget_note: str = "") -> F
     fig, ax = plt.subplots(figsize=(1.6 * len(configurations) + 2, 3.8))
     solved_times = [r["seconds_to_475"] for r in rows if r["solved"]]
     top = 1.15 * max(solved_times, default=1.0)
+    # one column per configuration, named: a category axis
+    ax.xaxis.update_units([f"{name}\nN={n}" for name, n in configurations])
     for x, (name, n) in enumerate(configurations):
         runs = [r for r in rows if (r["implementation"], r["num_envs"]) == (name, n)]
         times = [r["seconds_to_475"] for r in runs if r["solved"]]
@@ -330,7 +350,6 @@ def seconds_to_solve(rows: Sequence[dict[str, Any]], budget_note: str = "") -> F
         ax.plot([x] * len(times), times, "o", color="C0")
         misses = len(runs) - len(times)
         ax.plot([x] * misses, [top] * misses, "x", color="red", markersize=9, clip_on=False)
-    ax.set_xticks(range(len(configurations)), [f"{name}\nN={n}" for name, n in configurations])
     ax.set_ylim(0, top)
     ax.set_ylabel("training seconds to 475")
     ax.set_title(
