@@ -156,3 +156,27 @@ def test_the_gpu_section_is_live_then_recorded_then_nothing(monkeypatch):
     rows = [_row(overlap.SEQUENTIAL, gpu_percent=23.0), _row(gpu_percent=48.0)]
     assert "| sequential | 23 |" in overlap_report.gpu_section(_study(rows), "cuda").data
     assert overlap_report.gpu_section(_study(rows), None) is None
+
+
+def test_a_study_is_resolved_once_every_speed_up_is_on_one_side_of_one():
+    sequential = _entry(plan=overlap.SEQUENTIAL)
+    lag0 = _entry(lag=0, by_seed=(-500.0, -500.0))
+    quick = {"rows": [], "env_id": "Acrobot-v1"}
+    faster = _entry(by_seed=(-500.0, -500.0))
+    assert overlap_findings.resolved(quick | {"summary": [sequential, lag0, faster]})
+    straddles = _entry(speed=(1.1, 0.9, 1.2), by_seed=(-500.0, -500.0))
+    assert not overlap_findings.resolved(quick | {"summary": [sequential, straddles]})
+
+
+def test_rounds_of_one_seed_merge_into_one_study():
+    def round_of(seed):
+        rows = [_row(overlap.SEQUENTIAL, seed=seed), _row(seed=seed)]
+        for row in rows:
+            row |= {"env_steps_per_s": 1.0, "eval_return_mean": -500.0, "other_load_cores": None}
+        rows[1] |= {"ideal_speedup": 1.4, "share_of_ideal": 0.9, "learner_idle_share": 0.1,
+                    "worker_idle_share": 0.1, "dropped_rollouts": 0}  # fmt: skip
+        return {"seeds": [seed], "rows": rows, "timelines": {"t": seed}, "env_id": "Acrobot-v1"}
+
+    study = overlap.merge_studies([round_of(0), round_of(1)])
+    assert study["seeds"] == [0, 1] and len(study["rows"]) == 4 and study["timelines"] == {"t": 0}
+    assert [e["seeds"] for e in study["summary"]] == [2, 2]

@@ -263,13 +263,13 @@ def clipping_by_lag(by_lag: dict[str, dict[str, float]]) -> Figure:
         (kl, "start_approx_kl", "approx_kl", "approx KL"),
         (clip, "start_clipfrac", "clipfrac", "clip fraction"),
     ):
+        ax.xaxis.update_units([f"lag {g}" for g in lags])  # named groups: a category axis
         bars = [
             ax.bar(x - 0.2, [by_lag[g][first] for g in lags], 0.4, label="first minibatch"),
             ax.bar(x + 0.2, [by_lag[g][last] for g in lags], 0.4, label="last minibatch"),
         ]
         for group in bars:  # a bar of height 0 is a measured 0, not a missing one: say it
             ax.bar_label(group, fmt="%.2g", fontsize=7, padding=1)
-        ax.set_xticks(x, [f"lag {g}" for g in lags])
         ax.set_ylim(bottom=0)
         if not any(bar.get_height() > 0 for group in bars for bar in group):
             ax.set_ylim(0, 1)

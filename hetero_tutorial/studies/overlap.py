@@ -306,6 +306,20 @@ def overlap_study(
     }
 
 
+def merge_studies(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One study from studies of one seed each (a notebook runs a round per cell): every
+    round's rows, their summary over all the seeds, the first round's timelines and Ray
+    start."""
+    if not rounds:
+        raise UsageError("give at least one study round")
+    rows = [row for part in rounds for row in part["rows"]]
+    return rounds[0] | {
+        "seeds": [seed for part in rounds for seed in part["seeds"]],
+        "rows": rows,
+        "summary": summarise(rows),
+    }
+
+
 @contextmanager
 def _ray_if(wanted: bool) -> Iterator[float | None]:
     """A local Ray for the block when ``wanted`` and none is connected; yields its start seconds."""

@@ -179,6 +179,20 @@ def load_finding(study: dict[str, Any]) -> str:
     return text
 
 
+def resolved(study: dict[str, Any]) -> bool:
+    """Whether another seed could change no verdict: every overlapped configuration's
+    speed-up lies on one side of 1 over the seeds, and no learning comparison between runs
+    that learned is still "no difference detected". (A comparison of runs that did not
+    learn, or one seed's, is not unresolved by the spread: more seeds of it cannot help.)"""
+    for entry in study["summary"]:
+        if entry["plan"] == SEQUENTIAL:
+            continue
+        spread = speed_spread(entry)
+        if spread.measured and spread.low <= 1 <= spread.high:
+            return False
+    return not any("no difference detected" in line for line in learning_findings(study))
+
+
 def findings(study: dict[str, Any]) -> list[str]:
     """Every conclusion the study's numbers support, as sentences."""
     return [
