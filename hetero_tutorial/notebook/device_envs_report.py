@@ -272,8 +272,8 @@ def reference_findings(record: Record, env_ids: Sequence[str]) -> str:
     parts = [record.hardware]
     parts += [throughput_findings(record.data["rows"], env_id) for env_id in env_ids]
     ppo = record.data.get("ppo")
-    if ppo:
-        parts.append(ppo_findings(ppo["summary"], ppo["rows"]))
+    if ppo:  # the summary recomputed from the rows: a record older than its fields has them
+        parts.append(ppo_findings(device_ppo.ppo_summary(ppo["rows"]), ppo["rows"]))
     return "\n".join(parts)
 
 
