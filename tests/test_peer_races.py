@@ -1,65 +1,246 @@
-"""The peer races as notebooks 06 and 07 show them: a table from a record's pairs, where it
-was measured, and a sentence wherever a peer is ahead (ratios below 1, either orientation)."""
+"""The peer races' own logic, with stand-in contestants: CI installs no peer, so these keep the
+scripts from rotting. Options, fresh pinned processes, rotated rounds, ratio arithmetic and
+record writing run for real; only the contestants are stand-ins (no peer venv is built)."""
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
 
 from hetero_tutorial.core import results
-from hetero_tutorial.core.results import Record
-from hetero_tutorial.notebook import peer_races
 
-PROVENANCE = {
-    "fingerprint": {"cpu_model": "Test CPU", "cpu_logical_cores": 2, "accelerator": None},
-    "date": "2026-12-01T18:00:00+00:00",
-    "command": "python benchmarks/x_peers.py --reference",
-    "quick": False,
-    "peer_versions": {"rejax": {"rejax": "0.1.3", "jax": "0.10.2"}},
-}
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+race = importlib.import_module("race")
+
+SCRIPTS = ("env_peers", "device_ppo_peers", "buffer_peers", "collection_peers", "ddpg_vs_cleanrl")
+"""Every race built on race.py: each parses its options and builds its plan here."""
 
 
-def _pair(point, metric, peer, ratio, low, high, orientation="ours / peer"):
-    return {"point": point, "metric": metric, "peer": peer, "median_of_round_ratios": ratio,
-            "low": low, "high": high, "how": "per round", "orientation": orientation,
-            "target": None}  # fmt: skip
+@pytest.fixture
+def data_dirs(tmp_path, monkeypatch):
+    """Records go to a temporary data/ (results and reference), not the repository's."""
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path / "results")
+    monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path / "reference")
+    return tmp_path
 
 
-def _record():
-    pairs = [
-        _pair("8 envs", "steps_per_s", "rejax", 0.1, 0.08, 0.11),
-        _pair("8 envs", "total_s", "rejax", 0.72, 0.66, 0.74, "peer / ours"),
-        _pair("8 envs", "steps_per_s", "sb3", 1.62, 1.55, 1.86),
-    ]
-    stats = {"8 envs": {"rejax": {"compile_s": {"median": 14.2}, "train_s": {"median": 2.0}},
-                        "ours": {"train_s": {"median": 22.7}}}}  # fmt: skip
-    data = {"rounds": 3, "threads": 1, "core": "1", "notes": {"x": "did not install"},
-            "summary": {"pairs": pairs, "stats": stats}}  # fmt: skip
-    return Record("bench.device_ppo_peers", data, PROVENANCE)
+def stand_in(plan):
+    """A measure for ``plan`` with no process: every metric its pairs read, known values.
+
+    Ours measures 2 x (round + 1), every peer 1 x (round + 1): ours is twice the peer's rate
+    and, where lower is better, twice its seconds; peers never solve (None) at the
+    ``solve_s`` metrics of the second round, so that rounds without a pair drop out.
+    """
+    calls = []
+    metrics = {}
+    for pair in plan.pairs:
+        for name in (pair.ours, pair.peer):
+            metrics.setdefault((pair.point, name), set()).add(pair.metric)
+
+    def measure(entry, job, core):
+        calls.append((entry.point, entry.contestant, job["seed"], job["threads"], core))
+        scale = (2.0 if entry.contestant == "ours" else 1.0) * (job["seed"] + 1)
+        found = {m: scale for m in metrics[(entry.point, entry.contestant)]}
+        for m in found:
+            if m.startswith("solve") and entry.contestant != "ours" and job["seed"] == 1:
+                found[m] = None
+        return found
+
+    return measure, calls
 
 
-def test_the_table_and_sentences_come_from_the_pairs():
-    record = _record()
-    table = peer_races.race_table(record).data
-    assert "| 8 envs | env steps/s | rejax | 0.10x | 0.08-0.11x | ours / peer |" in table
-    assert "| 8 envs | env steps/s | sb3 | 1.62x |" in table
-    ahead = peer_races.behind(record)
-    assert ahead[0].startswith("rejax is ahead at 8 envs, env steps/s: 10.0x ours")
-    assert "training seconds with compile: 1.4x ours" in ahead[1]
-    assert len(ahead) == 2  # sb3 is behind us: no sentence
-    assert peer_races.behind(record, ["total_s"]) == ahead[1:]
-    assert "14.2 s compiling" in peer_races.compile_split(record, "8 envs", "rejax")
-    assert "Test CPU" in peer_races.provenance(record) and "rejax 0.1.3" in peer_races.provenance(
-        record
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_each_race_runs_its_plan_end_to_end_with_stand_in_contestants(name, data_dirs, capsys):
+    script = importlib.import_module(name)
+    argv = ["--rounds", "3", "--core", "none", "--threads", "2", "--reference"]
+    args = script.arguments(argv)
+    plan = script.plan(args)
+    assert plan.pairs and plan.entries and plan.script.name == f"{name}.py"
+    assert set(plan.venvs()) <= set(race.peer_venvs.PEER_VENVS), plan.venvs()
+    measure, calls = stand_in(plan)
+    record = race.run(plan, args, measure=measure, argv=argv)
+
+    # Every entry ran once a round, with that round's seed, the threads and its own core.
+    assert len(calls) == 3 * len(plan.entries)
+    for r in range(3):
+        in_round = calls[r * len(plan.entries) : (r + 1) * len(plan.entries)]
+        assert {c[2] for c in in_round} == {r} and {c[3] for c in in_round} == {2}
+    cores = {(e.point, e.contestant): e.core or "none" for e in plan.entries}
+    assert all(cores[(point, who)] == core for point, who, _, _, core in calls)
+
+    # Ratios: ours is 2x every peer, oriented so that above 1 is ours ahead.
+    for pair in record.data["summary"]["pairs"]:
+        expected = 2.0 if pair["higher_is_better"] else 0.5
+        assert pair["ratio_of_medians"] == pytest.approx(expected), pair
+        assert pair["round_ratios"] == pytest.approx([expected] * len(pair["round_ratios"]))
+        dropped = pair["metric"].startswith("solve")
+        assert len(pair["round_ratios"]) == (2 if dropped else 3)
+        assert (pair["low"], pair["high"]) == pytest.approx((expected, expected))
+        if pair["target"] is not None:
+            assert pair["met"] == (expected >= pair["target"])
+
+    # The record: written through the package's helpers, a reference copy, tagged by threads.
+    saved = results.load(data_dirs / "results" / f"{plan.kind}.2-threads.json")
+    assert saved.data["rounds"] == 3 and saved.data["threads"] == 2
+    assert saved.provenance["command"].startswith(f"python benchmarks/{name}.py --rounds 3")
+    assert saved.provenance["quick"] is False and saved.provenance["peer_versions"] == {}
+    (reference,) = (data_dirs / "reference").rglob(f"{plan.kind}.2-threads.json")
+    assert results.load(reference).data["summary"] == saved.data["summary"]
+    assert "2.00x" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_each_race_refuses_a_quick_reference_and_shrinks_its_quick_run(name, capsys):
+    script = importlib.import_module(name)
+    with pytest.raises(SystemExit):
+        script.arguments(["--quick", "--reference", "--core", "none"])
+    assert "no reference" in capsys.readouterr().err
+    assert script.arguments(["--quick", "--rounds", "4", "--core", "none"]).rounds == 1
+
+
+def test_options_say_what_to_do():
+    made = race.parser("a race", rounds=5)
+    with pytest.raises(SystemExit):
+        race.parse(made, ["--rounds", "0", "--core", "none"])
+    args = race.parse(race.parser("a race", rounds=5), ["--core", "none"])
+    assert (args.rounds, args.threads, args.core, args.quick) == (5, 1, "none", False)
+
+
+def test_rounds_rotate_who_goes_first():
+    names = ["ours", "a", "b"]
+    assert [race.rotated(names, r)[0] for r in range(4)] == ["ours", "a", "b", "ours"]
+    assert sorted(race.rotated(names, 2)) == sorted(names)
+
+    order = []
+    entries = [race.Entry(p, c, "w", {}) for p in ("x", "y") for c in names]
+    runs = race.interleave(
+        entries, 2, 1, "none", lambda e, job, core: order.append((e.point, e.contestant)) or {}
     )
+    assert order[:3] == [("x", "ours"), ("x", "a"), ("x", "b")]
+    assert order[6:9] == [("x", "a"), ("x", "b"), ("x", "ours")]
+    assert all(len(measured) == 2 for by in runs.values() for measured in by.values())
 
 
-def test_the_report_says_how_to_record_a_race_that_is_missing(monkeypatch):
-    monkeypatch.setattr(results, "load_references", lambda kind: [])
-    text = peer_races.race_report("bench.env_peers", "benchmarks/env_peers.py").data
-    assert "benchmarks/env_peers.py --reference" in text
-    monkeypatch.setattr(results, "load_references", lambda kind: [_record()])
-    text = peer_races.race_report("bench.device_ppo_peers", "b.py", ["steps_per_s"]).data
-    assert "- not raced, x: did not install" in text and "rejax is ahead" in text
+def test_ratio_of_medians_and_its_range():
+    found = race.ratio([10.0, 30.0, 20.0], [5.0, 10.0, 20.0], higher_is_better=True)
+    assert found["ratio_of_medians"] == pytest.approx(20.0 / 10.0)
+    assert found["round_ratios"] == pytest.approx([2.0, 3.0, 1.0])
+    assert found["median_of_round_ratios"] == pytest.approx(2.0)
+    assert (found["low"], found["high"]) == pytest.approx((1.0, 3.0))
+    seconds = race.ratio([1.0, 2.0], [3.0, 4.0], higher_is_better=False)  # peer / ours
+    assert seconds["ratio_of_medians"] == pytest.approx(3.5 / 1.5)
+    one = race.ratio([2.0], [1.0], higher_is_better=True)
+    assert one["ratio_of_medians"] == 2.0 and one["low"] is None  # one round: no spread
+    assert race.ratio([None], [1.0], higher_is_better=True)["ratio_of_medians"] is None
+    with pytest.raises(ValueError, match="paired rounds"):
+        race.ratio([1.0], [1.0, 2.0], higher_is_better=True)
 
 
-def test_the_committed_races_load():
-    for kind in ("bench.collection_peers", "bench.env_peers", "bench.device_ppo_peers"):
-        record = peer_races.race(kind)
-        if record is not None:
-            assert peer_races.race_table(record).data.count("\n|") > 2
+def test_spread_counts_what_was_measured():
+    assert race.spread([None])["median"] is None
+    found = race.spread([1.0, None, 3.0])
+    assert (found["count"], found["median"], found["min"], found["max"]) == (2, 2.0, 1.0, 3.0)
+
+
+def test_a_plan_whose_pair_names_no_entry_says_so():
+    plan = race.Plan("bench.x", BENCHMARKS / "x.py", [race.Entry("p", "ours", "w", {})],
+                     [race.Pair("p", "ours", "gymnax", "m")])  # fmt: skip
+    with pytest.raises(ValueError, match="no such entry"):
+        plan.check()
+
+
+def test_steady_rate_counts_items_per_second_after_a_warm_up():
+    calls = []
+    rate = race.steady_rate(lambda: calls.append(time.sleep(0.001)), 10, 0.02, 3)
+    assert 0 < rate["per_s"] <= 10 / 0.001 and rate["calls_per_repeat"] >= 1
+    assert len(calls) >= 1 + 3 * rate["calls_per_repeat"]
+
+
+STAND_IN = textwrap.dedent(
+    """
+    import os, subprocess, sys, time
+    sys.path.insert(0, {benchmarks!r})
+    import race
+
+    def ok(job):
+        child = subprocess.Popen(["sleep", "60"])  # must not outlive the contestant
+        return {{"value": 2.0 * (job["seed"] + 1), "child": child.pid,
+                 "omp": os.environ["OMP_NUM_THREADS"], "xla": os.environ["XLA_FLAGS"],
+                 "cores": sorted(os.sched_getaffinity(0))}}
+
+    def broken(job):
+        raise RuntimeError("the stand-in broke")
+
+    args = race.parse(race.parser("stand-in", rounds=1))
+    race.serve({{"ok": ok, "broken": broken}}, args)
+    """
+)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_a_contestant_runs_in_a_fresh_process_whose_children_end_with_it(tmp_path):
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN.format(benchmarks=str(BENCHMARKS)))
+    core = "0" if shutil.which("taskset") else "none"
+    entry = race.Entry("p", "ours", "ok", {})
+    found = race.run_worker(script, entry, {"seed": 1, "threads": 1}, core)
+    assert found["value"] == 4.0 and found["process_seconds"] > 0
+    assert found["omp"] == "1" and "intra_op_parallelism_threads=1" in found["xla"]
+    if core == "0":
+        assert found["cores"] == [0]  # pinned by taskset
+    deadline = time.monotonic() + 5
+    while _alive(found["child"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(found["child"])
+    broken = race.Entry("p", "gymnax", "broken", {})
+    with pytest.raises(race.RaceError, match="the stand-in broke"):
+        race.run_worker(script, broken, {"seed": 0, "threads": 1}, "none")
+
+
+def test_a_race_runs_its_entries_as_processes_and_records_its_notes(tmp_path, data_dirs):
+    """race.main end to end with the default measure: each entry a real fresh process."""
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN.format(benchmarks=str(BENCHMARKS)))
+    entries = [race.Entry("p", "ours", "ok", {}), race.Entry("p", "b", "ok", {})]
+    plan = race.Plan("bench.stand-in", script, entries, [race.Pair("p", "ours", "b", "value")])
+    record = race.main(
+        lambda argv: race.parse(race.parser("a race", rounds=2), argv), lambda args: plan, {},
+        ["--core", "none"], notes=lambda: {"peer c": "not raced: it does not install"},
+    )  # fmt: skip
+    (pair,) = record.data["summary"]["pairs"]
+    assert pair["ratio_of_medians"] == pytest.approx(1.0) and len(pair["round_ratios"]) == 2
+    assert record.data["notes"] == {"peer c": "not raced: it does not install"}
+    assert [m["value"] for m in record.data["runs"]["p"]["ours"]] == [2.0, 4.0]  # seeds 0, 1
+    assert (data_dirs / "results" / "bench.stand-in.json").exists()
+
+
+def test_a_race_script_serves_one_contestant_as_a_worker(tmp_path):
+    """The scripts' worker entry point: --worker NAME --job JSON prints one JSON line."""
+    job = {"design": "tensor", "capacity": 2000, "batch": 32, "slice": 16, "seconds": 0.005,
+           "repeats": 2, "seed": 0, "threads": 1}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "buffer_peers.py"), "--worker", "ours", "--job",
+         json.dumps(job)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    metrics = json.loads(done.stdout.strip().splitlines()[-1])
+    assert metrics["stored"] == 2000 and metrics["sample_per_s"] > 0 and metrics["add_per_s"] > 0
+    assert metrics["bytes_per_transition"] == 4 * (3 + 1 + 3 + 3)  # one float32 row each
