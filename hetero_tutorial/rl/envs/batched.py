@@ -23,6 +23,12 @@ a full ``(N, obs_dim)`` tensor: the observation every environment reached
 ``obs``. ``info["_final_obs"]`` is the ``(N,)`` bool mask of the rows that ended.
 Unlike Gymnasium, both keys are present at every step (a dict that changes keys
 would need the host to know whether any episode ended).
+
+``compile="compile"`` runs :meth:`~_BatchedEnv.step` compiled by ``torch.compile``
+(``"cudagraphs"``: and CUDA-graphed, on CUDA; see :mod:`hetero_tutorial.rl.compiled`):
+the same step, its dozen small operations fused into a few kernels. The draw of first
+states stays eager (a graph break: ``torch.compile`` cannot trace a ``torch.Generator``),
+so the compiled step draws the same numbers as the eager one.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from gymnasium.vector.utils import batch_space
 
 from hetero_tutorial.core.devices import resolve_device, same_device
 from hetero_tutorial.core.errors import UsageError, require_positive
+from hetero_tutorial.rl.compiled import CompiledPiece, compiled, require_compile_mode
 
 BATCHED_ENV_IDS = ("CartPole-v1", "Pendulum-v1")
 """The environments :func:`make_batched_env` can build."""
@@ -60,9 +67,14 @@ class _BatchedEnv:
     single_action_space: spaces.Space
 
     def __init__(
-        self, num_envs: int, device: str | torch.device = "cpu", check_actions: bool = True
+        self,
+        num_envs: int,
+        device: str | torch.device = "cpu",
+        check_actions: bool = True,
+        compile: str = "eager",
     ) -> None:
         require_positive(num_envs=num_envs)
+        require_compile_mode(compile)
         self.num_envs = num_envs
         self.device = resolve_device(device)
         self.check_actions = check_actions
@@ -78,6 +90,12 @@ class _BatchedEnv:
         self._elapsed = torch.zeros(num_envs, dtype=torch.int32, device=self.device)
         self._limit = torch.tensor(self.max_episode_steps, dtype=torch.int32, device=self.device)
         self._was_reset = False
+        self.compiled_step: CompiledPiece | None = None
+        """the step in its compile mode (None: eager), with its first call timed apart"""
+        if compile != "eager":  # this instance's step, compiled (the class's reads as before)
+            what = f"the {self.env_id} step"
+            self.compiled_step = compiled(self.step, compile, self.device, what)
+            self.step = self.compiled_step
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env_id}, num_envs={self.num_envs}, {self.device})"
@@ -231,9 +249,13 @@ class BatchedCartPole(_BatchedEnv):
     single_action_space = spaces.Discrete(2)
 
     def __init__(
-        self, num_envs: int, device: str | torch.device = "cpu", check_actions: bool = True
+        self,
+        num_envs: int,
+        device: str | torch.device = "cpu",
+        check_actions: bool = True,
+        compile: str = "eager",
     ) -> None:
-        super().__init__(num_envs, device, check_actions)
+        super().__init__(num_envs, device, check_actions, compile)
         on = {"device": self.device}
         # Constants as 0-d tensors on the device, made once: an operation with them
         # broadcasts to (N,) without a Python-number-to-tensor conversion per step.
@@ -326,9 +348,13 @@ class BatchedPendulum(_BatchedEnv):
     single_action_space = spaces.Box(low=-max_torque, high=max_torque, shape=(1,), dtype=np.float32)
 
     def __init__(
-        self, num_envs: int, device: str | torch.device = "cpu", check_actions: bool = True
+        self,
+        num_envs: int,
+        device: str | torch.device = "cpu",
+        check_actions: bool = True,
+        compile: str = "eager",
     ) -> None:
-        super().__init__(num_envs, device, check_actions)
+        super().__init__(num_envs, device, check_actions, compile)
         self._reset_high = torch.tensor([[math.pi], [1.0]], device=self.device)  # (2, 1)
 
     def _canonical(self, state: torch.Tensor) -> torch.Tensor:
@@ -397,7 +423,11 @@ _ENVS: dict[str, type[BatchedCartPole] | type[BatchedPendulum]] = {
 
 
 def make_batched_env(
-    env_id: str, num_envs: int, device: str | torch.device = "cpu", check_actions: bool = True
+    env_id: str,
+    num_envs: int,
+    device: str | torch.device = "cpu",
+    check_actions: bool = True,
+    compile: str = "eager",
 ) -> BatchedCartPole | BatchedPendulum:
     """``num_envs`` copies of ``env_id`` as one batched env on ``device`` (see the module doc).
 
@@ -410,4 +440,4 @@ def make_batched_env(
             f"no batched version of {env_id!r}: supported are {', '.join(BATCHED_ENV_IDS)}. "
             "For any other Gymnasium id use hetero_tutorial.rl.envs.vector.make_vector_env."
         )
-    return _ENVS[env_id](num_envs, device, check_actions)
+    return _ENVS[env_id](num_envs, device, check_actions, compile)
