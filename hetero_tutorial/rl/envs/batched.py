@@ -24,11 +24,13 @@ a full ``(N, obs_dim)`` tensor: the observation every environment reached
 Unlike Gymnasium, both keys are present at every step (a dict that changes keys
 would need the host to know whether any episode ended).
 
-``compile="compile"`` runs :meth:`~_BatchedEnv.step` compiled by ``torch.compile``
+``compile="compile"`` runs the step's tensor work (:meth:`~_BatchedEnv._transition`:
+physics, termination, time limit, autoreset, observations) compiled by ``torch.compile``
 (``"cudagraphs"``: and CUDA-graphed, on CUDA; see :mod:`hetero_tutorial.rl.compiled`):
-the same step, its dozen small operations fused into a few kernels. The draw of first
-states stays eager (a graph break: ``torch.compile`` cannot trace a ``torch.Generator``),
-so the compiled step draws the same numbers as the eager one.
+its dozens of small operations fused into a few kernels. The draw of first states and
+the checks stay eager, outside it: ``torch.compile`` cannot trace a ``torch.Generator``
+(it would cut the graph in two there), and drawing from the env's own generator is what
+makes the compiled step draw the same numbers as the eager one.
 """
 
 from __future__ import annotations
@@ -91,11 +93,11 @@ class _BatchedEnv:
         self._limit = torch.tensor(self.max_episode_steps, dtype=torch.int32, device=self.device)
         self._was_reset = False
         self.compiled_step: CompiledPiece | None = None
-        """the step in its compile mode (None: eager), with its first call timed apart"""
-        if compile != "eager":  # this instance's step, compiled (the class's reads as before)
+        """the step's tensor work in its compile mode (None: eager), first call timed apart"""
+        if compile != "eager":  # this instance's transition, compiled (the class's reads as before)
             what = f"the {self.env_id} step"
-            self.compiled_step = compiled(self.step, compile, self.device, what)
-            self.step = self.compiled_step
+            self.compiled_step = compiled(self._transition, compile, self.device, what)
+            self._transition = self.compiled_step
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env_id}, num_envs={self.num_envs}, {self.device})"
@@ -160,14 +162,20 @@ class _BatchedEnv:
         Ended environments start their next episode in this same step.
         """
         self._check(actions)
+        # Autoreset without asking the host which envs ended: every env draws a first state,
+        # kept only where its episode ends. Drawn here, before the tensor work: the
+        # generator is the one thing torch.compile cannot trace (see the module docstring).
+        initial = self._draw_initial_states()  # (D, N)
+        return self._transition(actions, initial)
+
+    def _transition(self, actions: torch.Tensor, initial: torch.Tensor) -> StepResult:
+        """The step's tensor work, from valid actions and the drawn first states (D, N)."""
         reward, terminated = self._advance(actions)  # (N,) each; the state is now s_{t+1}
         final_obs = self._observe(self._state)  # (N, obs_dim), before any reset
         self._elapsed.add_(1)
         truncated = self._elapsed >= self._limit  # Gymnasium's TimeLimit wrapper
         done = terminated | truncated
-        # Autoreset without asking the host which envs ended: draw a first state for
-        # every env and keep it only where done (a masked select, never an index list).
-        torch.where(done, self._draw_initial_states(), self._state, out=self._state)
+        torch.where(done, initial, self._state, out=self._state)  # a masked select, no index list
         self._elapsed.masked_fill_(done, 0)
         obs = self._observe(self._state)
         return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
