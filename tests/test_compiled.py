@@ -9,15 +9,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.placement import as_placement
-from hetero_tutorial.rl import compiled as compiled_module
-from hetero_tutorial.rl.compiled import (
+from hetero_tutorial.core import compiled as compiled_module
+from hetero_tutorial.core.compiled import (
     break_even_iterations,
     compile_unavailable,
     compiled,
     require_compile_mode,
 )
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import as_placement
 from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer

@@ -172,7 +172,10 @@ def explain_sentence(explanation: dict[str, Any]) -> str:
         f"{explanation['graph_breaks']} graph break(s)"
     )
     if explanation["reasons"]:
-        text += f"; the first break: {explanation['reasons'][0]}"
+        reason = explanation["reasons"][0]
+        text += f"; the first break: {reason.splitlines()[0].rstrip('.')}"
+        if "Generator" in reason:
+            text += " (the argument Dynamo could not record is a torch.Generator)"
     return text + "."
 
 

@@ -33,15 +33,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from hetero_tutorial.core.devices import resolve_device, synchronize
-from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.placement import Placement
-from hetero_tutorial.core.timing import Spread, compare, torch_threads
-from hetero_tutorial.rl.compiled import (
+from hetero_tutorial.core.compiled import (
     break_even_iterations,
     compile_unavailable,
     compiled,
 )
+from hetero_tutorial.core.devices import resolve_device, synchronize
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.timing import Spread, compare, torch_threads
 from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, mlp
@@ -66,18 +66,24 @@ def modes_here(device: torch.device) -> list[str]:
 
 
 def explain_step(env: Any) -> dict[str, Any]:
-    """What ``torch._dynamo.explain`` finds in one step of a batched env (reset here, stepped
-    once with zeros): ``graphs``, ``graph_breaks`` and the first break's reason, one line."""
+    """What TorchDynamo makes of one whole step of a batched env (``env.step``, reset here and
+    stepped once with zeros), traced with the ``eager`` backend (no kernels generated):
+    ``graphs`` recorded, ``graph_breaks`` and each break's ``reasons`` (Dynamo's words)."""
+    from torch._dynamo.utils import counters
+
     env.reset(seed=0)
     actions = torch.zeros(env.action_space.shape, device=env.device)
-    found = torch._dynamo.explain(env.step)(actions)
-    reasons = [str(getattr(b, "reason", b)).strip().splitlines()[0] for b in found.break_reasons]
-    torch._dynamo.reset()  # explain's traces are not the compiled step's: forget them
-    return {
-        "graphs": found.graph_count,
-        "graph_breaks": found.graph_break_count,
-        "reasons": reasons,
+    torch._dynamo.reset()
+    counters.clear()
+    torch.compile(env.step, backend="eager")(actions)
+    breaks = dict(counters["graph_break"])
+    found = {
+        "graphs": counters["stats"]["unique_graphs"],
+        "graph_breaks": sum(breaks.values()),
+        "reasons": [reason.strip() for reason in breaks],
     }
+    torch._dynamo.reset()  # these traces are not the compiled pieces': forget them
+    return found
 
 
 def with_iterations(config: PPOConfig, timed: int) -> PPOConfig:

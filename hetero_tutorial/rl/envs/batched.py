@@ -26,7 +26,7 @@ would need the host to know whether any episode ended).
 
 ``compile="compile"`` runs the step's tensor work (:meth:`~_BatchedEnv._transition`:
 physics, termination, time limit, autoreset, observations) compiled by ``torch.compile``
-(``"cudagraphs"``: and CUDA-graphed, on CUDA; see :mod:`hetero_tutorial.rl.compiled`):
+(``"cudagraphs"``: and CUDA-graphed, on CUDA; see :mod:`hetero_tutorial.core.compiled`):
 its dozens of small operations fused into a few kernels. The draw of first states and
 the checks stay eager, outside it: ``torch.compile`` cannot trace a ``torch.Generator``
 (it would cut the graph in two there), and drawing from the env's own generator is what
@@ -43,9 +43,9 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
+from hetero_tutorial.core.compiled import CompiledPiece, compiled, require_compile_mode
 from hetero_tutorial.core.devices import resolve_device, same_device
 from hetero_tutorial.core.errors import UsageError, require_positive
-from hetero_tutorial.rl.compiled import CompiledPiece, compiled, require_compile_mode
 
 BATCHED_ENV_IDS = ("CartPole-v1", "Pendulum-v1")
 """The environments :func:`make_batched_env` can build."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from hetero_tutorial.core.compiled import require_compile_mode
 from hetero_tutorial.core.errors import UsageError, require_minibatch_fits, require_positive
-from hetero_tutorial.rl.compiled import require_compile_mode
 
 
 @dataclass
@@ -65,7 +65,7 @@ class PPOConfig:
     """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch)"""
     compile: str = "eager"
     """speed: "eager", "compile" (torch.compile the batched env step and the minibatch loss) or
-    "cudagraphs" (the same, CUDA-graphed, on CUDA); see rl/compiled.py"""
+    "cudagraphs" (the same, CUDA-graphed, on CUDA); see core/compiled.py"""
 
     @classmethod
     def tuned(cls, env_id: str, **overrides: Any) -> PPOConfig:

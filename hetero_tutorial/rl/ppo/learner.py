@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from hetero_tutorial.rl.compiled import compiled
+from hetero_tutorial.core.compiled import compiled
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.policy import Parameters
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
