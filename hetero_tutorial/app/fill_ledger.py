@@ -1,6 +1,6 @@
 """Quick benchmarks for the records the claims ledger needs and this machine lacks.
 
-Notebook 08 (the ledger) calls :func:`measure_missing` so that a learner who
+Notebook 09 (the ledger) calls :func:`measure_missing` so that a learner who
 skipped a notebook still sees every claim judged on their own machine.
 """
 
