@@ -123,7 +123,9 @@ class CompiledPiece:
             self.fn = fn
         else:
             options = {"mode": "reduce-overhead"} if mode == "cudagraphs" else {}
-            self.fn = torch.compile(fn, **options)
+            # A run's shapes never change: specialise on them (without this, a second size of
+            # the same piece, as a benchmark's, turns the graph dynamic for every later size).
+            self.fn = torch.compile(fn, dynamic=False, **options)
         self.first_call_seconds: float | None = None
         self.steady_seconds = 0.0
         self.steady_calls = 0
