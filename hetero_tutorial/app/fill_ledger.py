@@ -1,6 +1,6 @@
 """Quick benchmarks for the records the claims ledger needs and this machine lacks.
 
-A learner who jumps straight to the ledger (notebook 08) should not wait minutes for
+A learner who jumps straight to the ledger (notebook 09) should not wait minutes for
 benchmarks they did not ask for: the notebook lists what is missing (:func:`missing`) and
 prints the one command that measures it all (:data:`COMMAND`, which runs
 :func:`measure_missing`); its parameter ``MEASURE_MISSING`` runs it in place.
