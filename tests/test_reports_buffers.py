@@ -15,16 +15,12 @@ def test_the_ddpg_settings_line_follows_the_config():
 
 
 def _rows(rates: dict[tuple[str, int], float]) -> list[dict]:
+    """Sampling rows whose repeats spread by 1% of their median seconds per batch."""
     return [
-        {
-            "design": d,
-            "capacity": c,
-            "device": "cpu",
-            "batch_size": 256,
-            "sample_transitions_per_s": r,
-        }
+        {"design": d, "capacity": c, "device": "cpu", "batch_size": 256,
+         "sample_transitions_per_s": r, "sample_iqr_s": 0.01 * 256 / r}
         for (d, c), r in rates.items()
-    ]
+    ]  # fmt: skip
 
 
 def _gathers(capacity: int, random: list[float], contiguous: list[float]) -> dict:
@@ -40,7 +36,8 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     small = _gathers(10_000, random=[1.0, 1.1, 0.9], contiguous=[1.0, 1.0, 1.0])
     large = _gathers(1_000_000, random=[1.6, 1.7, 1.5], contiguous=[1.02, 1.0, 1.04])
     text = buffer_report.capacity_sentence(rows, [small, large])
-    assert "-19% (transition)" in text and "-16% (tensor)" in text and "-5% (trajectory)" in text
+    assert "-19% (transition, past the noise)" in text and "-16% (tensor, past the noise)" in text
+    assert "-5% (trajectory, past the noise)" in text
     assert "84% as much as pattern A did" in text  # 16 of 19 points
     assert "1.60x as long at 1,000,000 rows (38 MiB)" in text
     assert "past the noise: the measurement supports memory as the cause" in text
@@ -50,6 +47,9 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     faster = [dict(r, sample_transitions_per_s=2_100.0) if r["design"] == "tensor" else r
               for r in rows]  # fmt: skip
     assert "no slowdown with capacity" in buffer_report.capacity_sentence(faster, [small, large])
+    noisy = [dict(r, sample_iqr_s=50 * r["sample_iqr_s"]) for r in rows]  # IQRs that overlap
+    text = buffer_report.capacity_sentence(noisy, [small, large])
+    assert "-19% (transition)," in text and "did not both slow, past the noise" in text
 
 
 def _summaries(returns: dict[str, list[float]]) -> dict[str, dict]:
