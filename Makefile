@@ -8,7 +8,7 @@ QUICK_ENV := HETERO_TUTORIAL_QUICK=1
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab test lint unit notebooks run run-quick doctor format lock gpu-wheels gpu-wheels-check clean
-.PHONY: book book-test setup-browser
+.PHONY: book book-test setup-browser install-cells install-test
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,6 +46,12 @@ unit: $(BOOK_STAMP) ## unit tests (quick mode, two workers; the notebook-quality
 # nbmake executes copies in build/nbmake/ (--overwrite fills the copies, never the stored
 # notebooks), every figure audited as it is drawn (notebook/figure_audit.py); the quality test
 # then reads those outputs instead of executing them again.
+install-cells: setup ## put the hosted-runtime install cell (hetero_tutorial/app/hosted.py) into every notebook
+	$(BIN)/python -m hetero_tutorial.app.hosted
+
+install-test: setup ## run the install cell in a fresh venv with only PyTorch and NumPy (minutes)
+	HETERO_TUTORIAL_INSTALL_TEST=1 $(BIN)/python -m pytest -q tests/test_hosted.py
+
 notebooks: setup ## every notebook under nbmake (quick mode), then check what they printed
 	rm -rf build/nbmake && mkdir -p build/nbmake && cp notebooks/[0-9][0-9]_*.ipynb build/nbmake/
 	$(QUICK_ENV) MPLBACKEND=module://hetero_tutorial.notebook.figure_audit \

@@ -66,7 +66,8 @@ def test_allocator_advice_and_notebook_sentence_read_the_same_verdict():
     record = _record("bench.allocator", {"curriculum": summary, "rows": rows, "criterion": checks})
     found = advice.allocator_worth(group_by_kind([record]))
     assert found["advice"].startswith("yes") and "past the noise" in found["advice"]
-    assert "right, within the noise, on 1 of 2" in found["figure"]
+    assert "the faster count past the noise on 0 of 2" in found["figure"]
+    assert "within the noise of the other count on 1" in found["figure"]
     assert "the allocator saved" in curriculum_sentence(summary)
 
 
@@ -85,3 +86,35 @@ def test_buffer_advice_names_the_fastest_sampler_only_past_the_noise():
     assert advice.buffer(group_by_kind([faster_b]))["advice"] == "pattern B"
     close = advice.buffer(group_by_kind([_buffers({"tensor": 1.05e6, "transition": 1e6}, 0.3)]))
     assert close["advice"].startswith("no clear winner: tensor and pattern A")
+
+
+def _check(network, chosen, best, verdict, ratio=1.0, low=None, high=None):
+    seconds = {str(chosen): ratio, str(best): 1.0}
+    return {"network": network, "threads_chosen": chosen, "threads_best": best,
+            "threads_seconds": seconds, "threads_ratio": ratio, "threads_low": low,
+            "threads_high": high, "threads_verdict": verdict}  # fmt: skip
+
+
+CHECKS = [
+    _check("mlp-64", 2, 1, "as good as 1 thread(s) within the noise", 1.01, 0.99, 1.01),
+    _check("mlp-128", 1, 2, "wrong: 2 thread(s) were faster past the noise", 1.06, 1.057, 1.062),
+    _check("mlp-256", 2, 2, "right: the fastest measured, past the noise of 1 thread(s)"),
+    _check("mlp-512", 2, 2, "right: the fastest measured, though within the noise of 1 thread(s)"),
+]
+
+
+def test_thread_choices_count_past_the_noise_and_name_the_wrong_one_in_full():
+    text = advice.thread_choice_sentence(CHECKS)
+    assert "the faster count past the noise on 1 of 4" in text
+    assert "within the noise of the other count on 2 (mlp-64, mlp-512)" in text
+    assert "at mlp-128 it chose 1 thread(s) and 2 were 6% faster, past the noise" in text
+    assert advice.thread_choice_sentence([{"threads_verdict": None}]) == ""
+
+
+def test_thread_advice_reads_03_and_05_together():
+    record = _record("bench.allocator", {"criterion": CHECKS})
+    found = advice.threads(group_by_kind([record]))
+    assert "03's width sweep not measured yet: run notebook 03" in found["advice"]
+    assert "mlp-128: 2 faster," in found["advice"]  # past the noise
+    assert "mlp-64: 1 faster (within the noise)" in found["advice"]
+    assert found["source"] == "bench.allocator"

@@ -88,6 +88,42 @@ def test_c1s_cpu_half_is_judged_on_any_machine():
     assert wide.status == Status.NO_CLEAR_EFFECT
 
 
+def test_c1_cpu_spans_every_recorded_run_and_says_how_far_apart_they_are():
+    # today 0.029 ms with a tiny IQR, four hours earlier 0.049 ms: the range holds both
+    today = _crossover(step_cpu=0.000029, iqr=0.0000005, gpu=False)
+    earlier = _record("bench.crossover", {**today.data, "policy_step": {
+        "cpu": {"median_s": 0.000049, "iqr_s": 0.0000015}}}, gpu=False,
+        date="2026-11-29T20:00:00+00:00")  # fmt: skip
+    both = _verdict("C1-CPU", today, earlier)
+    assert "0.029-0.049 ms over 2 recorded runs" in both.measured
+    assert "1.7x apart" in both.measured and "at most 0.002 ms" in both.measured
+    assert both.ratio == pytest.approx(0.029 / 0.3)  # the newest run's figure
+    assert both.status == Status.NOT_HELD  # every run lies past the article's band
+    near = _record("bench.crossover", {**today.data, "policy_step": {
+        "cpu": {"median_s": 0.0002, "iqr_s": 0.0000015}}}, gpu=False,
+        date="2026-11-29T20:00:00+00:00")  # fmt: skip
+    assert _verdict("C1-CPU", today, near).status == Status.NO_CLEAR_EFFECT  # runs straddle it
+
+
+def test_this_machine_reads_the_earlier_runs_of_its_kind_and_labels_them():
+    here = _crossover(step_cpu=0.000029, iqr=0.0000005, gpu=False)
+    earlier = _record("bench.crossover", {**here.data, "policy_step": {
+        "cpu": {"median_s": 0.000049, "iqr_s": 0.0000015}}}, gpu=False,
+        date="2026-11-29T20:00:00+00:00")  # fmt: skip
+    kind = results.machine_slug(here.provenance["fingerprint"])
+    by_machine = {ledger.THIS_MACHINE: group_by_kind([here]), kind: group_by_kind([earlier])}
+    table = ledger.rows(by_machine)
+    row = next(r for r in table if r["claim"] == "C1-CPU" and r["machine"] == ledger.THIS_MACHINE)
+    assert "over 2 recorded runs" in row["measured"]
+    other = next(r for r in table if r["claim"] == "C1-CPU" and r["machine"] == kind)
+    assert "recorded runs" not in other["measured"]  # the earlier run alone
+    assert "an earlier run on this kind of machine" in ledger.markdown(table).splitlines()[0]
+    assert (
+        ledger.column_label(kind, by_machine) == f"{kind}: an earlier run on this kind of machine"
+    )
+    assert ledger.column_label("nvidia-h200", {}) == "nvidia-h200"
+
+
 def _ppo(copies):
     return _record("bench.ppo", {"placement": "all-accelerator", "copies_per_env_step": copies})
 
@@ -144,7 +180,7 @@ def test_c7_compares_switching_ddpg_with_all_cpu():
     assert "(within the measured noise, +-0.10x)" in unclear.measured
     # an older record: one speed per placement, so no spread, so no verdict
     one_turn = _verdict("C7", _ddpg_placements(switching_sps=50.0, turns=([], [])))
-    assert one_turn.status == Status.NO_CLEAR_EFFECT and "no spread" in one_turn.measured
+    assert one_turn.status == Status.NO_VERDICT and "no spread" in one_turn.measured
 
 
 def _profile(share, missing=False, stderr=0.02, timer=0.1, native=False, date=None):
@@ -206,7 +242,7 @@ def test_c6_held_did_not_hold_or_no_clear_effect_by_its_interleaved_iterations()
     assert "within the measured noise" in unclear.measured and "CPU %/GPU %" in unclear.measured
     one = _record("bench.hybrid", {"runs": {n: {**r, "iteration_seconds": [1.0]} for n, r in
                   _hybrid(2.0, 1.0).data["runs"].items()}, "width_sweep": []})  # fmt: skip
-    assert _verdict("C6", one).status == Status.NO_CLEAR_EFFECT  # one iteration: no spread
+    assert _verdict("C6", one).status == Status.NO_VERDICT  # one iteration: no spread
 
 
 def test_c9_from_the_width_sweep_and_its_timings_iqrs():
@@ -243,7 +279,8 @@ def test_c8_is_measurable_on_a_cpu():
         "C8", _ddpg("transition", 72.0, 0.0, [0]), _ddpg("trajectory", 53.0, 0.0, [0])
     )
     assert "no spread" in one_seed.measured and "per seed" not in one_seed.measured
-    assert one_seed.status == Status.NO_CLEAR_EFFECT  # one repeat: said so, not claimed
+    assert one_seed.status == Status.NO_VERDICT  # one repeat: "no verdict", as its text says
+    assert "no verdict" in one_seed.measured
 
 
 def test_c8_pairs_only_runs_of_the_same_seeds_and_settings():
@@ -320,7 +357,7 @@ def test_c10_reads_the_paired_spread_of_a_slightly_faster_plan():
     assert unclear.status == Status.NO_CLEAR_EFFECT and "noise on mlp-64" in unclear.measured
     assert "past the noise on 1 of 2 MLPs" in unclear.measured  # the same configuration: exact
     row["slowdown_low"] = row["slowdown_high"] = None  # one iteration: no spread, no verdict
-    assert _verdict("C10", record).status == Status.NO_CLEAR_EFFECT
+    assert _verdict("C10", record).status == Status.NO_VERDICT
 
 
 def test_c11_c13_from_the_allocator_record():
@@ -382,6 +419,30 @@ def test_readme_tables_match_the_reference_records():
         )
 
 
+def _race_record(kind, pairs, stats, date="2026-12-01T00:00:00+00:00"):
+    return _record(kind, {"summary": {"pairs": pairs, "stats": stats}, "threads": 1, "core": 1},
+                   gpu=False, date=date)  # fmt: skip
+
+
+def test_the_speed_table_rows_of_a_race_span_every_recorded_run(monkeypatch):
+    pair = {"point": "uniform", "ours": "ours", "peer": "torchrl", "metric": "sample_per_s",
+            "target": 5.0, "round_ratios": [6.0, 4.0]}  # fmt: skip
+    skipped = {**pair, "metric": "bytes_per_transition", "round_ratios": [0.9]}
+    stats = {"uniform": {"ours": {"sample_per_s": {"min": 10.0, "max": 12.0}},
+                         "torchrl": {"sample_per_s": {"min": 2.0, "max": 3.0}}}}  # fmt: skip
+    later = {**pair, "round_ratios": [5.0]}
+    kind = "bench.buffer_peers"
+    records = {
+        kind: [_race_record(kind, [pair, skipped], stats), _race_record(kind, [later], stats)]
+    }
+    monkeypatch.setattr(results, "load_references", lambda kind: records.get(kind, []))
+    rows = readme._race_rows("bench.buffer_peers")
+    assert len(rows) == 1  # the rates only, both runs in one row
+    assert "uniform sampling: transitions sampled/s, vs TorchRL | 10-12 | 2-3 |" in rows[0]
+    assert "| 5.00x (4.00-6.00x) | >= 5x |" in rows[0] and rows[0].count("rounds") == 2
+    assert all(kind in readme.RACES for kind in ("bench.env_peers", "bench.ddpg_vs_cleanrl"))
+
+
 def test_takeaways_follow_the_verdicts():
     table = ledger.rows({"gpu box": group_by_kind([_crossover(step_gpu=0.5)]), "laptop": {}})
     lines = ledger.takeaways(table, "gpu box")
@@ -407,6 +468,20 @@ def test_every_claim_has_a_quick_benchmark_for_what_it_needs():
         for kind in each.needs:
             for arguments, _ in fill_ledger.QUICK_BENCHMARKS[kind]:
                 parser.parse_args(["bench", *arguments, "--json", "x.json"])
+
+
+def test_the_ledger_lists_what_is_missing_and_the_one_command_instead_of_measuring(monkeypatch):
+    here = {ledger.THIS_MACHINE: group_by_kind([_crossover(gpu=False)])}
+    monkeypatch.setattr(ledger, "machines", lambda: here)
+    found = fill_ledger.missing()
+    assert "bench.crossover" not in found and found["bench.hybrid"] == ["C6", "C9"]
+    lines = fill_ledger.missing_lines()
+    assert "not measured yet: bench.hybrid (for C6, C9; notebook 03 writes it)" in lines
+    assert fill_ledger.COMMAND in lines[-1] and "MEASURE_MISSING = True" in lines[-1]
+    monkeypatch.setattr(fill_ledger, "missing", dict)
+    assert fill_ledger.missing_lines() == [
+        "Every record the claims need is here: nothing to measure."
+    ]
 
 
 def test_solution_speedup_and_time_saved():

@@ -17,11 +17,33 @@ def test_doctor_reports_and_writes_json(tmp_path, capsys):
     path = tmp_path / "doctor.json"
     assert cli.main(["doctor", "--json", str(path)]) == 0
     text = capsys.readouterr().out
-    for word in ("Python", "PyTorch", "CPU", "Accelerator", "py-spy", "Calibration"):
+    for word in ("Python", "PyTorch", "CPU", "Accelerator", "py-spy", "Calibration", "Threads",
+                 "Ray", "Native py-spy", "Browser", "Compile"):  # fmt: skip
         assert word in text
     report = json.loads(path.read_text())
     assert report["calibration_units_per_s"] > 0
     assert report["gymnasium_check"] == "ok"
+
+
+def test_doctor_classroom_checks_say_what_caps_the_cores_and_who_owns_rays_folder(
+    monkeypatch, tmp_path
+):
+    from hetero_tutorial.app import doctor
+
+    monkeypatch.setenv(doctor.THREADS_VARIABLE, "1")
+    assert "HETERO_TUTORIAL_THREADS=1 caps what the notebooks use" in doctor.threads_check()
+    monkeypatch.delenv(doctor.THREADS_VARIABLE)
+    assert "set HETERO_TUTORIAL_THREADS=N" in doctor.threads_check()
+    folder = tmp_path / "ray"
+    folder.mkdir(mode=0o500)  # as if another user had made it: not writable here
+    monkeypatch.setattr(doctor.tempfile, "gettempdir", lambda: str(tmp_path))
+    if os.geteuid() != 0:  # root writes anywhere
+        assert "belongs to another user" in doctor.ray_check()
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    assert "make setup-browser" in doctor.browser_check()
+    monkeypatch.setattr(doctor, "_hook", lambda module, name: lambda: f"{name} here")
+    assert doctor.compile_check() == "compile_status here"
+    assert doctor.native_check() == "native_status here"
 
 
 def test_doctor_is_unhealthy_when_the_accelerator_is_broken():

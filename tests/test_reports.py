@@ -33,6 +33,27 @@ def test_progress_prints_one_line_where_widgets_do_not_render(capsys, monkeypatc
     assert widgets_render()
 
 
+def test_plain_progress_prints_a_line_with_the_time_left_while_it_runs(capsys, monkeypatch):
+    from hetero_tutorial.notebook import progress
+
+    clock = iter([0.0, 5.0, 20.0, 21.0, 40.0, 41.0])
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setenv("HETERO_TUTORIAL_PROGRESS", "plain")
+    with Progress(4, "iterations") as bar:
+        for _ in range(4):
+            bar.update()
+    lines = capsys.readouterr().out.splitlines()
+    # at 20 s, 2 of 4 done: as long again to go; at 5 s nothing (under the interval)
+    assert lines[0] == "iterations: 2 of 4 after 20 s, about 20 s left"
+    assert lines[-1] == "iterations: 4 of 4 done in 41.0 s" and len(lines) == 2
+    assert (
+        progress.plain_line("x", 1, 3, 95.0) == "x: 1 of 3 after 1 min 35 s, about 3 min 10 s left"
+    )
+    from tests.test_notebook_quality import PROGRESS_FALLBACK
+
+    assert not PROGRESS_FALLBACK.search("\n".join(lines))
+
+
 def test_source_shows_our_code_without_its_docstring():
     shown = source(gae).data
     assert shown.startswith("`hetero_tutorial/rl/ppo/advantages.py`, lines ")

@@ -2,14 +2,24 @@
 
 It reports versions, the CPU, the accelerator (with a real kernel run on it),
 whether py-spy can profile here, and how long the notebooks should take on this
-machine, estimated from a two-second calibration against recorded run times.
+machine, estimated from a two-second calibration against recorded run times. Then the
+classroom checks (:data:`CLASSROOM_CHECKS`), what breaks on a shared server or a
+teacher's laptop: how many cores the series will use, where Ray keeps its temp folder,
+whether py-spy can sample native frames, whether a browser for the book and snakeviz is
+installed, and whether ``torch.compile`` works here.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
+import os
+import shutil
 import statistics
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +29,7 @@ import torch
 from hetero_tutorial.app.calibration import calibrate
 from hetero_tutorial.app.readme import run_times_by_machine, series_total
 from hetero_tutorial.core.devices import accelerator, synchronize
-from hetero_tutorial.core.machine import fingerprint
+from hetero_tutorial.core.machine import fingerprint, usable_cores
 from hetero_tutorial.profiling.pyspy import py_spy_status
 
 MIN_PYTHON = (3, 10)
@@ -56,6 +66,89 @@ def _expected_run_times(rate: float) -> list[dict[str, Any]]:
     return estimates
 
 
+THREADS_VARIABLE = "HETERO_TUTORIAL_THREADS"
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+"""The browsers the book's test and 02's snakeviz picture look for, on PATH."""
+
+
+def _hook(module: str, name: str) -> Callable[[], str] | None:
+    """A check another part of the package provides (``module.name()`` returning its line),
+    or None where this version has none: the doctor then says what it could not check."""
+    if importlib.util.find_spec(module) is None:
+        return None
+    return getattr(importlib.import_module(module), name, None)
+
+
+def _cgroup_quota() -> float | None:
+    """The cores a cgroup (v2) quota allows this process, or None without a quota."""
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+    except (OSError, ValueError):
+        return None
+    return None if quota == "max" else int(quota) / int(period)
+
+
+def threads_check() -> str:
+    """How many cores "all cores" means here, and what caps it."""
+    cores, asked, quota = usable_cores(), os.environ.get(THREADS_VARIABLE), _cgroup_quota()
+    line = f"{cores} cores this process may run on (its affinity)"
+    line += f"; a cgroup quota of {quota:g} cores" if quota is not None else ""
+    if asked:
+        return line + f"; {THREADS_VARIABLE}={asked} caps what the notebooks use"
+    return line + (
+        f"; set {THREADS_VARIABLE}=N to cap what the notebooks use (on a shared server, "
+        "each seat's share of the cores)"
+    )
+
+
+def ray_check() -> str:
+    """Whether Ray is installed, and whether its default temp folder is usable by this user
+    (a ``/tmp/ray`` another user created stops everyone else's Ray)."""
+    if importlib.util.find_spec("ray") is None:
+        return "not installed (notebook 06's Ray part is skipped; pip install -e '.[ray]')"
+    folder = Path(tempfile.gettempdir()) / "ray"
+    if folder.exists() and not os.access(folder, os.W_OK):
+        return (
+            f"installed, but {folder} belongs to another user: Ray started with its default "
+            "temp folder fails here; the series must give Ray a folder of this user's own"
+        )
+    return f"installed; its default temp folder {folder} is usable by this user"
+
+
+def native_check() -> str:
+    """Whether py-spy samples native (C/C++) frames here, which 02 needs on a GPU seat."""
+    check = _hook("hetero_tutorial.profiling.pyspy", "native_status")
+    return check() if check else "not checked by this version (02 samples Python frames)"
+
+
+def browser_check() -> str:
+    """Whether a browser for the book's test and 02's snakeviz picture is installed."""
+    found = next((path for name in BROWSERS if (path := shutil.which(name))), None)
+    if found is None:
+        return "none found (make setup-browser installs Chromium for the book and snakeviz)"
+    playwright = importlib.util.find_spec("playwright") is not None
+    return f"{found}" + ("" if playwright else " (Playwright missing: pip install -e '.[book]')")
+
+
+def compile_check() -> str:
+    """Whether torch.compile works here (its own study provides the check, where it exists)."""
+    check = _hook("hetero_tutorial.studies.compile", "compile_status")
+    if check is not None:
+        return check()
+    present = "present" if hasattr(torch, "compile") else "absent"
+    return f"not checked by this version (torch.compile {present} in PyTorch {torch.__version__})"
+
+
+CLASSROOM_CHECKS: dict[str, Callable[[], str]] = {
+    "Threads": threads_check,
+    "Ray": ray_check,
+    "Native py-spy": native_check,
+    "Browser": browser_check,
+    "Compile": compile_check,
+}
+"""The classroom checks, by the label the report gives them; each returns one line."""
+
+
 def collect() -> dict[str, Any]:
     """Everything the doctor reports, as plain data."""
     machine = fingerprint()
@@ -75,6 +168,7 @@ def collect() -> dict[str, Any]:
         "py_spy": {"available": spy.available, "message": spy.message},
         "calibration_units_per_s": round(rate, 1),
         "expected_run_times": _expected_run_times(rate),
+        "classroom": {label: check() for label, check in CLASSROOM_CHECKS.items()},
     }
 
 
@@ -117,6 +211,7 @@ def render(report: dict[str, Any]) -> str:
             )
     else:
         lines.append("  Run time     no reference run times recorded yet in data/reference/")
+    lines += [f"  {label:<13}{text}" for label, text in report.get("classroom", {}).items()]
     return "\n".join(lines)
 
 

@@ -1,7 +1,9 @@
 """Quick benchmarks for the records the claims ledger needs and this machine lacks.
 
-Notebook 08 (the ledger) calls :func:`measure_missing` so that a learner who
-skipped a notebook still sees every claim judged on their own machine.
+A learner who jumps straight to the ledger (notebook 08) should not wait minutes for
+benchmarks they did not ask for: the notebook lists what is missing (:func:`missing`) and
+prints the one command that measures it all (:data:`COMMAND`, which runs
+:func:`measure_missing`); its parameter ``MEASURE_MISSING`` runs it in place.
 """
 
 from __future__ import annotations
@@ -62,19 +64,53 @@ QUICK_BENCHMARKS: dict[str, list[tuple[list[str], str]]] = {
 """Small versions of the benchmarks behind each claim: (command-line arguments, file tag)."""
 
 
+COMMAND = "python -m hetero_tutorial.app.fill_ledger"
+"""The one command that measures every record the ledger lacks on this machine."""
+
+
+def missing() -> dict[str, list[str]]:
+    """The record kinds the claims need and this machine lacks, each with the claims it answers."""
+    have = verdicts.machines()[verdicts.THIS_MACHINE]
+    found: dict[str, list[str]] = {}
+    for claim in claims.CLAIMS:
+        for kind in claim.needs:
+            if not have.get(kind):
+                found.setdefault(kind, []).append(claim.id)
+    return found
+
+
+def missing_lines() -> list[str]:
+    """What notebook 08 prints instead of measuring: each missing record, the claims and the
+    notebook that measure it, then the one command that fills them all."""
+    found = missing()
+    if not found:
+        return ["Every record the claims need is here: nothing to measure."]
+    notebooks = {kind: claim.notebook for claim in claims.CLAIMS for kind in claim.needs}
+    lines = [
+        f"not measured yet: {kind} (for {', '.join(ids)}; notebook {notebooks[kind]} writes it)"
+        for kind, ids in found.items()
+    ]
+    remedy = (
+        f"To measure all of them with small budgets (a few minutes), run `{COMMAND}`, or set "
+        "MEASURE_MISSING = True above; or run the notebooks named."
+    )
+    return [*lines, remedy]
+
+
 def measure_missing(directory: Path = results.RESULTS_DIR) -> list[str]:
     """Run the quick benchmark of every record kind the claims need but this machine lacks.
 
     Returns the commands it ran (empty when every measurement was there).
     """
-    have = verdicts.machines()[verdicts.THIS_MACHINE]
-    needed = dict.fromkeys(kind for claim in claims.CLAIMS for kind in claim.needs)
     commands = []
-    for kind in needed:
-        if have.get(kind):
-            continue
+    for kind in missing():
         for arguments, tag in QUICK_BENCHMARKS[kind]:
             argv = [*arguments, "--json", str(directory / f"bench.{tag}.json")]
             cli.bench(argv)
             commands.append("python -m hetero_tutorial bench " + " ".join(argv))
     return commands
+
+
+if __name__ == "__main__":
+    for line in measure_missing() or ["nothing to measure: every record the ledger needs is here"]:
+        print(line)

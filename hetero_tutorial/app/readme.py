@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from hetero_tutorial.app import hosted
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
@@ -189,25 +190,104 @@ def _ddpg_rows() -> list[str]:
     return lines
 
 
-def speed_table() -> str:
-    """Our PPO and DDPG against Stable-Baselines3 and CleanRL, over every recorded run.
+PEERS = {
+    "gymnax": "gymnax (jit + vmap)",
+    "envpool-1": "EnvPool, 1 thread",
+    "envpool-all": "EnvPool, all cores",
+    "gymnasium": "Gymnasium's vector env",
+    "rejax": "rejax (compiled loop)",
+    "sb3": "SB3",
+    "cleanrl": "CleanRL",
+    "torchrl": "TorchRL",
+    "torchrl-sync": "TorchRL's MultiSyncCollector",
+    "torchrl-async": "TorchRL's MultiAsyncCollector",
+}
+"""How the speed table names each peer contestant of the races in ``benchmarks/``."""
 
-    Steps per second are each contestant's range over the rounds; the ratio is the
-    median of the per-round ratios (the contestants of a round ran interleaved) with
-    their range; the last column says how each record ran, pinned to a core or not.
+
+def _env_race(pair: dict) -> str:
+    envs = int(pair["metric"].split("@")[1])
+    return f"{pair['point']} env steps/s at {envs:,} envs, batched on the CPU"
+
+
+RACES: dict[str, tuple[str, Callable[[dict], str], Callable[[dict], bool]]] = {
+    "bench.env_peers": ("batched environments", _env_race, lambda p: p.get("target") is not None),
+    "bench.device_ppo_peers": (
+        "all-device PPO",
+        lambda p: f"PPO on CartPole, all-device, {p['point']}, env steps/s",
+        lambda p: p["metric"] == "steps_per_s",
+    ),
+    "bench.buffer_peers": (
+        "replay buffers",
+        lambda p: (
+            f"replay buffer at 1e6, batch 256, {p['point']} sampling: "
+            + ("transitions sampled/s" if p["metric"] == "sample_per_s" else "transitions added/s")
+        ),
+        lambda p: p["metric"] in ("sample_per_s", "add_per_s"),
+    ),
+    "bench.collection_peers": (
+        "rollout collection",
+        lambda p: f"rollout collection, CartPole, {p['point']}, env steps/s",
+        lambda p: True,
+    ),
+    "bench.ddpg_vs_cleanrl": (
+        "DDPG",
+        lambda p: f"DDPG 256x256, batch 256, {p['point']}, env steps/s",
+        lambda p: True,
+    ),
+}
+"""The peer races' records (``benchmarks/``): a row's name from its pair, and which pairs
+are rows (the rates; for the environments, the sizes with a target)."""
+
+
+def _race_rows(kind: str) -> list[str]:
+    """One row per raced pair (point, peer, metric) of ``kind``, over every recorded run."""
+    _, name_of, keep = RACES[kind]
+    grouped: dict[tuple[str, str, str], list[tuple[results.Record, dict]]] = {}
+    for record in results.load_references(kind):
+        for pair in record.data["summary"]["pairs"]:
+            if keep(pair) and pair["round_ratios"]:
+                key = (pair["point"], pair["peer"], pair["metric"])
+                grouped.setdefault(key, []).append((record, pair))
+    lines = []
+    for (point, peer, metric), found in grouped.items():
+        ours, theirs, ratios, runs = [], [], [], []
+        for record, pair in found:
+            stats = record.data["summary"]["stats"][point]
+            ours += [stats[pair["ours"]][metric][k] for k in ("min", "max")]
+            theirs += [stats[peer][metric][k] for k in ("min", "max")]
+            ratios += pair["round_ratios"]
+            runs.append(_run_note(record, pair["round_ratios"]))
+        target = found[-1][1].get("target")
+        name = f"{name_of(found[-1][1])}, vs {PEERS.get(peer, peer)}"
+        lines.append(_row(name, ours, theirs, ratios, f">= {target:g}x" if target else "—", runs))
+    return lines
+
+
+def speed_table() -> str:
+    """Our PPO and DDPG against Stable-Baselines3 and CleanRL, and each capability against the
+    peer a learner would pick instead (gymnax, EnvPool, rejax, TorchRL), over every recorded run.
+
+    The rates are each contestant's range over the rounds (steps per second unless the row
+    names another unit); the ratio is the median of the per-round ratios (the contestants
+    of a round ran interleaved) with their range; the last column says how each record
+    ran, pinned to a core or not.
     """
     lines = [
-        "| comparison | ours (steps/s) | peer (steps/s) | ours / peer: median of rounds (range) "
+        "| comparison | ours (per s) | peer (per s) | ours / peer: median of rounds (range) "
         "| target | runs (threads, pinning, when, command) |",
         "|---|---|---|---|---|---|",
     ]
     lines += _ppo_rows() + _ddpg_rows()
+    for kind in RACES:
+        lines += _race_rows(kind)
     if len(lines) == 2:
         return "No peer benchmark recorded yet (see benchmarks/README.md)."
     return "\n".join(lines)
 
 
 SECTIONS: dict[str, Callable[[], str]] = {
+    "open-in": hosted.links_section,
     "ledger": ledger.readme_table,
     "run-times": run_times_table,
     "speed": speed_table,

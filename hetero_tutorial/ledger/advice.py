@@ -71,25 +71,103 @@ def where_phases_run(records: Records) -> Advice:
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
 
 
+def thread_choices(criterion: list[dict]) -> dict[str, list[dict]]:
+    """Notebook 05's thread checks, by outcome: ``right`` (the fastest, past the noise of
+    the other count), ``tie`` (within the noise of it, whichever it chose) and ``wrong``
+    (another count was faster past the noise). Rows without a check are left out."""
+    found: dict[str, list[dict]] = {"right": [], "tie": [], "wrong": []}
+    for row in criterion:
+        verdict = row.get("threads_verdict")
+        if not verdict:
+            continue
+        if verdict.startswith("wrong"):
+            found["wrong"].append(row)
+        elif verdict.startswith("right") and "past the noise" in verdict:
+            found["right"].append(row)
+        else:
+            found["tie"].append(row)
+    return found
+
+
+def _wrong_choice(row: dict) -> str:
+    if "threads_ratio" not in row:  # an older record: its verdict alone
+        return row["threads_verdict"]
+    spread = ""
+    if row.get("threads_low") is not None:
+        spread = f", per iteration {row['threads_low']:.2f}-{row['threads_high']:.2f}x"
+    return (
+        f"at {row['network']} it chose {row['threads_chosen']} thread(s) and "
+        f"{row['threads_best']} were {row['threads_ratio'] - 1:.0%} faster, past the noise "
+        f"({row['threads_ratio']:.2f}x{spread})"
+    )
+
+
+def thread_choice_sentence(criterion: list[dict]) -> str:
+    """How often 05's allocator chose the faster thread count, counted past the noise, with
+    every wrong choice in full ("" when no thread check was recorded)."""
+    found = thread_choices(criterion)
+    total = sum(len(rows) for rows in found.values())
+    if not total:
+        return ""
+    names = {k: ", ".join(r.get("network", "?") for r in rows) for k, rows in found.items()}
+    parts = [f"the faster count past the noise on {len(found['right'])} of {total}"]
+    parts += [
+        f"within the noise of the other count on {len(found['tie'])} ({names['tie']})"
+    ] * bool(found["tie"])
+    wrong = "; ".join(_wrong_choice(row) for row in found["wrong"])
+    parts += [f"wrong past the noise on {len(found['wrong'])}: {wrong}"] * bool(found["wrong"])
+    return "its thread choice was " + ", ".join(parts)
+
+
+def _allocator_widths(record: Record) -> str:
+    """05's per-network thread results (whole iterations), each width's faster count."""
+    rows = [r for r in record.data["criterion"] if r.get("threads_verdict")]
+    choices, out = thread_choices(rows), []
+    for row in rows:
+        seconds = {int(k): v for k, v in row["threads_seconds"].items()}
+        faster = min(seconds, key=seconds.get)
+        past = row in choices["right"] or row in choices["wrong"]
+        out.append(f"{row['network']}: {faster} faster" + ("" if past else " (within the noise)"))
+    return ", ".join(out)
+
+
 def threads(records: Records) -> Advice:
-    record = _newest(records, "bench.hybrid")
+    """03's width sweep (per phase, one thread against all cores) and 05's thread checks
+    (whole iterations at the allocator's devices), read together."""
     question = "how many CPU threads"
-    if record is None:
-        return _missing(question, "03", "bench.hybrid")
-    rows = [r for r in record.data["width_sweep"] if "phase_seconds" in r]
-    if len({r["threads"] for r in rows}) < 2:
-        return {
-            "question": question,
-            "advice": "not measured: the width sweep ran at one thread count",
-            "figure": "",
-            "source": record.kind,
-        }
-    effects = thread_effects(rows)
-    parts = [rule_parts(effects, role) for role in ("rollout", "update")]
-    advice = "; ".join(text for text, _ in parts)
-    figure = "; ".join(f"{ROLES[role]}: {figures}" for role, (_, figures) in zip(
-        ("rollout", "update"), parts, strict=True))  # fmt: skip
-    return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
+    hybrid, allocator = _newest(records, "bench.hybrid"), _newest(records, "bench.allocator")
+    if hybrid is None and allocator is None:
+        return _missing(question, "03 and 05", "bench.hybrid")
+    advice, figure, sources = [], [], []
+    if hybrid is not None:
+        sources.append(hybrid.kind)
+        rows = [r for r in hybrid.data["width_sweep"] if "phase_seconds" in r]
+        if len({r["threads"] for r in rows}) < 2:
+            advice.append("03's width sweep ran at one thread count, so it says nothing here")
+        else:
+            effects = thread_effects(rows)
+            parts = [rule_parts(effects, role) for role in ("rollout", "update")]
+            advice.append("03's width sweep, per phase: " + "; ".join(text for text, _ in parts))
+            figure += [f"{ROLES[role]}: {figures}" for role, (_, figures) in zip(
+                ("rollout", "update"), parts, strict=True)]  # fmt: skip
+    else:
+        advice.append("03's width sweep not measured yet: run notebook 03")
+    if allocator is not None and thread_choice_sentence(allocator.data["criterion"]):
+        sources.append(allocator.kind)
+        advice.append(
+            "05's thread checks, per whole iteration: "
+            + _allocator_widths(allocator)
+            + "; "
+            + thread_choice_sentence(allocator.data["criterion"])
+        )
+    elif allocator is None:
+        advice.append("05's thread checks not measured yet: run notebook 05")
+    return {
+        "question": question,
+        "advice": ". ".join(advice),
+        "figure": "; ".join(figure),
+        "source": ", ".join(sources),
+    }
 
 
 BUFFER_NAMES = {"tensor": "tensor", "transition": "pattern A", "trajectory": "pattern B"}
@@ -166,9 +244,6 @@ def allocator_worth(records: Records) -> Advice:
         return _missing(question, "05", "bench.allocator")
     curriculum = record.data["curriculum"]
     found = worth(curriculum | paired_sums(record.data["rows"], curriculum["stages"]))
-    verdicts = [row.get("threads_verdict") for row in record.data["criterion"]]
-    checked = [v for v in verdicts if v]
-    right = sum(1 for v in checked if not v.startswith("wrong"))
     best, spread, total = found["best"], found["spread"], found["allocator_s"]
     gap = abs(found["contenders"][best] - total)
     figure = (
@@ -177,8 +252,8 @@ def allocator_worth(records: Records) -> Advice:
         + ", ".join(f"{name} {format_seconds(s)}" for name, s in found["contenders"].items())
         + f"; the best fixed choice took {spread} the allocator's time"
     )
-    if checked:
-        figure += f"; its thread choice was right, within the noise, on {right} of {len(checked)}"
+    choices = thread_choice_sentence(record.data["criterion"])
+    figure += f"; {choices}" if choices else ""
     if found["saved"]:
         advice = (
             f"yes: with its measuring it beat the best fixed choice ({best}) by "

@@ -8,7 +8,8 @@ record kind), and an explicit rule that turns that measurement into a verdict:
   the measurement's repeats (seeds, interleaved turns, IQRs, standard errors) lies
   on one side of the rule's threshold (identical plans differ by 3-15% here);
 * ``no clear effect``: the spread straddles the threshold ("within the measured
-  noise, +-x"), or the record holds one repeat, so no spread, and no claim;
+  noise, +-x");
+* ``no verdict``: the record holds one repeat, so no spread measured, and no claim;
 * ``not measurable here``: the measurement exists but cannot answer the claim on
   that machine (most claims compare a CPU with an accelerator);
 * ``not measured yet``: the record the rule needs is absent. A verdict is never

@@ -34,12 +34,50 @@ def _hardware(records: Records) -> str:
     return "no records"
 
 
+ACROSS_RUNS = {"C1-CPU": "bench.crossover"}
+"""Claims whose figure is compared across runs, and the record kind they read: on this
+machine they read every recorded run of this kind of machine, so the range shows the drift
+from run to run (one run's IQR does not)."""
+EARLIER_RUN = "an earlier run on this kind of machine"
+
+
+def _same_kind(by_machine: dict[str, Records]) -> str | None:
+    """The reference folder recorded on this kind of machine (the same machine slug), if any."""
+    here = by_machine.get(THIS_MACHINE, {})
+    found = next((found[0] for found in here.values() if found), None)
+    if found is None:
+        return None
+    slug = results.machine_slug(found.provenance["fingerprint"])
+    return slug if slug in by_machine else None
+
+
+def column_label(machine: str, by_machine: dict[str, Records]) -> str:
+    """A machine's column title: a reference folder from this kind of machine says it is
+    an earlier run here, not another machine."""
+    return f"{machine}: {EARLIER_RUN}" if machine == _same_kind(by_machine) else machine
+
+
+def _with_earlier_runs(claim_id: str, by_machine: dict[str, Records]) -> Records:
+    """This machine's records, with the earlier runs of its kind for a claim read across runs."""
+    records, kind, same = (
+        by_machine[THIS_MACHINE],
+        ACROSS_RUNS.get(claim_id),
+        _same_kind(by_machine),
+    )
+    if kind is None or same is None or not records.get(kind):
+        return records
+    return {**records, kind: records[kind] + by_machine[same].get(kind, [])}
+
+
 def rows(by_machine: dict[str, Records]) -> list[dict[str, Any]]:
     """One row per claim and machine: the verdict, the measured figure and the article's."""
     table = []
     for claim in CLAIMS:
         for machine, records in by_machine.items():
-            verdict = judge(claim, records, here=machine == THIS_MACHINE)
+            here = machine == THIS_MACHINE
+            if here:
+                records = _with_earlier_runs(claim.id, by_machine)
+            verdict = judge(claim, records, here=here)
             table.append(
                 {
                     "claim": claim.id,
@@ -49,6 +87,7 @@ def rows(by_machine: dict[str, Records]) -> list[dict[str, Any]]:
                     "ratio_meaning": claim.ratio_meaning,
                     "rule": claim.rule,
                     "machine": machine,
+                    "column": column_label(machine, by_machine),
                     "hardware": _hardware(records),
                     "status": verdict.status.value,
                     "measured": verdict.measured,
@@ -62,7 +101,8 @@ def markdown(table: list[dict[str, Any]]) -> str:
     """A Markdown table: one line per claim, one column per machine (verdict and figure)."""
     machine_names = list(dict.fromkeys(row["machine"] for row in table))
     hardware = {row["machine"]: row["hardware"] for row in table}
-    header = ["claim", "the article says"] + [f"{m} ({hardware[m]})" for m in machine_names]
+    column = {row["machine"]: row.get("column", row["machine"]) for row in table}
+    header = ["claim", "the article says"] + [f"{column[m]} ({hardware[m]})" for m in machine_names]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for claim in CLAIMS:
         cells = {row["machine"]: row for row in table if row["claim"] == claim.id}
@@ -108,6 +148,7 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     verdicts = summary(table, machine)
     held, not_held = verdicts[Status.HELD.value], verdicts[Status.NOT_HELD.value]
     unclear = verdicts[Status.NO_CLEAR_EFFECT.value]
+    unjudged = verdicts[Status.NO_VERDICT.value]
     unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
     missing = verdicts[Status.MISSING.value]
     halves = [c.id for c in CLAIMS if "-" in c.id]  # C1-CPU: a claim's half, judged apart
@@ -116,7 +157,8 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     )
     lines = [
         f"Of {counted}, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
-        f"{len(unclear)} showed no clear effect, {len(unmeasurable)} could not be measured here, "
+        f"{len(unclear)} showed no clear effect, {len(unjudged)} had no verdict (one repeat), "
+        f"{len(unmeasurable)} could not be measured here, "
         f"{len(missing)} are not measured yet."
     ]
     if held:
@@ -130,8 +172,13 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     if unclear:
         lines.append(
             f"No clear effect: {', '.join(unclear)}. The spread of the repeats (seeds, interleaved "
-            "turns) straddles the rule's threshold, or there was one repeat: more repeats, or a "
-            "quieter machine, would be needed to say held or not."
+            "turns) straddles the rule's threshold: more repeats, or a quieter machine, would be "
+            "needed to say held or not."
+        )
+    if unjudged:
+        lines.append(
+            f"No verdict: {', '.join(unjudged)}. One repeat measures no spread, so nothing tells "
+            "an effect from noise there: a full-mode run (more seeds or turns) judges them."
         )
     needs_gpu = [
         row["claim"]

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
-import numpy as np
 from IPython.display import Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
@@ -14,10 +13,12 @@ from matplotlib.figure import Figure
 from hetero_tutorial.ledger import advice, claims, verdicts
 from hetero_tutorial.ledger.rules import Records
 from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.studies import copies
 
 
 def records_table(by_machine: dict[str, Records]) -> Markdown:
     """Every record the ledger reads: machine, kind, date, mode and hardware."""
+    read = {kind for claim in claims.CLAIMS for kind in claim.needs}
     rows = [
         {
             "machine": machine,
@@ -28,7 +29,7 @@ def records_table(by_machine: dict[str, Records]) -> Markdown:
         }
         for machine, kinds in by_machine.items()
         for kind, found in kinds.items()
-        if kind.startswith("bench.")  # the measurements, not run times or earlier ledgers
+        if kind in read  # the measurements the claims read, not run times or peer races
         for r in found
     ]
     return markdown_table(rows, ["machine", "kind", "date", "mode", "hardware"])
@@ -42,6 +43,29 @@ def claims_table() -> Markdown:
         ],
         {"id": "", "claim": "claim", "article": "the article's figure", "rule": "verdict rule"},
     )
+
+
+def c4_sensitivity(rows: list[dict[str, Any]]) -> Markdown:
+    """C4's counts as the environments and the buffer change, as a table and the sentence
+    that reads them (:func:`~hetero_tutorial.studies.copies.c4_sensitivity`)."""
+    table = markdown_table(
+        [
+            {
+                "algorithm": r["algorithm"].upper(),
+                "setting": r["setting"],
+                "copies": f"{r['copies_per_env_step']:.2f}",
+                "on": r["counted_on"],
+            }
+            for r in rows
+        ],
+        {
+            "algorithm": "",
+            "setting": "setting",
+            "copies": "copies per env step",
+            "on": "counted on",
+        },
+    )
+    return Markdown(table.data + "\n\n" + copies.c4_sensitivity_sentence(rows))
 
 
 def arithmetic_line(answer: tuple[float, float] | None) -> str:
@@ -67,47 +91,73 @@ def what_to_do(by_machine: dict[str, Records]) -> Markdown:
 def findings(table: list[dict[str, Any]]) -> list[str]:
     """What notebook 08 judged on this machine: the claims settled live on its CPU."""
     here = [row for row in table if row["machine"] == verdicts.THIS_MACHINE]
-    settled = [row for row in here if row["status"] in ("held", "did not hold", "no clear effect")]
+    judged = ("held", "did not hold", "no clear effect", "no verdict")
+    settled = [row for row in here if row["status"] in judged]
     return [f"{row['claim']}: {row['status']}: {row['measured']}" for row in settled]
 
 
-_RATIO_TICKS = (0.1, 0.2, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
-"""Ratios labelled on a log axis of ratios (a log axis alone labels only powers of ten)."""
+_RATIO_TICKS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+"""Ratios labelled on a log axis of ratios, each at least 2x from the next so no two collide
+(a log axis alone labels only powers of ten)."""
+_MARKERS = "osv^D"
+
+
+def measured_claims(table: Sequence[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """Claims with an article ratio that some machine measured, and those only the article has."""
+    with_ratio = list(dict.fromkeys(r["claim"] for r in table if r["article_ratio"]))
+    measured = {r["claim"] for r in table if r["ratio"] is not None}
+    return [c for c in with_ratio if c in measured], [c for c in with_ratio if c not in measured]
 
 
 def claim_ratios(table: Sequence[dict[str, Any]]) -> Figure:
     """The article's ratio beside each machine's measured one, for claims that state a ratio.
 
-    A machine without a measured ratio for a claim (not measurable there) shows no bar.
+    One row per claim some machine measured, labelled with what its ratio divides (so a
+    reader knows which side of 1 is which); a machine that could not measure a claim has
+    no mark on its row, and claims no machine measured are named under the axis instead
+    of drawn as rows with the article's figure alone.
     """
-    claims = list(dict.fromkeys(r["claim"] for r in table if r["article_ratio"]))
+    claims, article_only = measured_claims(table)
+    meaning = {r["claim"]: r["ratio_meaning"] for r in table}
+    rows = [f"{c}: {meaning[c]}" for c in claims]
     machines = list(dict.fromkeys(r["machine"] for r in table if r["ratio"] is not None))
     ratio = {(r["claim"], r["machine"]): r["ratio"] for r in table}
     series = {
         "article": [next(r["article_ratio"] for r in table if r["claim"] == c) for c in claims]
     }
+    column = {r["machine"]: r.get("column", r["machine"]) for r in table}
     for machine in machines:
-        series[machine] = [ratio[(c, machine)] or np.nan for c in claims]
-    height = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(7, 0.3 * len(claims) * len(series) + 1.2))
+        series[column[machine]] = [ratio[(c, machine)] for c in claims]
+    fig, ax = plt.subplots(figsize=(8, 0.55 * max(len(claims), 1) + 1.8))
+    if not claims:
+        ax.text(0.5, 0.5, "no machine measured a claim's ratio yet", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
     for index, (label, values) in enumerate(series.items()):
-        color = "0.6" if label == "article" else f"C{index - 1}"
-        positions = [p + index * height for p in range(len(claims))]
-        # Bars grow from 1 (no difference): rightwards for a ratio above 1, leftwards below.
-        ax.barh(
-            positions, np.asarray(values, float) - 1.0, height, left=1.0, label=label, color=color
-        )
+        shown = [(v, row) for v, row in zip(values, rows, strict=True) if v is not None]
+        color = "0.5" if label == "article" else f"C{index - 1}"
+        marker = "|" if label == "article" else _MARKERS[(index - 1) % len(_MARKERS)]
+        ax.scatter(
+            [v for v, _ in shown], [row for _, row in shown], s=160 if label == "article" else 60,
+            marker=marker, color=color, label=label, zorder=3, alpha=0.85, linewidths=2,
+        )  # fmt: skip
     ax.axvline(1.0, color="k", lw=0.8)
-    ax.set_yticks([p + 0.4 - height / 2 for p in range(len(claims))], claims)
     ax.set_xscale("log")
-    finite = [v for values in series.values() for v in values if np.isfinite(v)] + [1.0]
-    low, high = min(finite) / 1.15, max(finite) * 1.15
+    finite = [v for values in series.values() for v in values if v is not None] + [1.0]
+    low, high = min(finite) / 1.3, max(finite) * 1.3
     ax.set_xlim(low, high)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.invert_yaxis()  # the claims in the article's order, top to bottom
     ax.xaxis.set_major_locator(ticker.FixedLocator([t for t in _RATIO_TICKS if low <= t <= high]))
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}x"))
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-    ax.set_xlabel("ratio, as each claim defines it (1 = no difference)")
-    ax.legend(loc="best")
+    ax.set_xlabel("ratio, as each row's label defines it (1 = no difference)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
+    if article_only:
+        fig.text(
+            0.01, 0.01, "article only (no machine here measured them): " + ", ".join(article_only),
+            fontsize="small", color="0.3",
+        )  # fmt: skip
+    fig.tight_layout(rect=(0, 0.05 if article_only else 0, 1, 1))
     return fig

@@ -4,9 +4,12 @@
 (nbclient, nbmake, a notebook viewer) shows the widget's text fallback instead: a
 frozen ``0%| 0/391`` line in the executed notebook. :func:`progress` uses the widget
 only where a Jupyter server started the kernel (JupyterLab, Jupyter Notebook: they set
-``JPY_SESSION_NAME``) and ipywidgets is installed; elsewhere it counts silently and
-prints one line when the work is done. ``HETERO_TUTORIAL_PROGRESS=widget`` or ``plain``
-overrides the guess.
+``JPY_SESSION_NAME``) and ipywidgets is installed; elsewhere (nbclient, VS Code,
+a terminal, a hosted runtime) it prints a plain line every :data:`PLAIN_EVERY_S`
+seconds while the work runs, with the time spent and an estimate of the time left, and
+one line when it is done, so no cell is silent for minutes in any front end. Work shorter
+than that interval prints the final line only. ``HETERO_TUTORIAL_PROGRESS=widget`` or
+``plain`` overrides the guess.
 """
 
 from __future__ import annotations
@@ -19,6 +22,23 @@ from collections.abc import Callable
 from typing import Any
 
 PROGRESS_ENV_VAR = "HETERO_TUTORIAL_PROGRESS"
+PLAIN_EVERY_S = 15.0
+"""Seconds between two plain progress lines (where no widget renders)."""
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``3 min 05 s``: how long, for a person reading a progress line."""
+    seconds = max(0, round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
+
+
+def plain_line(desc: str, done: int, total: int, elapsed_s: float) -> str:
+    """A progress line without a bar (nothing a front end could take for tqdm's fallback):
+    the work done, the time spent, and the time left if the rate so far holds."""
+    line = f"{desc}: {done:,} of {total:,} after {_duration(elapsed_s)}"
+    if 0 < done < total:
+        line += f", about {_duration(elapsed_s * (total - done) / done)} left"
+    return line
 
 
 def widgets_render() -> bool:
@@ -45,12 +65,20 @@ class Progress:
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=total, desc=desc)
-        self.started = time.perf_counter()
+        self.started = self.printed = time.perf_counter()
 
     def update(self, n: int = 1) -> None:
         self.done += n
         if self.bar is not None:
             self.bar.update(n)
+            return
+        now = time.perf_counter()
+        if now - self.printed >= PLAIN_EVERY_S and self.done < self.total:
+            self.printed = now
+            note = f" ({self.text})" if self.text else ""
+            print(
+                plain_line(self.desc, self.done, self.total, now - self.started) + note, flush=True
+            )
 
     def follow(self) -> Callable[[int, int], None]:
         """A ``progress(done, total)`` callback for one run inside this bar, as the training

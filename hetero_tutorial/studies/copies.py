@@ -180,3 +180,61 @@ def copies_sentence(ppo: dict[str, Any], ddpg: dict[str, Any]) -> str:
     if more == "neither":
         return text + "the same number."
     return text + f"{more} switches devices {ratio:.1f}x as often per step."
+
+
+def c4_sensitivity(env_id: str = "CartPole-v1", envs: tuple[int, ...] = (1, 8)) -> list[dict]:
+    """C4's counts as its two choices vary: PPO at each of ``envs`` environments (the same
+    rollout of ``num_envs x num_steps`` transitions, so the update's copies weigh the
+    same), all-accelerator DDPG with pattern A (per-field copies) and with the tensor
+    buffer (one copy per stored transition), counted where :func:`counting_device` says.
+
+    A count, not a timing: the same on every machine, so no repeats are needed.
+    """
+    tuned = PPOConfig.tuned(env_id)
+    rollout = tuned.num_envs * tuned.num_steps
+    found = []
+    for n in envs:
+        config = replace(tuned, num_envs=n, num_steps=rollout // n)
+        found.append({**ppo_copies(config), "setting": f"{n} environment{'s' * (n > 1)}"})
+    for design, name in (("transition", "pattern A"), ("tensor", "the tensor buffer")):
+        found.append({**ddpg_copies(DDPGConfig(buffer=design)), "setting": name})
+    return found
+
+
+def c4_sensitivity_sentence(rows: list[dict]) -> str:
+    """What C4's verdict depends on, read from :func:`c4_sensitivity`'s counts."""
+    ppo = [r for r in rows if r["algorithm"] == "ppo"]
+    ddpg = [r for r in rows if r["algorithm"] == "ddpg"]
+    pairs = [(p, d) for p in ppo for d in ddpg]
+    held = [(p, d) for p, d in pairs if p["copies_per_env_step"] > d["copies_per_env_step"]]
+    counts = "; ".join(
+        f"{r['algorithm'].upper()} with {r['setting']}: {r['copies_per_env_step']:.2f}"
+        for r in rows
+    )
+    ratios = [p["copies_per_env_step"] / d["copies_per_env_step"] for p, d in pairs]
+    text = (
+        f"Copies per environment step, all-accelerator, counted on {rows[0]['counted_on']}: "
+        f"{counts}. PPO copies more than DDPG in {len(held)} of {len(pairs)} pairings "
+        f"(PPO / DDPG from {min(ratios):.2f}x to {max(ratios):.2f}x). "
+    )
+    rollout = [r["by_phase"].get("rollout", {}) for r in ppo]
+    per_step = [p.get("count_per_env_step") for p in rollout]
+    if all(v is not None for v in per_step):
+        text += (
+            "PPO's rollout copies per step fall with the environments one forward pass serves ("
+            + ", ".join(f"{v:.2f} at {r['setting']}" for v, r in zip(per_step, ppo, strict=True))
+            + "); DDPG's rollout steps one environment per forward pass, like PPO at 1, and "
+            "its extra copies are its buffer's (pattern A copies each field of a batch, the "
+            "tensor buffer one row per transition). "
+        )
+    if len(held) in (0, len(pairs)):
+        verdict = "holds" if held else "does not hold"
+        return text + (
+            f"So the claim {verdict} at every setting counted here, but by how much depends "
+            "on the number of environments and the buffer's design, not on on- versus "
+            "off-policy learning as such."
+        )
+    return text + (
+        "So the verdict itself turns on the number of environments and the buffer's design: "
+        "C4 is a claim about those choices, not about on- versus off-policy learning."
+    )

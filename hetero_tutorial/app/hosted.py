@@ -1,0 +1,106 @@
+"""A route to a free GPU: every notebook runs unchanged on a hosted Jupyter runtime (Colab).
+
+Such a runtime has PyTorch and NumPy but not this package. So each notebook's first code
+cell (right after its opening card) is two lines that install the package where it is
+missing, and do nothing where it is installed: from a wheel file beside the notebook if
+there is one (``hetero_tutorial-*.whl``, e.g. uploaded with it), else from the repository
+URL in ``pyproject.toml``'s ``[project.urls]``. :func:`install_cell` writes those two
+lines; it is the one place their logic lives, and ``python -m hetero_tutorial.app.hosted``
+puts its output into every notebook (replacing an older copy). :func:`open_in_links`
+gives the "open in Colab" links for the README and the book, from the same URL; with no
+URL set there are none, and :data:`NO_URL` says so.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import tomllib
+
+from hetero_tutorial.core.paths import REPO_DIR
+
+PYPROJECT = REPO_DIR / "pyproject.toml"
+INSTALL_TAG = "install-if-missing"
+"""The tag of the install cell, so that inserting it again replaces it."""
+URL_KEYS = ("Repository", "Source", "Homepage")
+"""The ``[project.urls]`` entries read for the repository, in this order."""
+NO_URL = (
+    "No repository URL is set in pyproject.toml's [project.urls], so there are no "
+    '"open in Colab" links yet; set `Repository = "https://github.com/OWNER/NAME"` there and '
+    "regenerate (python -m hetero_tutorial ledger --readme)."
+)
+
+
+def repository_url(pyproject: Path = PYPROJECT) -> str | None:
+    """The repository's URL from ``[project.urls]``, or None where none is set."""
+    urls = tomllib.loads(pyproject.read_text()).get("project", {}).get("urls", {})
+    return next((urls[key].rstrip("/") for key in URL_KEYS if urls.get(key)), None)
+
+
+def install_cell(url: str | None = None) -> str:
+    """The two lines of a notebook's install cell: install this package where it is missing,
+    from a wheel beside the notebook, else from ``url`` (``pip install git+URL``); with
+    neither, stop with a line that says what to do. No ``import`` statement, so that the
+    formatter leaves the two lines as they are."""
+    fallback = (
+        f'["git+{url}"]'
+        if url
+        else '[sys.exit("hetero_tutorial is not installed: put its wheel (hetero_tutorial-*.whl) '
+        'beside this notebook, or pip install it")]'
+    )
+    return (
+        "# On a hosted runtime (e.g. Colab) without this package, install it; elsewhere nothing.\n"
+        'if __import__("importlib.util").util.find_spec("hetero_tutorial") is None: '
+        '__import__("subprocess").check_call([(sys := __import__("sys")).executable, "-m", "pip", '
+        '"install", "-q", (sorted(__import__("glob").glob("hetero_tutorial-*.whl"))'
+        f" or {fallback})[-1]])  # noqa: E501, E701  # fmt: skip"
+    )
+
+
+def insert_install_cell(path: Path, url: str | None = None) -> None:
+    """Put :func:`install_cell` into the notebook at ``path`` as its first code cell, after
+    the opening card (replacing an install cell already there)."""
+    notebook = nbformat.read(path, as_version=4)
+    cells = [c for c in notebook.cells if INSTALL_TAG not in c.metadata.get("tags", [])]
+    cell = nbformat.v4.new_code_cell(install_cell(url))
+    cell.metadata["tags"] = [INSTALL_TAG]
+    cell.pop("id", None)
+    first = 1 if cells and cells[0].cell_type == "markdown" else 0
+    notebook.cells = [*cells[:first], cell, *cells[first:]]
+    nbformat.write(notebook, path)
+
+
+def open_in_links(notebooks: list[str], url: str | None = None) -> list[str]:
+    """Markdown "open in Colab" links, one per notebook file name, for a GitHub ``url``
+    (none for another host, or without a URL)."""
+    found = re.match(r"https://github\.com/([^/]+/[^/]+?)(?:\.git)?$", url or "")
+    if found is None:
+        return []
+    base = f"https://colab.research.google.com/github/{found.group(1)}/blob/main/notebooks"
+    return [f"[{name} in Colab]({base}/{name})" for name in notebooks]
+
+
+def links_section() -> str:
+    """The README's generated "open in Colab" section: the links, or why there are none."""
+    names = sorted(p.name for p in (REPO_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    links = open_in_links(names, repository_url())
+    return " · ".join(links) if links else NO_URL
+
+
+def main(paths: list[str]) -> int:
+    """Insert the install cell into each notebook given (default: every notebook)."""
+    targets = [Path(p) for p in paths] or sorted(
+        (REPO_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb")
+    )
+    url = repository_url()
+    for path in targets:
+        insert_install_cell(path, url)
+        print(f"install cell in {path.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
