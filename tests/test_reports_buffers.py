@@ -2,7 +2,7 @@
 
 import statistics
 
-from hetero_tutorial.notebook import buffer_report
+from hetero_tutorial.notebook import buffer_report, peer_races
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 
 
@@ -80,16 +80,16 @@ def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_othe
 
 
 def test_the_buffer_race_is_shown_from_its_record_with_where_the_peer_is_ahead():
-    (newest, *_) = buffer_report.buffer_races()  # committed under data/reference/
-    shown = buffer_report.race([newest]).data
-    assert "capacity 1,000,000, batch 256" in shown and "torchrl 0.14.1" in shown
+    newest = peer_races.race("bench.buffer_peers")  # committed under data/reference/
+    shown = buffer_report.race().data
+    assert "Capacity 1,000,000, batch 256" in shown and "torchrl 0.14.1" in shown
     assert "| tensor buffer vs ReplayBuffer(LazyTensorStorage), RandomSampler |" in shown
     lines = buffer_report.race_sentences(newest)
     ahead = [line for line in lines if line.startswith("TorchRL is ahead")]
     assert ahead and all("bytes / stored transition" in line and "Why:" in line for line in ahead)
     assert "one-byte bools" in ahead[0]
     assert lines[-1].startswith("Ours is ahead, every round, on:")
-    assert buffer_report.race([]).data == buffer_report.NO_RACE
+    assert buffer_report.race(None).data == buffer_report.NO_RACE
 
 
 def test_row_gathers_time_random_and_contiguous_rows_at_each_capacity():
