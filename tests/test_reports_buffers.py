@@ -2,7 +2,7 @@
 
 import statistics
 
-from hetero_tutorial.notebook import buffer_report
+from hetero_tutorial.notebook import buffer_report, peer_races
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 
 
@@ -15,16 +15,12 @@ def test_the_ddpg_settings_line_follows_the_config():
 
 
 def _rows(rates: dict[tuple[str, int], float]) -> list[dict]:
+    """Sampling rows whose repeats spread by 1% of their median seconds per batch."""
     return [
-        {
-            "design": d,
-            "capacity": c,
-            "device": "cpu",
-            "batch_size": 256,
-            "sample_transitions_per_s": r,
-        }
+        {"design": d, "capacity": c, "device": "cpu", "batch_size": 256,
+         "sample_transitions_per_s": r, "sample_iqr_s": 0.01 * 256 / r}
         for (d, c), r in rates.items()
-    ]
+    ]  # fmt: skip
 
 
 def _gathers(capacity: int, random: list[float], contiguous: list[float]) -> dict:
@@ -40,7 +36,8 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     small = _gathers(10_000, random=[1.0, 1.1, 0.9], contiguous=[1.0, 1.0, 1.0])
     large = _gathers(1_000_000, random=[1.6, 1.7, 1.5], contiguous=[1.02, 1.0, 1.04])
     text = buffer_report.capacity_sentence(rows, [small, large])
-    assert "-19% (transition)" in text and "-16% (tensor)" in text and "-5% (trajectory)" in text
+    assert "-19% (transition, past the noise)" in text and "-16% (tensor, past the noise)" in text
+    assert "-5% (trajectory, past the noise)" in text
     assert "84% as much as pattern A did" in text  # 16 of 19 points
     assert "1.60x as long at 1,000,000 rows (38 MiB)" in text
     assert "past the noise: the measurement supports memory as the cause" in text
@@ -50,6 +47,9 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     faster = [dict(r, sample_transitions_per_s=2_100.0) if r["design"] == "tensor" else r
               for r in rows]  # fmt: skip
     assert "no slowdown with capacity" in buffer_report.capacity_sentence(faster, [small, large])
+    noisy = [dict(r, sample_iqr_s=50 * r["sample_iqr_s"]) for r in rows]  # IQRs that overlap
+    text = buffer_report.capacity_sentence(noisy, [small, large])
+    assert "-19% (transition)," in text and "did not both slow, past the noise" in text
 
 
 def _summaries(returns: dict[str, list[float]]) -> dict[str, dict]:
@@ -80,16 +80,16 @@ def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_othe
 
 
 def test_the_buffer_race_is_shown_from_its_record_with_where_the_peer_is_ahead():
-    (newest, *_) = buffer_report.buffer_races()  # committed under data/reference/
-    shown = buffer_report.race([newest]).data
-    assert "capacity 1,000,000, batch 256" in shown and "torchrl 0.14.1" in shown
+    newest = peer_races.race("bench.buffer_peers")  # committed under data/reference/
+    shown = buffer_report.race().data
+    assert "Capacity 1,000,000, batch 256" in shown and "torchrl 0.14.1" in shown
     assert "| tensor buffer vs ReplayBuffer(LazyTensorStorage), RandomSampler |" in shown
     lines = buffer_report.race_sentences(newest)
     ahead = [line for line in lines if line.startswith("TorchRL is ahead")]
     assert ahead and all("bytes / stored transition" in line and "Why:" in line for line in ahead)
     assert "one-byte bools" in ahead[0]
     assert lines[-1].startswith("Ours is ahead, every round, on:")
-    assert buffer_report.race([]).data == buffer_report.NO_RACE
+    assert buffer_report.race(None).data == buffer_report.NO_RACE
 
 
 def test_row_gathers_time_random_and_contiguous_rows_at_each_capacity():
