@@ -65,6 +65,8 @@ _NAMES = {
     "frames_label": "allocator.cnn",
     "thread_choices": "allocator.pricing",
     "select_device": "allocator.fixed_rule",
+    # studies the ledger shows
+    "c4_sensitivity": "studies.copies",
     # notebook helpers
     "check": "notebook.exercises",
     "hint": "notebook.exercises",
@@ -105,6 +107,7 @@ _MODULES = {
     "plots": "notebook.plots",
     "tables": "notebook.tables",
     "diagrams": "notebook.diagrams",
+    "peer_races": "notebook.peer_races",
     "fill_ledger": "app.fill_ledger",
 }
 """Modules importable from the package's top by their file names (no two share one)."""
