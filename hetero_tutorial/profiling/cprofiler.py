@@ -10,7 +10,7 @@ from __future__ import annotations
 import cProfile
 import pstats
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,6 +32,8 @@ class CProfileResult:
 
     path: Path
     stats: pstats.Stats
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    """the profiled trainer's own phase timer, which ran under cProfile too (seconds)"""
 
     @property
     def total_seconds(self) -> float:
@@ -67,6 +69,26 @@ class CProfileResult:
     def transfer_share(self) -> float:
         """Fraction of the profiled time spent inside transfer functions (0..1)."""
         return sum(self.transfer_seconds().values()) / self.total_seconds
+
+    def phase_shares(self) -> dict[str, float]:
+        """Each PPO phase's share of the iterations' time as cProfile counts it: the ``cumtime``
+        of the function the phase calls (:data:`PHASE_FUNCTIONS`) over that of the iterations."""
+        cumulative: dict[str, float] = {}
+        for (file, _, function), (_, _, _, cum, _) in self.stats.stats.items():
+            for name, (where, called) in {**PHASE_FUNCTIONS, "iteration": ITERATION}.items():
+                if function == called and file.replace("\\", "/").endswith(where):
+                    cumulative[name] = cumulative.get(name, 0.0) + cum
+        total = cumulative.pop("iteration", 0.0)
+        return {name: seconds / total for name, seconds in cumulative.items()} if total else {}
+
+
+PHASE_FUNCTIONS = {
+    "rollout": ("rl/ppo/collectors.py", "collect"),
+    "advantages": ("rl/ppo/advantages.py", "compute_advantages"),
+    "update": ("rl/ppo/learner.py", "update"),
+}
+"""The function each PPO phase calls, by file and name: cProfile knows functions, not phases."""
+ITERATION = ("rl/ppo/trainer.py", "iteration")
 
 
 def _function_label(file: str, line: int, function: str) -> str:
@@ -112,7 +134,7 @@ def cprofile_ppo(
         trainer = PPOTrainer(config, placement, seed)
         _, result = cprofile_call(lambda: _train(trainer), name, out_dir)
     trainer.envs.close()
-    return result
+    return replace(result, phase_seconds=dict(trainer.timer.seconds))
 
 
 def _train(trainer: PPOTrainer) -> None:
