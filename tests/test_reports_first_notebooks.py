@@ -12,7 +12,8 @@ import pytest
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.notebook import baseline_report, profile_report, timing_report
 from hetero_tutorial.notebook.figure_audit import problems
-from hetero_tutorial.profiling import flamegraph, reading, stacks
+from hetero_tutorial.profiling import browser, cprofiler, flamegraph, reading, stacks
+from hetero_tutorial.rl.ppo.config import PPOConfig
 
 
 def _run(evaluations, steps=100_000):
@@ -159,3 +160,45 @@ def test_the_four_tools_sit_in_one_table_with_what_each_counts():
     assert "from 28% (torch.profiler" in text and "to 40% (cProfile" in text
     assert "Under cProfile the same timer gives the rollout 40% instead of 32%" in text
     assert "| py-spy | stack samples" in profile_report.four_tools_table(rows).data
+
+
+def test_snakeviz_is_seen_and_nothing_outlives_the_picture(tmp_path):
+    if browser.chromium() is None:
+        pytest.skip(browser.MISSING)
+    config = PPOConfig.tuned(
+        "CartPole-v1", total_steps=128, num_envs=2, num_steps=64, hidden=16, minibatch_size=64
+    )
+    cprof = cprofiler.cprofile_ppo(config, placement("all-cpu"), out_dir=tmp_path)
+    before = set(browser.child_processes())
+    picture = cprofiler.snakeviz_picture(cprof.path, timeout=60)
+    assert picture.read_bytes().startswith(b"\x89PNG")
+    assert set(browser.child_processes()) <= before  # the server and the browser are gone
+
+
+def test_without_a_browser_the_sunburst_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(browser, "chromium", lambda: None)
+    view = profile_report.snakeviz_view(SimpleNamespace(path=tmp_path / "run.prof"))
+    assert browser.MISSING in view.data and "snakeviz" in view.data
+
+
+def test_native_frames_are_chosen_only_where_an_accelerator_runs_and_py_spy_reads_them(
+    monkeypatch,
+):
+    from hetero_tutorial.core import devices
+    from hetero_tutorial.profiling import pyspy
+
+    asked = []
+
+    def status(timeout=30.0, native=False):
+        asked.append(native)
+        return pyspy.PySpyStatus(True, "ok")
+
+    monkeypatch.setattr(pyspy, "py_spy_status", status)
+    monkeypatch.setattr(devices, "accelerator", lambda: None)
+    assert not pyspy.native_sampling_works() and asked == []  # nothing to see on a CPU
+    monkeypatch.setattr(devices, "accelerator", lambda: "cuda:0")
+    assert pyspy.native_sampling_works() and asked == [True]
+    monkeypatch.setattr(
+        pyspy, "py_spy_status", lambda timeout=30.0, native=False: pyspy.PySpyStatus(False, "no")
+    )
+    assert not pyspy.native_sampling_works()

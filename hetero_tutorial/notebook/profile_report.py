@@ -8,14 +8,14 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import Markdown
+from IPython.display import Image, Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.profiling import reading, stacks
+from hetero_tutorial.profiling import browser, cprofiler, reading, stacks
 from hetero_tutorial.profiling.pyspy import PySpyProfile, reference_profiles
 
 percent = "{:.1%}".format
@@ -323,9 +323,10 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
             "on a CPU (C5's share keeps the non-blocking one, which a GPU needs)."
         )
     return text + (
-        f" Each sampler is within the noise of its own run's timer as far as the other is "
-        f"({short_a:+.1%} and {short_b:+.1%} short, noise about {noise:.1%}): no sign that "
-        "sampling without pauses drops rollout stacks here, so the non-blocking profile stands."
+        f" Against its own run's timer, the sampler without pauses is {short_a:+.1%} short and "
+        f"the paused one {short_b:+.1%}: no more short than the paused one beyond the noise "
+        f"(about {noise:.1%}), so there is no sign that sampling without pauses drops rollout "
+        "stacks here, and the non-blocking profile stands."
     )
 
 
@@ -408,8 +409,8 @@ def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
     if spy is not None and timer is not None:
         text += (
             f" In one run, py-spy gives it {spy:.0%} and the phase timer {timer:.0%}: the timer "
-            "charges a phase everything between its edges (the synchronisation and the "
-            "Python around the calls too), while a sampler counts only the stacks it could read."
+            "charges a phase the wall time between its two synchronisations, the sampler the "
+            "share of the stacks it read, with sampling noise around it."
         )
     clean, profiled = (
         by.get(("phase timer", "py-spy's child")),
@@ -430,3 +431,13 @@ def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
             "operators more, and it times only the few iterations it profiled."
         )
     return text
+
+
+def snakeviz_view(cprof: Any) -> Image | Markdown:
+    """snakeviz's sunburst of the cProfile run, as a picture taken in headless Chromium (the
+    server and the browser stopped before this returns); one line where none is installed."""
+    picture = cprofiler.snakeviz_picture(cprof.path)
+    if picture is None:
+        command = cprofiler.snakeviz_command(cprof.path)
+        return Markdown(f"*{browser.MISSING}; in a terminal, `{command}` draws it.*")
+    return Image(filename=str(picture), width=880)

@@ -54,11 +54,12 @@ def py_spy_executable() -> str | None:
     return shutil.which("py-spy") or _beside_python("py-spy")
 
 
-def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
+def py_spy_status(timeout: float = 30.0, native: bool = False) -> PySpyStatus:
     """Try py-spy for real: record a half-second Python busy loop it launches itself.
 
     Launching the target (``py-spy record -- python ...``) needs no root and no
     ptrace permission to attach, which is why the series always profiles that way.
+    ``native``: try native sampling (``--native``, with pauses, as py-spy needs).
     """
     executable = py_spy_executable()
     if executable is None:
@@ -73,6 +74,7 @@ def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
             "raw",
             "--rate",
             "200",
+            *(["--native"] if native else []),
             "--output",
             str(output),
             "--",
@@ -94,6 +96,15 @@ def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
                 executable,
             )
     return PySpyStatus(True, "py-spy can profile processes it launches here.", executable)
+
+
+def native_sampling_works(timeout: float = 30.0) -> bool:
+    """Whether to sample native frames here: an accelerator runs (CUDA's copy and wait
+    frames are what native sampling adds; a CPU run has none to show) and a short native
+    recording, with pauses, works on this machine (some systems cannot unwind C frames)."""
+    from hetero_tutorial.core.devices import accelerator
+
+    return accelerator() is not None and py_spy_status(timeout, native=True).available
 
 
 def run_in_own_group(
