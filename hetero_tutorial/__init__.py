@@ -39,6 +39,7 @@ _NAMES = {
     "display_path": "core.paths",
     # rl: the algorithms, and the pieces of them the notebooks show with source()
     "PPOConfig": "rl.ppo.config",
+    "RunOptions": "rl.ppo.options",
     "RolloutStorage": "rl.ppo.storage",
     "gae": "rl.ppo.advantages",
     "ppo_loss": "rl.ppo.learner",
