@@ -80,7 +80,7 @@ def missing() -> dict[str, list[str]]:
 
 
 def missing_lines() -> list[str]:
-    """What notebook 08 prints instead of measuring: each missing record, the claims and the
+    """What notebook 09 prints instead of measuring: each missing record, the claims and the
     notebook that measure it, then the one command that fills them all."""
     found = missing()
     if not found:

@@ -171,7 +171,7 @@ def _faster(
 def thread_results(
     sweep: Sequence[dict[str, Any]] = (), allocator_rows: Sequence[dict[str, Any]] = ()
 ) -> list[dict[str, Any]]:
-    """Every thread-count result of the series in one shape, for notebook 08's advice.
+    """Every thread-count result of the series in one shape, for notebook 09's advice (the ledger).
 
     ``sweep``: notebook 03's width sweep (``bench.hybrid``'s ``width_sweep``, quick or
     full), read for the all-CPU placement's phases and whole iterations; ``allocator_rows``:
