@@ -22,8 +22,9 @@ claims ledger reads, most wanted first: the crossover under everything else (C1-
 baseline's copies and transfer share (C4, C7, C5), the hybrid split (C6, C9), the
 allocator (C10, C11, C13), and last the DDPG seeds of C8, which run on the CPU alone;
 part 2 the notebooks' other reference sections (the native flame graph, the overlapped
-pipeline, batched environments, replay buffers). ``python benchmarks/gpu_reference.py
---schedule`` prints the table below; a test keeps the two equal.
+pipeline, batched environments, replay buffers, compile and CUDA graphs: notebook 08).
+``python benchmarks/gpu_reference.py --schedule`` prints the table below; a test keeps the
+two equal.
 
 =====================  ====  ========  ======  ===================================================
 step                   part  expected  budget  arithmetic (seconds)
@@ -70,12 +71,18 @@ device_envs            2           56      84  throughput 36 cells x 0.3 + two 4
 buffers                2           28      42  fill 1e6 transitions, two Python designs 2 x 8 +
                                                tensor 1; 1e4 and 1e5 2; timings to CPU and CUDA 2;
                                                batch correlation and pinned sampling 2; START_S
+compile                2           55      83  14 Inductor compiles (act 2 sizes, env step 2 sizes
+                                               x 2 graphs, update, PPO's step and loss; each in
+                                               compile and cudagraphs) x COMPILE_S 42; interleaved
+                                               timing 3; PPO 6 iterations x 3 modes x 33 ms 0.6;
+                                               fallback to eager if Triton is missing; START_S
 part 1 total                      188     284
-part 2 total                      137     206
+part 2 total                      192     289
 =====================  ====  ========  ======  ===================================================
 
-``OP_S`` is 10 us and ``START_S`` 5 s. The summary of a run prints each step's measured
-seconds beside its expectation, so the next run can correct these.
+``OP_S`` is 10 us, ``START_S`` 5 s and ``COMPILE_S`` (one small torch.compile) 3 s. The
+summary of a run prints each step's measured seconds beside its expectation, so the next
+run can correct these.
 """
 
 from __future__ import annotations
@@ -85,6 +92,9 @@ from dataclasses import dataclass
 
 START_S = 5.0
 """A fresh Python process: import PyTorch and the package, start CUDA (seconds)."""
+COMPILE_S = 3.0
+"""One torch.compile of a small graph with Triton kernels, cache cold, on a 16-core server
+(seconds; a 2-core laptop takes 5-15 s for the first)."""
 OP_S = 10e-6
 """One eager, launch-bound PyTorch operator on CUDA, from Python (seconds)."""
 MARGIN = 1.5
@@ -98,7 +108,7 @@ BUDGET_OPTIONS = frozenset({
     "--cnn-steps", "--cnn-minibatch", "--cnn-epochs", "--budget", "--learning-starts",
     "--hidden", "--batch-size", "--workers", "--seeds", "--seed", "--eval-episodes",
     "--num-envs", "--seconds-per-repeat", "--ppo-num-envs", "--ppo-seeds", "--ppo-steps",
-    "--numprocesses",
+    "--numprocesses", "--act-sizes", "--env-step-sizes", "--update-sizes", "--ppo-iterations",
 })  # fmt: skip
 """Options that say how much work a step does, never which code it runs."""
 
@@ -172,6 +182,11 @@ STEPS = (
     Step("buffers", 2, "buffers", (), ("--capacities", "10000", "100000", "1000000",
                                        "--repeats", "9"),
          ("--capacities", "1000", "--repeats", "2"), 28),
+    Step("compile", 2, "compile", (),
+         ("--act-sizes", "8", "1024", "--env-step-sizes", "64", "65536", "--update-sizes", "256",
+          "--repeats", "5", "--ppo-num-envs", "8", "--ppo-iterations", "5"),
+         ("--act-sizes", "8", "--env-step-sizes", "64", "--update-sizes", "64", "--repeats", "2",
+          "--ppo-num-envs", "8", "--ppo-iterations", "1"), 55),
 )  # fmt: skip
 """Every step in the order it runs (the set-up starts each part; the test slice opens part 1).
 
@@ -234,6 +249,9 @@ ARITHMETIC = {
     "2 x (37 x 0.22 + 18 evaluations x 0.25) 25; counted iterations 3; START_S",
     "buffers": "fill 1e6 transitions, two Python designs 2 x 8 + tensor 1; 1e4 and 1e5 2; "
     "timings to CPU and CUDA 2; batch correlation and pinned sampling 2; START_S",
+    "compile": "14 Inductor compiles (act 2 sizes, env step 2 sizes x 2 graphs, update, PPO's "
+    "step and loss; each in compile and cudagraphs) x COMPILE_S 42; interleaved timing 3; "
+    "PPO 6 iterations x 3 modes x 33 ms 0.6; fallback to eager if Triton is missing; START_S",
 }
 """How each step's expected seconds were reached (the module's table prints them)."""
 

@@ -24,6 +24,7 @@ _NAMES = {
     "accelerator": "core.devices",
     "devices_here": "core.devices",
     "describe_machine": "core.machine",
+    "cores_line": "core.machine",
     "usable_cores": "core.machine",
     "placement": "core.placement",
     "Placement": "core.placement",
@@ -38,6 +39,7 @@ _NAMES = {
     "display_path": "core.paths",
     # rl: the algorithms, and the pieces of them the notebooks show with source()
     "PPOConfig": "rl.ppo.config",
+    "RunOptions": "rl.ppo.options",
     "RolloutStorage": "rl.ppo.storage",
     "gae": "rl.ppo.advantages",
     "ppo_loss": "rl.ppo.learner",
@@ -49,6 +51,10 @@ _NAMES = {
     "DDPGLearner": "rl.ddpg.learner",
     "make_buffer": "rl.buffers",
     "BatchedCartPole": "rl.envs.batched",
+    "make_batched_env": "rl.envs.batched",
+    "compiled": "core.compiled",
+    "compile_unavailable": "core.compiled",
+    "compile_cache": "core.compiled",
     "train_overlapped": "rl.overlapped.loop",
     "default_workers": "rl.overlapped.loop",
     "LagSchedule": "rl.overlapped.schedule",
@@ -60,6 +66,8 @@ _NAMES = {
     "frames_label": "allocator.cnn",
     "thread_choices": "allocator.pricing",
     "select_device": "allocator.fixed_rule",
+    # studies the ledger shows
+    "c4_sensitivity": "studies.copies",
     # notebook helpers
     "check": "notebook.exercises",
     "hint": "notebook.exercises",
@@ -86,6 +94,7 @@ _MODULES = {
     "env_throughput": "studies.env_throughput",
     "env_agreement": "studies.env_agreement",
     "device_ppo": "studies.device_ppo",
+    "compiling": "studies.compiling",
     "copies": "studies.copies",
     "threads": "studies.threads",
     "ddpg_placements": "studies.ddpg_placements",
@@ -99,6 +108,7 @@ _MODULES = {
     "plots": "notebook.plots",
     "tables": "notebook.tables",
     "diagrams": "notebook.diagrams",
+    "peer_races": "notebook.peer_races",
     "fill_ledger": "app.fill_ledger",
 }
 """Modules importable from the package's top by their file names (no two share one)."""

@@ -426,6 +426,20 @@ def test_compare_refuses_a_network_given_twice():
     assert chooser.measured == 0  # refused before any measuring
 
 
+def test_a_decision_measured_before_the_comparison_is_paid_in_it_once():
+    networks = [trials.mlp_trial("CartPole-v1", w, **TINY_PPO) for w in (8, 16)]
+    chooser = Allocator(devices=[CPU], threads=(1,), budget_s=0.2)
+    first = chooser.decide(networks[0].workload)  # as notebook 05 asks before comparing
+    assert first.measure_seconds > 0
+    decisions, rows = trials.compare(networks, chooser, iterations=1)
+    assert decisions[0].from_cache
+    chosen = {r["network"]: r["decision_seconds"] for r in rows if "allocator" in r["plans"]}
+    assert chosen["mlp-8"] == first.measure_seconds
+    summary = trials.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
+    measuring = sum(step["decision_seconds"] for step in summary["timeline"])
+    assert measuring == first.measure_seconds + decisions[1].measure_seconds
+
+
 def test_bench_allocator_writes_decisions_and_rows(tmp_path):
     path = tmp_path / "allocator.json"
     argv = ["bench", "allocator", "--widths", "8", "--num-steps", "16",

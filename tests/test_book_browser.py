@@ -39,6 +39,7 @@ import psutil
 import pytest
 
 from hetero_tutorial.core.paths import private_paths
+from hetero_tutorial.profiling.browser import BROWSERS, child_processes, headless_chromium
 
 if TYPE_CHECKING:  # Playwright is in the extra [book]; without it the tests skip
     from playwright.sync_api import Browser, ConsoleMessage, Request
@@ -47,18 +48,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BOOK_ENV = "HETERO_TUTORIAL_BOOK"
 DEFAULT_BOOK = ROOT / "build" / "book" / "html"
 SHOTS = ROOT / "build" / "book-shots"
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-FLAGS = [
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # no host but this one
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-"""Chromium's flags for a machine with no network: without the last three it keeps trying
-to reach its own servers."""
 PAGE_TIMEOUT_MS = 30_000
 
 
@@ -103,37 +92,6 @@ def serve(directory: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
-
-
-def _descendants() -> dict[int, psutil.Process]:
-    return {p.pid: p for p in psutil.Process().children(recursive=True)}
-
-
-@contextmanager
-def headless_chromium(executable: str, leftovers: list[str]) -> Iterator[Browser]:
-    """A headless Chromium driven by Playwright; on the way out, however it is left, the
-    browser is closed and every process it started and left behind is ended by its id (its
-    name goes to ``leftovers``, for the caller to report)."""
-    from playwright.sync_api import sync_playwright
-
-    before = _descendants()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
-            try:
-                yield browser
-            finally:
-                browser.close()
-    finally:
-        started = [p for pid, p in _descendants().items() if pid not in before]
-        _, alive = psutil.wait_procs(started, timeout=5)
-        for process in alive:
-            try:
-                leftovers.append(process.name())
-                process.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(alive, timeout=5)
 
 
 IMAGES_JS = """async () => {
@@ -372,8 +330,8 @@ def test_no_browser_process_outlives_ctrl_c(chromium_path):
 
 def test_the_browser_is_gone_after_a_failure_inside_the_walk(chromium_path):
     leftovers: list[str] = []
-    before = set(_descendants())
+    before = set(child_processes())
     with pytest.raises(RuntimeError), headless_chromium(chromium_path, leftovers):
         raise RuntimeError("a check failed mid-walk")
-    assert set(_descendants()) <= before
+    assert set(child_processes()) <= before
     assert not leftovers

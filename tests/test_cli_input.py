@@ -6,6 +6,7 @@ from hetero_tutorial.app import cli
 from hetero_tutorial.app.bench import hybrid
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.profiling import target
+from hetero_tutorial.rl.ppo.options import RunOptions
 from hetero_tutorial.studies import crossover
 
 
@@ -50,13 +51,15 @@ def test_profile_offers_only_the_placements_the_profiled_program_runs():
 def test_the_profiled_program_leaves_threads_alone_unless_told(monkeypatch):
     asked = []
 
-    def fake(**options):
-        asked.append(options["threads"])
-        return type("Run", (), {"placement": "all-cpu", "env_steps": 1, "env_steps_per_s": 1.0})
+    def fake(options):
+        asked.append(options.threads)
+        fields = {"placement": "all-cpu", "env_steps": 1, "env_steps_per_s": 1.0}
+        return type("Run", (), {**fields, "phase_seconds": {"rollout": 1.0}})
 
     monkeypatch.setitem(target.RUNNERS, "all-cpu", fake)
-    argv = target.command(["all-cpu"], threads=None, hidden=8)[3:]  # after python -m module
-    assert "--threads" not in argv
+    options = RunOptions(threads=None, hidden=8)
+    argv = target.command(["all-cpu"], options)[3:]  # after python -m module
+    assert argv[argv.index("--threads") + 1] == "auto"
     target.main(argv)
     target.main([*argv, "--threads", "3"])
     assert asked == [None, 3]

@@ -82,7 +82,13 @@ def test_findings_are_written_from_the_numbers():
     assert re.search(
         r"fast overtakes slow at about N = \d\d \(between the measured 10 and 100\)", text
     )
-    assert "half of a step's cost at N = 3,000" in report.overhead_findings(ROWS, "CartPole-v1")
+    overhead = report.overhead_findings(ROWS, "CartPole-v1")
+    assert "fast: " in overhead and "the two are equal at N = 3,000. Below it the fixed" in overhead
+    assert "slow: " in overhead and "batching amortises nothing" in overhead
+    flat = [_row("flat", n, n / 1e-3) for n in (1, 10, 100)]
+    assert "too small to measure up to the largest N here (100)" in report.overhead_findings(
+        flat, "CartPole-v1"
+    )
     figure = report.throughput_lines(ROWS, ["CartPole-v1"])
     assert len(figure.axes[0].lines) == 3  # two implementations and one crossing
 
@@ -104,10 +110,12 @@ def test_ppo_findings_name_the_fastest_and_each_design_beside_the_hybrid_plan():
     summary = ppo_summary(rows)
     text = report.ppo_findings(summary, rows)
     assert (
-        "Fastest to 475: batched-cpu with 64 envs (p), median 3.5 s (2 of 3 seeds solved)" in text
+        "Fastest to 475: batched-cpu with 64 envs (p), median 3.5 s (seeds 3-4 s), "
+        "2 of 3 seeds solved" in text
     )
     assert (
-        "batched-cpu at its fastest (64 envs, p): median 3.5 s, 0.5x the hybrid plan's 7 s" in text
+        "batched-cpu at its fastest (64 envs, p): median 3.5 s (seeds 3-4 s), 0.5x the hybrid "
+        "plan's median 7 s (seeds 6-8 s)" in text
     )
     assert "trained at 3x the hybrid plan's env steps/s and needed 4x its env steps" in text
     assert "batched-cpu with 64 envs (p): 1 of 3 seeds not solved" in text
@@ -115,6 +123,7 @@ def test_ppo_findings_name_the_fastest_and_each_design_beside_the_hybrid_plan():
     assert "the update took 80% of the time" in text
     figure = report.seconds_to_solve(rows)
     assert figure.axes[0].get_xticklabels()[1].get_text() == "batched-cpu\nN=64"
+    assert "a greedy evaluation every 8,192 env steps" in text
     nothing = [_ppo_row("batched-cpu", 64, 0, None)]
     assert "No configuration" in report.ppo_findings(ppo_summary(nothing), nothing)
 
@@ -126,3 +135,17 @@ def test_one_step_from_gymnasiums_states_agrees_to_float32(env_id):
     gaps = one_step_gaps(env_id, num_envs=8, steps=210)
     assert gaps["obs"] < 1e-5 and gaps["reward"] < 1e-4 and gaps["ends_disagreed"] == 0
     assert gaps["episodes_ended"] >= 8  # Pendulum: every env truncated at step 200
+
+
+def test_env_steps_to_solve_within_one_evaluation_interval_are_not_read_as_a_ratio():
+    from hetero_tutorial.studies.device_ppo import ppo_summary
+
+    rows = [_ppo_row("gymnasium-sync", 8, s, 6.0, steps=8_192) | {"eval_every": 8_192}
+            for s in range(2)]  # fmt: skip
+    rows += [_ppo_row("batched-cpu", 64, s, 3.0 + s, steps=16_384) | {"eval_every": 8_192}
+             for s in range(2)]  # fmt: skip
+    text = report.ppo_findings(ppo_summary(rows), rows)
+    assert "the same to within one evaluation interval (8,192 env steps)" in text
+    assert "2x its env steps" not in text
+    one = [_ppo_row("batched-cpu", 64, 0, 0.4)]
+    assert "0.4 s (one seed solved: no range)" in report.ppo_findings(ppo_summary(one), one)

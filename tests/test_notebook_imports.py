@@ -85,6 +85,7 @@ SHOWN = {
     "04": ["DDPGLearner.update", "DDPGLearner.act"],
     "06": ["LagSchedule.ready", "LagSchedule.keeps", "RolloutWorker.run"],
     "07": ["BatchedCartPole._advance", "BatchedCartPole.step"],
+    "08": ["BatchedCartPole.step"],
 }
 """The mechanism each notebook shows with ``source()``: the code that runs, not a copy."""
 

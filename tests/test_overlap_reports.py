@@ -24,11 +24,18 @@ def _row(plan="overlapped", seed=0, lag=1, curve=((10, -1.0),), **extra):
 
 
 def _entry(
-    plan="overlapped", lag=1, speed=(1.4, 1.3, 1.5), returns=(-100.0, 10.0), seeds=3, ideal=1.45
+    plan="overlapped",
+    lag=1,
+    speed=(1.4, 1.3, 1.5),
+    returns=(-100.0, 10.0),
+    seeds=3,
+    ideal=1.45,
+    by_seed=(-110.0, -100.0, -90.0),
+    backend="mp",
 ):
     return {
         "plan": plan,
-        "backend": "mp" if plan != overlap.SEQUENTIAL else None,
+        "backend": backend if plan != overlap.SEQUENTIAL else None,
         "workers": 1,
         "max_policy_lag": lag,
         "seeds": seeds,
@@ -39,6 +46,7 @@ def _entry(
         "share_of_ideal": speed[0] / ideal,
         "eval_return_mean": returns[0],
         "eval_return_spread": returns[1],
+        "eval_returns_by_seed": list(by_seed),
     }
 
 
@@ -106,10 +114,13 @@ def test_one_seed_gives_no_speed_verdict():
     assert "faster" in overlap_findings.speed_finding(_entry())
 
 
-def test_learning_verdicts_pair_lag_one_with_lag_zero():
-    study = {"rows": [], "summary": [_entry(lag=0), _entry(returns=(-130.0, 8.0))]}
-    (sentence,) = overlap_findings.learning_findings(study)
-    assert "learned worse" in sentence
+def test_learning_verdicts_pair_lag_one_with_lag_zero_and_ray_with_processes():
+    worse = _entry(by_seed=(-160.0, -150.0, -140.0))
+    ray = _entry(backend="ray", by_seed=(-155.0, -145.0, -130.0))
+    study = {"rows": [], "env_id": "Acrobot-v1", "summary": [_entry(lag=0), worse, ray]}
+    lag, backends = overlap_findings.learning_findings(study)
+    assert lag.startswith("lag 1 against lag 0: mp, 1 worker, lag 0 learned better")
+    assert backends.startswith("Ray against processes: no difference detected")
 
 
 def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
@@ -118,9 +129,54 @@ def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
     assert "no clear difference" in overlap_findings.speed_finding(_entry(speed=(1.1, 0.9, 1.2)))
 
 
-def test_the_learning_verdict_weighs_the_gap_against_the_spread_over_seeds():
-    lag0 = _entry(lag=0, returns=(-100.0, 10.0))
-    assert "no worse" in overlap_findings.learning_finding(lag0, _entry(returns=(-105.0, 8.0)))
-    assert "learned worse" in overlap_findings.learning_finding(lag0, _entry(returns=(-130, 8)))
-    single = overlap_findings.learning_finding(_entry(seeds=1), _entry(lag=0, seeds=1))
-    assert "no spread" in single
+def test_the_learning_verdict_follows_the_series_rule_and_never_says_no_worse():
+    lag0 = _entry(lag=0)
+    close = overlap_findings.learning_finding(lag0, _entry(by_seed=(-105, -95, -80)), "Acrobot-v1")
+    assert close.startswith("no difference detected") and "no worse" not in close
+    single = overlap_findings.learning_finding(
+        _entry(by_seed=(-90.0,)), _entry(lag=0, by_seed=(-100.0,)), "Acrobot-v1"
+    )
+    assert single.startswith("no verdict (1 seed(s) per arm")
+    flat = overlap_findings.learning_finding(
+        _entry(by_seed=(-500.0, -500.0)), _entry(lag=0, by_seed=(-500.0, -500.0)), "Acrobot-v1"
+    )
+    assert flat.startswith(("no verdict (neither learned", "quick mode: learning not judged"))
+
+
+def test_others_load_is_left_out_for_runs_too_short_to_tell():
+    short = [{"other_load_cores": None, "run_seconds": 0.6, "load_interval_seconds": 0.5}]
+    assert "not reported" in overlap_findings.load_finding({"rows": short, "cores": 2})
+    long = [{"other_load_cores": 0.1, "run_seconds": 9.0}, *short]
+    found = overlap_findings.load_finding({"rows": long, "cores": 2})
+    assert "0.10 of the 2 cores" in found and "1 of 2 runs" in found
+
+
+def test_the_gpu_section_is_live_then_recorded_then_nothing(monkeypatch):
+    monkeypatch.setattr(results, "load_references", lambda kind, with_accelerator: [])
+    rows = [_row(overlap.SEQUENTIAL, gpu_percent=23.0), _row(gpu_percent=48.0)]
+    assert "| sequential | 23 |" in overlap_report.gpu_section(_study(rows), "cuda").data
+    assert overlap_report.gpu_section(_study(rows), None) is None
+
+
+def test_a_study_is_resolved_once_every_speed_up_is_on_one_side_of_one():
+    sequential = _entry(plan=overlap.SEQUENTIAL)
+    lag0 = _entry(lag=0, by_seed=(-500.0, -500.0))
+    quick = {"rows": [], "env_id": "Acrobot-v1"}
+    faster = _entry(by_seed=(-500.0, -500.0))
+    assert overlap_findings.resolved(quick | {"summary": [sequential, lag0, faster]})
+    straddles = _entry(speed=(1.1, 0.9, 1.2), by_seed=(-500.0, -500.0))
+    assert not overlap_findings.resolved(quick | {"summary": [sequential, straddles]})
+
+
+def test_rounds_of_one_seed_merge_into_one_study():
+    def round_of(seed):
+        rows = [_row(overlap.SEQUENTIAL, seed=seed), _row(seed=seed)]
+        for row in rows:
+            row |= {"env_steps_per_s": 1.0, "eval_return_mean": -500.0, "other_load_cores": None}
+        rows[1] |= {"ideal_speedup": 1.4, "share_of_ideal": 0.9, "learner_idle_share": 0.1,
+                    "worker_idle_share": 0.1, "dropped_rollouts": 0}  # fmt: skip
+        return {"seeds": [seed], "rows": rows, "timelines": {"t": seed}, "env_id": "Acrobot-v1"}
+
+    study = overlap.merge_studies([round_of(0), round_of(1)])
+    assert study["seeds"] == [0, 1] and len(study["rows"]) == 4 and study["timelines"] == {"t": 0}
+    assert [e["seeds"] for e in study["summary"]] == [2, 2]

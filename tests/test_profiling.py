@@ -366,8 +366,9 @@ def _fake_profile_ppo(monkeypatch, known, tmp_path):
     """Replace py-spy's recording of PPO with the constructed samples; return what was asked."""
     asked = {}
 
-    def fake_profile_ppo(placements, out_dir, **options):
-        asked.update(options, placements=placements, out_dir=out_dir)
+    def fake_profile_ppo(placements, options, out_dir, **sampling):
+        asked.update(sampling, placements=placements, out_dir=out_dir, hidden=options.hidden)
+        options = sampling
         command = ["py-spy", "record", "--rate", str(options["rate"]), "--idle"]
         raw = tmp_path / "samples" / "raw.txt"
         return {placements[0]: profiling.make_profile("fake", known, command, raw, out_dir)}

@@ -1,6 +1,8 @@
-"""Notebook 04's settings line: printed from the DDPG config the runs use, not typed in prose."""
+"""Notebook 04's lines and tables: printed from its config, measurements and records."""
 
-from hetero_tutorial.notebook import buffer_report
+import statistics
+
+from hetero_tutorial.notebook import buffer_report, peer_races
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 
 
@@ -10,3 +12,91 @@ def test_the_ddpg_settings_line_follows_the_config():
     assert "64 units per hidden layer, batch 32" in line and "3 seed(s)" in line
     assert "buffers of 5,000 transitions (pattern B in segments of 8)" in line
     assert f"{config.total_steps:,} steps per run" in line
+
+
+def _rows(rates: dict[tuple[str, int], float]) -> list[dict]:
+    """Sampling rows whose repeats spread by 1% of their median seconds per batch."""
+    return [
+        {"design": d, "capacity": c, "device": "cpu", "batch_size": 256,
+         "sample_transitions_per_s": r, "sample_iqr_s": 0.01 * 256 / r}
+        for (d, c), r in rates.items()
+    ]  # fmt: skip
+
+
+def _gathers(capacity: int, random: list[float], contiguous: list[float]) -> dict:
+    return {"capacity": capacity, "table_bytes": capacity * 40,
+            "random_s": statistics.median(random), "contiguous_s": statistics.median(contiguous),
+            "random_samples": random, "contiguous_samples": contiguous}  # fmt: skip
+
+
+def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables():
+    rows = _rows({("transition", 10_000): 100.0, ("trajectory", 10_000): 400.0,
+                  ("tensor", 10_000): 2_000.0, ("transition", 1_000_000): 81.0,
+                  ("trajectory", 1_000_000): 380.0, ("tensor", 1_000_000): 1_680.0})  # fmt: skip
+    small = _gathers(10_000, random=[1.0, 1.1, 0.9], contiguous=[1.0, 1.0, 1.0])
+    large = _gathers(1_000_000, random=[1.6, 1.7, 1.5], contiguous=[1.02, 1.0, 1.04])
+    text = buffer_report.capacity_sentence(rows, [small, large])
+    assert "-19% (transition, past the noise)" in text and "-16% (tensor, past the noise)" in text
+    assert "-5% (trajectory, past the noise)" in text
+    assert "84% as much as pattern A did" in text  # 16 of 19 points
+    assert "1.60x as long at 1,000,000 rows (38 MiB)" in text
+    assert "past the noise: the measurement supports memory as the cause" in text
+    flat = _gathers(1_000_000, random=[1.05, 0.9, 1.2], contiguous=[1.02, 1.0, 1.04])
+    text = buffer_report.capacity_sentence(rows, [small, flat])
+    assert "within the noise of the repeats: this run cannot tell" in text
+    faster = [dict(r, sample_transitions_per_s=2_100.0) if r["design"] == "tensor" else r
+              for r in rows]  # fmt: skip
+    assert "no slowdown with capacity" in buffer_report.capacity_sentence(faster, [small, large])
+    noisy = [dict(r, sample_iqr_s=50 * r["sample_iqr_s"]) for r in rows]  # IQRs that overlap
+    text = buffer_report.capacity_sentence(noisy, [small, large])
+    assert "-19% (transition)," in text and "did not both slow, past the noise" in text
+
+
+def _summaries(returns: dict[str, list[float]]) -> dict[str, dict]:
+    return {
+        design: {
+            "seeds": list(range(len(found))),
+            "eval_return_by_seed": found,
+            "eval_return_spread": max(found) - min(found),
+            "runs": [{"config": {"total_steps": 800}}],
+        }
+        for design, found in returns.items()
+    }
+
+
+def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_otherwise(monkeypatch):
+    found = _summaries({"transition": [-300.0, -250.0], "trajectory": [-1200.0, -1100.0],
+                        "tensor": [-280.0, -240.0]})  # fmt: skip
+    monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "1")
+    lines = buffer_report.stability_lines(found)
+    assert lines[-1].startswith("quick mode: learning not judged (800 steps per run")
+    assert not any("better" in line for line in lines)
+    monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "0")
+    lines = buffer_report.stability_lines(found)
+    assert "transition learned better than trajectory" in lines[-2]
+    assert "no difference detected" in lines[-1]
+    one_seed = _summaries({d: [-200.0] for d in ("transition", "trajectory", "tensor")})
+    assert "no verdict (1 seed(s) per arm" in buffer_report.stability_lines(one_seed)[-1]
+
+
+def test_the_buffer_race_is_shown_from_its_record_with_where_the_peer_is_ahead():
+    newest = peer_races.race("bench.buffer_peers")  # committed under data/reference/
+    shown = buffer_report.race().data
+    assert "Capacity 1,000,000, batch 256" in shown and "torchrl 0.14.1" in shown
+    assert "| tensor buffer vs ReplayBuffer(LazyTensorStorage), RandomSampler |" in shown
+    lines = buffer_report.race_sentences(newest)
+    ahead = [line for line in lines if line.startswith("TorchRL is ahead")]
+    assert ahead and all("bytes / stored transition" in line and "Why:" in line for line in ahead)
+    assert "one-byte bools" in ahead[0]
+    assert lines[-1].startswith("Ours is ahead, every round, on:")
+    assert buffer_report.race(None).data == buffer_report.NO_RACE
+
+
+def test_row_gathers_time_random_and_contiguous_rows_at_each_capacity():
+    from hetero_tutorial.studies.buffer_designs import row_gathers
+
+    found = row_gathers([1_000, 4_000], batch_size=16, repeats=3)
+    assert [g["capacity"] for g in found] == [1_000, 4_000]
+    assert found[1]["table_bytes"] == 4_000 * 10 * 4
+    assert all(g["random_s"] > 0 and g["contiguous_s"] > 0 for g in found)
+    assert all(len(g["random_samples"]) == len(g["contiguous_samples"]) == 3 for g in found)

@@ -16,7 +16,11 @@ SMALL = {"num_envs": 2, "num_steps": 64, "minibatch_size": 64, "update_epochs": 
 def test_width_sweep_runs_plans_on_the_same_devices_once():
     # Without an accelerator both presets are the CPU: one configuration, standing for both.
     names = ("all-accelerator", "hybrid")
-    rows = width_sweep("CartPole-v1", [8, 16], names, iterations=2, threads=(1, 2), **SMALL)
+    done = []
+    rows = width_sweep(
+        "CartPole-v1", [8, 16], names, iterations=2, threads=(1, 2), progress=done.append, **SMALL
+    )
+    assert done == [8, 16]  # each width reported as it is done
     same = placement("all-accelerator").devices == placement("hybrid").devices
     expected = [(8, 1), (8, 2), (16, 1), (16, 2)] if same else None
     if same:

@@ -14,7 +14,7 @@ well it learns.
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gymnasium as gym
@@ -33,56 +33,65 @@ from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 FRAME_SOURCES = ("auto", "atari", "synthetic")
 
 
-@dataclass
-class CNNConfig:
-    """The CNN workload's knobs. The defaults make an iteration a laptop CPU runs in seconds.
+CNN_PPO = PPOConfig(
+    env_id="cnn-frames",  # a label: the frames come from make_frames
+    total_steps=8 * 32,  # one iteration; ppo_config() sets the budget
+    num_envs=8,
+    num_steps=32,
+    hidden=512,  # the fully connected layer of each Nature CNN (512 in the DQN paper)
+    learning_rate=2.5e-4,
+    gamma=0.99,
+    gae_lambda=0.95,
+    minibatch_size=64,
+    update_epochs=2,
+)
+"""The CNN workload's PPO settings: an iteration a laptop CPU runs in seconds.
 
-    (CleanRL's Atari PPO uses 8 environments x 128 steps and 4 epochs of
-    256-transition minibatches: the same work per step, a longer iteration.)
+(CleanRL's Atari PPO uses 8 environments x 128 steps and 4 epochs of 256-transition
+minibatches: the same work per step, a longer iteration.)"""
+
+
+@dataclass(init=False)
+class CNNConfig:
+    """The CNN workload's knobs: its frames and network, and the PPO settings it trains with.
+
+    ``CNNConfig(frames="synthetic", num_envs=2, hidden=16)``: keywords that name a
+    :class:`PPOConfig` field replace it in :data:`CNN_PPO` (or in ``ppo``, when given).
     """
 
-    game: str = "breakout"
+    game: str
     """the Atari game, as ale-py names its ROM"""
-    frames: str = "auto"
+    frames: str
     """where frames come from: "atari", "synthetic", or "auto" (Atari when ale-py is installed)"""
-    num_envs: int = 8
-    """environments stepped together"""
-    num_steps: int = 32
-    """steps per environment in each rollout"""
-    minibatch_size: int = 64
-    """transitions per gradient step"""
-    update_epochs: int = 2
-    """passes over each rollout"""
-    hidden: int = 512
-    """width of the fully connected layer of each Nature CNN (512 in the DQN paper)"""
-    channels: int = 32
+    channels: int
     """channels of the first convolution (the next two have twice as many)"""
-    learning_rate: float = 2.5e-4
-    """Adam's learning rate"""
-    gamma: float = 0.99
-    """the discount factor"""
-    gae_lambda: float = 0.95
-    """lambda of generalised advantage estimation"""
+    ppo: PPOConfig
+    """PPO's settings (environments, rollout length, minibatches, epochs, width, optimiser)"""
+
+    def __init__(
+        self,
+        game: str = "breakout",
+        frames: str = "auto",
+        channels: int = 32,
+        ppo: PPOConfig | None = None,
+        **ppo_fields: Any,
+    ) -> None:
+        self.game, self.frames, self.channels = game, frames, channels
+        self.ppo = replace(ppo or CNN_PPO, **ppo_fields)
+
+    @property
+    def hidden(self) -> int:
+        """Width of the fully connected layer of each Nature CNN (PPO's ``hidden``)."""
+        return self.ppo.hidden
 
     @property
     def batch_size(self) -> int:
         """Transitions per rollout."""
-        return self.num_envs * self.num_steps
+        return self.ppo.batch_size
 
     def ppo_config(self, iterations: int = 1) -> PPOConfig:
         """The PPO settings of this workload, for ``iterations`` iterations."""
-        return PPOConfig(
-            env_id="cnn-frames",  # a label: the frames come from make_frames
-            total_steps=iterations * self.batch_size,
-            num_envs=self.num_envs,
-            num_steps=self.num_steps,
-            hidden=self.hidden,
-            learning_rate=self.learning_rate,
-            gamma=self.gamma,
-            gae_lambda=self.gae_lambda,
-            minibatch_size=self.minibatch_size,
-            update_epochs=self.update_epochs,
-        )
+        return replace(self.ppo, total_steps=iterations * self.batch_size)
 
     def policy(self, num_actions: int) -> CNNActorCritic:
         """A fresh actor-critic of this workload's size, on the CPU."""
@@ -95,8 +104,8 @@ class CNNConfig:
                 f"frames must be one of {', '.join(FRAME_SOURCES)}; got {self.frames!r}"
             )
         names = ("num_envs", "num_steps", "minibatch_size", "update_epochs", "hidden")
-        require_positive(**{name: getattr(self, name) for name in names})
-        require_minibatch_fits(self.minibatch_size, self.num_envs, self.num_steps)
+        require_positive(**{name: getattr(self.ppo, name) for name in names})
+        require_minibatch_fits(self.ppo.minibatch_size, self.ppo.num_envs, self.ppo.num_steps)
 
 
 class CNNActorCritic(DiscreteActorCritic):
@@ -155,7 +164,7 @@ def atari_available() -> bool:
 def make_frames(config: CNNConfig, num_envs: int | None = None) -> Any:
     """The frame source ``config`` asks for; its ``label`` says which (``"atari:<game>"``...)."""
     use_atari = config.frames == "atari" or (config.frames == "auto" and atari_available())
-    num_envs = num_envs or config.num_envs
+    num_envs = num_envs or config.ppo.num_envs
     if not use_atari:
         return SyntheticFrames(num_envs)
     if not atari_available():

@@ -131,7 +131,9 @@ def configurations(
     ]
 
 
-def _row(trial: Trial, run: dict[str, Any], timed: dict[str, Any], decision: Decision):
+def _row(
+    trial: Trial, run: dict[str, Any], timed: dict[str, Any], decision: Decision, measured: float
+):
     placement, seconds = run["placement"], timed["iteration_seconds"]
     q1, q3 = np.percentile(seconds, [25, 75])
     chosen = "allocator" in run["plans"]
@@ -151,7 +153,7 @@ def _row(trial: Trial, run: dict[str, Any], timed: dict[str, Any], decision: Dec
         "iterations": len(seconds),
         "total_seconds": float(sum(seconds)),
         "iteration_seconds": list(seconds),
-        "decision_seconds": decision.measure_seconds if chosen else None,
+        "decision_seconds": measured if chosen else None,
         "decision_cached": decision.from_cache if chosen else None,
     }
 
@@ -168,24 +170,30 @@ def compare(
     Returns the decisions and one row per configuration: the plans it stands for, its
     median and IQR of seconds per iteration over ``iterations`` timed iterations (after
     one warm-up) and each of them, and, on the allocator's row, the seconds its measuring
-    cost (``decision_cached``: this call was answered from the cache).
+    cost (``decision_cached``: this call was answered from the cache; the seconds are then
+    those of the call that measured it, before the comparison: every decision is paid once).
     """
     names = [trial.name for trial in trials]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:  # their rows would merge into one network's, and the verdicts with them
         raise UsageError(f"each network once, please: {', '.join(repeated)} given twice or more")
-    decisions, rows = [], []
+    decisions, rows, paid = [], [], set()
     for trial in trials:
         if progress is not None:
             progress(trial.name)
         decision = allocator.decide(trial.workload)
+        key = trial.workload.signature()  # a decision measured before this call is paid here,
+        measured = 0.0 if key in paid else allocator.cache[key].measure_seconds  # once
+        paid.add(key)
         runs = configurations(trial, decision, allocator.threads)
         timed = interleaved_iterations(
             lambda placement, t=trial: t.make_trainer(placement, iterations + 1),
             [(run["placement"], run["threads"]) for run in runs],
             iterations,
         )
-        rows += [_row(trial, run, t, decision) for run, t in zip(runs, timed, strict=True)]
+        rows += [
+            _row(trial, run, t, decision, measured) for run, t in zip(runs, timed, strict=True)
+        ]
         decisions.append(decision)
     return decisions, rows
 
@@ -385,7 +393,7 @@ def contenders(summary: dict[str, Any]) -> dict[str, tuple[float, list[float]]]:
     }
     thread_sums = summary.get("thread_iteration_sums", {})
     found |= {
-        f"the allocator's devices at {n} thread(s), every stage": (s, thread_sums.get(n, []))
+        f"the chosen devices at a fixed {n} thread(s), every stage": (s, thread_sums.get(n, []))
         for n, s in summary.get("threads", {}).items()
     }
     return found

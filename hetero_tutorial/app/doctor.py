@@ -1,12 +1,13 @@
 """``python -m hetero_tutorial doctor``: a pre-flight check a workshop can ask every learner to run.
 
 It reports versions, the CPU, the accelerator (with a real kernel run on it),
-whether py-spy can profile here, and how long the notebooks should take on this
+whether py-spy can profile here, whether ``torch.compile`` works here and how long its
+first compile takes (notebook 08), and how long the notebooks should take on this
 machine, estimated from a two-second calibration against recorded run times. Then the
 classroom checks (:data:`CLASSROOM_CHECKS`), what breaks on a shared server or a
 teacher's laptop: how many cores the series will use, where Ray keeps its temp folder,
-whether py-spy can sample native frames, whether a browser for the book and snakeviz is
-installed, and whether ``torch.compile`` works here.
+whether py-spy can sample native frames, and whether a browser for the book and snakeviz is
+installed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ import torch
 
 from hetero_tutorial.app.calibration import calibrate
 from hetero_tutorial.app.readme import run_times_by_machine, series_total
+from hetero_tutorial.core.compiled import compile_cache, compile_unavailable
 from hetero_tutorial.core.devices import accelerator, synchronize
 from hetero_tutorial.core.machine import fingerprint, usable_cores
 from hetero_tutorial.profiling.pyspy import py_spy_status
@@ -44,6 +47,32 @@ def _accelerator_works(device: torch.device) -> str:
     except RuntimeError as error:
         return f"FAILED: {error}"
     return "ok" if torch.allclose(on_device, a @ a, atol=1e-3) else "WRONG RESULT"
+
+
+def compile_check(device: torch.device | str = "cpu") -> dict[str, Any]:
+    """Whether ``torch.compile`` works on ``device`` here, and its first compile's seconds.
+
+    Compiles and runs a three-operation function on a small tensor, with the series'
+    cache (:func:`~hetero_tutorial.core.compiled.compile_cache`), and checks the result
+    against eager. ``works`` False carries the reason: the pieces then run eagerly.
+    """
+    reason = compile_unavailable(device)
+    if reason is not None:
+        return {"works": False, "message": reason, "first_compile_s": None, "cache_warm": None}
+    _, warm = compile_cache()
+    x = torch.linspace(-1, 1, 64, device=device)
+    began = time.perf_counter()
+    try:
+        got = torch.compile(lambda t: (t * 2).sin().add(1))(x)
+    except Exception as error:  # any failure of the compiler means: run eagerly here
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return {"works": False, "message": f"FAILED: {first}", "first_compile_s": None,
+                "cache_warm": warm}  # fmt: skip
+    seconds = time.perf_counter() - began
+    works = bool(torch.allclose(got, (x * 2).sin().add(1), atol=1e-6))
+    message = "ok" if works else "WRONG RESULT"
+    return {"works": works, "message": message, "first_compile_s": round(seconds, 1),
+            "cache_warm": warm}  # fmt: skip
 
 
 def _expected_run_times(rate: float) -> list[dict[str, Any]]:
@@ -130,21 +159,11 @@ def browser_check() -> str:
     return f"{found}" + ("" if playwright else " (Playwright missing: pip install -e '.[book]')")
 
 
-def compile_check() -> str:
-    """Whether torch.compile works here (its own study provides the check, where it exists)."""
-    check = _hook("hetero_tutorial.studies.compile", "compile_status")
-    if check is not None:
-        return check()
-    present = "present" if hasattr(torch, "compile") else "absent"
-    return f"not checked by this version (torch.compile {present} in PyTorch {torch.__version__})"
-
-
 CLASSROOM_CHECKS: dict[str, Callable[[], str]] = {
     "Threads": threads_check,
     "Ray": ray_check,
     "Native py-spy": native_check,
     "Browser": browser_check,
-    "Compile": compile_check,
 }
 """The classroom checks, by the label the report gives them; each returns one line."""
 
@@ -166,6 +185,7 @@ def collect() -> dict[str, Any]:
         "accelerator_check": _accelerator_works(device) if device is not None else None,
         "gymnasium_check": gymnasium_check,
         "py_spy": {"available": spy.available, "message": spy.message},
+        "compile": compile_check(),
         "calibration_units_per_s": round(rate, 1),
         "expected_run_times": _expected_run_times(rate),
         "classroom": {label: check() for label, check in CLASSROOM_CHECKS.items()},
@@ -200,6 +220,15 @@ def render(report: dict[str, Any]) -> str:
             f"test kernel: {report['accelerator_check']}"
         )
     lines.append(f"  py-spy       {report['py_spy']['message']}")
+    check = report["compile"]
+    if check["works"]:
+        cache = "warm cache" if check["cache_warm"] else "cold cache"
+        lines.append(
+            f"  compile      torch.compile works: first compile {check['first_compile_s']:.1f} s "
+            f"({cache}; notebook 08 compiles a few pieces)"
+        )
+    else:
+        lines.append(f"  compile      not here ({check['message']}): notebook 08 runs eagerly")
     lines.append(f"  Calibration  {report['calibration_units_per_s']:.0f} work units/s (2 s run)")
     if report["expected_run_times"]:
         for estimate in report["expected_run_times"]:

@@ -1,6 +1,6 @@
 """Quick benchmarks for the records the claims ledger needs and this machine lacks.
 
-A learner who jumps straight to the claims ledger notebook should not wait minutes for
+A learner who jumps straight to the ledger (notebook 09) should not wait minutes for
 benchmarks they did not ask for: the notebook lists what is missing (:func:`missing`) and
 prints the one command that measures it all (:data:`COMMAND`, which runs
 :func:`measure_missing`); its parameter ``MEASURE_MISSING`` runs it in place.
@@ -90,7 +90,7 @@ def missing() -> dict[str, list[str]]:
 
 
 def missing_lines() -> list[str]:
-    """What the ledger notebook prints instead of measuring: each missing record, the claims and the
+    """What notebook 09 prints instead of measuring: each missing record, the claims and the
     notebook that measure it, then the one command that fills them all."""
     found = missing()
     if not found:

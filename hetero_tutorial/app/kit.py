@@ -42,7 +42,8 @@ BLOCKS = (
     Block("The dynamic allocator", ("05",)),
     Block("Rollout and update at the same time", ("06",)),
     Block("Environments on the device", ("07",)),
-    Block("The claims ledger", ("08",)),
+    Block("Compile and CUDA graphs", ("08",)),
+    Block("The claims ledger", ("09",)),
 )
 """The workshop's blocks in teaching order; every notebook of the series is in one."""
 

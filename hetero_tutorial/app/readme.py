@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hetero_tutorial.app import hosted
+from hetero_tutorial.app.cards import run_time_records
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
@@ -35,7 +36,7 @@ def _provenance(record: results.Record) -> str:
 def run_times_by_machine() -> dict[tuple[str, str], list[results.Record]]:
     """The reference run-time records by (machine, mode): one record per recorded run."""
     grouped: dict[tuple[str, str], list[results.Record]] = {}
-    for record in results.load_references("run.times"):
+    for record in run_time_records():
         grouped.setdefault((record.hardware, record.data["mode"]), []).append(record)
     return dict(sorted(grouped.items()))
 

@@ -1,21 +1,28 @@
 """What this machine is: hardware and software facts that every recorded number depends on.
 
 :func:`fingerprint` goes into the provenance of every record; :func:`describe_machine`
-is the few lines a notebook prints about the machine it runs on.
+is the few lines a notebook prints about the machine it runs on. :func:`usable_cores` is
+what the series means by "all cores" (the process's share, capped by
+``HETERO_TUTORIAL_THREADS``), and importing this module caps PyTorch's threads at it
+(:func:`cap_torch_threads`), so every notebook and bench that records a number uses it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import sys
+from collections.abc import Mapping, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import psutil
 import torch
 
 from hetero_tutorial.core.devices import accelerator, tf32_flags
+from hetero_tutorial.core.errors import UsageError
 
 
 def _cpu_model() -> str:
@@ -29,12 +36,101 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def usable_cores() -> int:
-    """CPU cores this process may run on: its affinity mask where the OS has one (Linux),
-    else every logical core. A container or ``taskset`` can give fewer than the machine has."""
+THREADS_VARIABLE = "HETERO_TUTORIAL_THREADS"
+"""Set it to cap "all cores" (e.g. one seat's share of a shared classroom server)."""
+CGROUP_QUOTAS = (
+    (Path("/sys/fs/cgroup/cpu.max"), None),  # cgroup v2: "QUOTA PERIOD" or "max PERIOD"
+    (Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")),
+)
+"""Where a container's CPU quota is read: cgroup v2's file, then cgroup v1's pair."""
+
+
+def _cgroup_cores(quotas: Sequence[tuple[Path, Path | None]]) -> int | None:
+    """The cores a cgroup CPU quota allows (rounded up), or None where there is no quota."""
+    for quota_file, period_file in quotas:
+        try:
+            fields = quota_file.read_text(encoding="utf-8").split()
+            if period_file is not None:
+                fields.append(period_file.read_text(encoding="utf-8").strip())
+        except OSError:
+            continue
+        if len(fields) < 2 or fields[0] in ("max", "-1"):
+            return None
+        quota, period = float(fields[0]), float(fields[1])
+        return max(1, math.ceil(quota / period)) if quota > 0 and period > 0 else None
+    return None
+
+
+def _affinity_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
+
+
+def _asked_cores(environ: Mapping[str, str]) -> int | None:
+    value = environ.get(THREADS_VARIABLE, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise UsageError(
+            f"{THREADS_VARIABLE}={value!r} is not a number of cores; set it to a whole number "
+            "of 1 or more (or unset it to use every core this process may run on)"
+        )
+    return int(value)
+
+
+def core_limits(
+    environ: Mapping[str, str] | None = None,
+    affinity: int | None = None,
+    quotas: Sequence[tuple[Path, Path | None]] | None = None,
+) -> dict[str, int]:
+    """Each limit on the cores this process may use, by what sets it: ``affinity`` (the
+    CPUs it may run on), ``cgroup quota`` (a container's CPU time, rounded up to cores)
+    and ``HETERO_TUTORIAL_THREADS`` (the learner's cap), where each is set. The arguments
+    stand in for the process's own (tests): its environment, its affinity's size, the
+    cgroup files (default :data:`CGROUP_QUOTAS`)."""
+    limits = {"affinity": affinity if affinity is not None else _affinity_cores()}
+    quota = _cgroup_cores(CGROUP_QUOTAS if quotas is None else quotas)
+    if quota is not None:
+        limits["cgroup quota"] = quota
+    asked = _asked_cores(os.environ if environ is None else environ)
+    if asked is not None:
+        limits[THREADS_VARIABLE] = asked
+    return limits
+
+
+def usable_cores(
+    environ: Mapping[str, str] | None = None,
+    affinity: int | None = None,
+    quotas: Sequence[tuple[Path, Path | None]] | None = None,
+) -> int:
+    """CPU cores this process may use: "all cores" everywhere in the series. The smallest of
+    its affinity mask, its cgroup's CPU quota and ``HETERO_TUTORIAL_THREADS``
+    (:func:`core_limits`): on a shared server, a container or ``taskset`` can give fewer
+    than the machine has, and a class can give each seat its share."""
+    return min(core_limits(environ, affinity, quotas).values())
+
+
+def cores_line(environ: Mapping[str, str] | None = None) -> str:
+    """What a notebook prints about the cores it uses, and what caps them."""
+    limits = core_limits(environ)
+    used = min(limits.values())
+    capped = [name for name, count in limits.items() if count == used and name != "affinity"]
+    logical = psutil.cpu_count(logical=True) or used
+    why = f" (capped by {' and '.join(capped)})" if capped else ""
+    return (
+        f"Cores used as 'all cores': {used} of this machine's {logical}{why}; "
+        f"set {THREADS_VARIABLE} to use fewer"
+    )
+
+
+def cap_torch_threads() -> int:
+    """Lower PyTorch's intra-op threads to :func:`usable_cores` where it starts above
+    (its default counts the machine's cores, not the process's share); returns the count."""
+    cores = usable_cores()
+    if torch.get_num_threads() > cores:
+        torch.set_num_threads(cores)
+    return torch.get_num_threads()
 
 
 def accelerator_info(device: torch.device | None = None) -> dict[str, Any] | None:
@@ -105,3 +201,6 @@ def describe_machine(facts: dict[str, Any] | None = None) -> str:
             f"Gymnasium {versions['gymnasium']}, {facts['torch_threads']} PyTorch threads",
         ]
     )
+
+
+cap_torch_threads()

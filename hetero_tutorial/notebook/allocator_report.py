@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
-import numpy as np
 from IPython.display import Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
@@ -16,6 +15,7 @@ from hetero_tutorial.allocator.fixed_rule import select_device
 from hetero_tutorial.allocator.trials import worth
 from hetero_tutorial.core import results
 from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ppo.trainer import PHASES
 
@@ -73,14 +73,21 @@ def candidates_table(decision: Decision) -> Markdown:
 
 
 def decisions_table(decisions: list[Decision]) -> Markdown:
+    """The allocator's decision per network. One answered from the cache measured nothing in
+    this call (0 s): the call that first asked paid for it, and the curriculum counts that."""
+    rows = [
+        {**d.fields(), "answer": "from the cache" if d.from_cache else "measured"}
+        for d in decisions
+    ]
     return markdown_table(
-        [d.fields() for d in decisions],
+        rows,
         {
             "network": "network",
             "plan": "allocator's plan",
             "threads": "threads",
             "estimated_seconds_per_iteration": "estimated per iteration",
-            "measure_seconds": "measuring",
+            "answer": "answered",
+            "measure_seconds": "measuring in this call",
             "rounds": "rounds",
             "held": "held",
         },
@@ -208,10 +215,13 @@ def curriculum_sentence(summary: dict[str, Any]) -> str:
     )
 
 
-def references() -> Markdown:
+def references() -> Markdown | None:
+    """The criterion of machines with an accelerator; where none are recorded, the
+    notebook's one line about the GPU case (or nothing, once it was shown)."""
     found = results.load_references("bench.allocator", with_accelerator=True)
     if not found:
-        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+        gpu_paragraph(results.NO_ACCELERATOR_REFERENCES)
+        return None
     return markdown_table(
         [{"machine": r.hardware, **v} for r in found for v in r.data["criterion"]],
         {
@@ -238,17 +248,23 @@ def findings(verdicts: list[dict[str, Any]], summary: dict[str, Any]) -> list[st
     return [*criterion_sentences(verdicts), curriculum_sentence(summary)]
 
 
-def _plans_label(row: dict[str, Any]) -> str:
+def _plans_label(row: dict[str, Any], chosen_threads: int | None = None) -> str:
+    """What a configuration's bar is: the plans it ran for, or the allocator's thread check
+    (its devices at a thread count it did not choose)."""
     plans = row.get("plans", [row["plan"]])
-    names = "all five plans" if len(plans) == 5 else ", ".join(plans) or "allocator's devices"
-    return f"{names} ({row.get('label', row['plan'])})"
+    if plans:
+        names = "all five plans" if len(plans) == 5 else ", ".join(plans)
+        return f"{names} ({row.get('label', row['plan'])})"
+    chose = "" if chosen_threads is None else f"; the allocator chose {chosen_threads}"
+    return f"thread check: {row.get('label', row['plan'])} (not chosen{chose})"
 
 
 def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05) -> Figure:
     """Seconds per iteration of each configuration over the best fixed plan's, per network.
 
     ``rows``: :func:`hetero_tutorial.allocator.trials.compare`'s, one per configuration run
-    (the plans it stood for, its devices and threads). The allocator's configuration is
+    (the plans it stood for, its devices and threads). Each bar runs from 0 to its ratio,
+    so the best fixed plan's ends at 1; the allocator's configuration is orange and
     hatched; the dotted line marks the allowed ``tolerance`` above the best fixed plan.
     """
     fixed = {"fixed-rule", "hybrid", "all-cpu", "all-accelerator"}
@@ -258,27 +274,25 @@ def allocator_comparison(rows: Sequence[dict[str, Any]], tolerance: float = 0.05
         best = min(
             r["seconds_per_iteration"] for r in mine if fixed & set(r.get("plans", [r["plan"]]))
         )
+        chosen = next((r["threads"] for r in mine if "allocator" in r.get("plans", [])), None)
         for row in mine:
-            labels.append(f"{network}: {_plans_label(row)}")
+            labels.append(f"{network}: {_plans_label(row, chosen)}")
             values.append(row["seconds_per_iteration"] / best)
             hatched.append("allocator" in row.get("plans", [row["plan"]]))
     fig, ax = plt.subplots(figsize=(9, 0.9 + 0.32 * len(labels)))
-    positions = np.arange(len(labels))[::-1]
     colours = ["tab:orange" if h else "tab:blue" for h in hatched]
-    # bars grow from 1 (the best fixed plan) on a log axis, a dot at each value (1 included)
-    bars = ax.barh(positions, np.asarray(values) - 1.0, left=1.0, color=colours, height=0.6)
+    # named rows (a category axis), top to bottom in the order they ran
+    bars = ax.barh(labels, values, color=colours, height=0.6, edgecolor="k", linewidth=0.4)
     for bar, chosen in zip(bars, hatched, strict=True):
         bar.set_hatch("//" if chosen else None)
-    ax.scatter(values, positions, color=colours, zorder=3, s=18)
+    ax.invert_yaxis()
+    ax.tick_params(axis="y", labelsize=8)
     ax.axvline(1.0, color="k", linewidth=0.8)
     ax.axvline(1 + tolerance, color="k", linestyle=":", label=f"best fixed plan + {tolerance:.0%}")
-    ax.set_yticks(positions, labels, fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlim(min(0.8, min(values) / 1.2), max(1.25, max(values) * 1.2))
+    ax.set_xlim(0, max(1.25, max(values) * 1.08))
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}x"))
-    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-    ax.set_xlabel("seconds per iteration / the best fixed plan's (orange: the allocator's)")
-    ax.legend(loc="lower right")
+    ax.set_xlabel("seconds per iteration / the best fixed plan's (hatched: the allocator's)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1, 1), fontsize=8)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
@@ -289,7 +303,8 @@ def curriculum_timeline(summary: dict[str, Any]) -> Figure:
 
     ``summary``: :func:`hetero_tutorial.allocator.trials.curriculum`'s result. Fixed plans
     that ran as one configuration at every stage share a bar; ``threads`` adds the
-    allocator's devices at each fixed thread count.
+    devices the allocator chose at each stage, run at one fixed thread count throughout
+    (whatever count the allocator chose there).
     """
     timeline = summary["timeline"]
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -302,11 +317,11 @@ def curriculum_timeline(summary: dict[str, Any]) -> Figure:
         label = ", ".join(names) + " (at the allocator's threads)"
         bars[label] = [(0.0, step["seconds"][names[0]]) for step in timeline]
     for count in summary.get("threads", {}):
-        label = f"allocator's devices, {count} thread{'s' * (count != '1')} at every stage"
+        label = f"the chosen devices at {count} thread{'s' * (count != '1')}, every stage"
         bars[label] = [(0.0, step["by_threads"][count]) for step in timeline]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, ax = plt.subplots(figsize=(9, 0.8 + 0.5 * len(bars)))
-    for row, stages in enumerate(bars.values()):
+    for row, stages in bars.items():  # named rows (a category axis)
         start = 0.0
         for index, (measuring, seconds) in enumerate(stages):
             if measuring:
@@ -321,7 +336,7 @@ def curriculum_timeline(summary: dict[str, Any]) -> Figure:
     handles.append(
         plt.matplotlib.patches.Patch(facecolor="lightgrey", hatch="xx", label="measuring")
     )
-    ax.set_yticks(range(len(bars)), list(bars), fontsize=8)
+    ax.tick_params(axis="y", labelsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("seconds (timed iterations of every stage, in order)")
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1, 1))

@@ -8,11 +8,13 @@ from typing import Any
 from IPython.display import Markdown
 
 from hetero_tutorial.core import results
+from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import counted_line, markdown_table
 from hetero_tutorial.rl.ppo.runs import PPOResult
 from hetero_tutorial.rl.ppo.trainer import PHASES
+from hetero_tutorial.studies.learning import best_and_final, returns_phrase
 
 percent = "{:.0%}".format
 
@@ -29,13 +31,53 @@ def placement_sentence(placement: Placement) -> str:
     return f"On this machine the {placement.name} plan uses {devices}: its copies are real."
 
 
+def plan_label(placement: Placement) -> str:
+    """A plan's name as a title or a legend gives it: with the device it really used where a
+    preset wanted an accelerator and ran on the CPU (an "all-accelerator" curve drawn from a
+    CPU run must not read as an accelerator's)."""
+    if placement.accelerator_missing:
+        return f"{placement.name} (on the CPU here)"
+    return placement.name
+
+
 def run_line(run: PPOResult) -> str:
     return (
         f"{run.env_steps:,} steps; the steady iterations (all but the first) took "
         f"{run.wall_seconds:.1f} s: {run.env_steps_per_s:,.0f} steps/s; the first took "
-        f"{format_seconds(run.iteration_seconds[0])}. Greedy return after training: "
-        f"{run.eval_return_mean:.1f} (mean of {len(run.eval_returns)} episodes)."
+        f"{format_seconds(run.iteration_seconds[0])}. Greedy evaluations (10 episodes each): "
+        f"{returns_phrase(run.evaluations)}."
     )
+
+
+SOLVED = 475.0
+"""CartPole-v1's goal (Gymnasium's ``reward_threshold``): the greedy return of a solved policy."""
+
+
+def learning_sentence(run: PPOResult, quick: bool | None = None) -> str:
+    """What the greedy curve shows, from its numbers: the best and the final return, and
+    whether the run solved CartPole and stayed solved over its last three evaluations.
+
+    In quick mode the run is too short to learn with these settings, and nothing is judged.
+    """
+    phrase = returns_phrase(run.evaluations)
+    if quick_mode() if quick is None else quick:
+        return (
+            f"Greedy evaluations: {phrase}; quick mode: learning not judged ({run.env_steps:,} "
+            "steps are too few for these settings to learn: full mode trains 100,000)."
+        )
+    best, _ = best_and_final(run.evaluations)
+    last = [value for _, value in run.evaluations[-3:]]
+    shown = ", ".join(f"{value:.1f}" for value in last)
+    if min(last) >= SOLVED:
+        verdict = f"solved ({SOLVED:.0f} or more) and stayed solved: the last three were {shown}"
+    elif best >= SOLVED:
+        verdict = (
+            f"it reached {SOLVED:.0f} but did not stay there: the last three were {shown}, "
+            "a policy that solved and then forgot"
+        )
+    else:
+        verdict = f"it never reached {SOLVED:.0f}, the return of a solved policy"
+    return f"Greedy evaluations: {phrase}; {verdict}."
 
 
 def phase_table(run: PPOResult) -> Markdown:
@@ -90,14 +132,16 @@ def peer_line() -> str:
     )
 
 
-def ppo_references(plan_name: str) -> Markdown:
+def ppo_references(plan_name: str) -> Markdown | None:
+    """The plan's runs recorded on machines with an accelerator; None where there are none
+    (the notebook's one line about the GPU case says so)."""
     found = [
         r
         for r in results.load_references("bench.ppo", with_accelerator=True)
         if r.data["placement"] == plan_name
     ]
     if not found:
-        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+        return None
     return markdown_table(
         [
             {
@@ -153,6 +197,7 @@ def findings(run: PPOResult, counted: dict[str, Any], trick_rows: list[dict[str,
     return [
         f"PPO on {run.config.env_id} ({run.placement}): {run.env_steps_per_s:,.0f} steps/s; "
         f"time by phase: {shares}.",
+        learning_sentence(run),
         counted_line(counted),
         f"Speed tricks: {verdict(every)}.",
     ]

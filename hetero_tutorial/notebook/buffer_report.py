@@ -9,13 +9,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from IPython.display import Markdown
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
-from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.core.modes import quick_mode
+from hetero_tutorial.core.timing import Spread, format_seconds
+from hetero_tutorial.notebook import peer_races
+from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.studies.buffer_designs import time_ratio
+from hetero_tutorial.studies.learning import compare_learning
 
 count = "{:,.0f}".format
 
@@ -84,10 +89,80 @@ def sampling_sentence(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def pinned(study: dict[str, Any]) -> Markdown:
-    """Hybrid DDPG's pinned sampling path beside the same buffer unpinned, or why not timed."""
+SLOWED = 0.05
+"""A fall in sampling rate with capacity worth explaining (pattern A's and the tensor buffer's)."""
+
+
+def _batch_seconds(row: dict[str, Any]) -> dict[str, float]:
+    """A sampling row's median seconds per batch and their IQR (``Spread.of_medians``)."""
+    return {"median_s": row["batch_size"] / row["sample_transitions_per_s"],
+            "iqr_s": row.get("sample_iqr_s")}  # fmt: skip
+
+
+def capacity_sentence(rows: list[dict[str, Any]], gathers: list[dict[str, Any]]) -> str:
+    """How much each design's sampling to the CPU slowed from the smallest capacity to the
+    largest, and what a bare table's random and contiguous gathers say about why."""
+    small, large = min(r["capacity"] for r in rows), max(r["capacity"] for r in rows)
+    change, slowed = {}, {}
+    for design, before in _at(rows, small).items():
+        after = _at(rows, large)[design]
+        change[design] = after["sample_transitions_per_s"] / before["sample_transitions_per_s"] - 1
+        seconds = Spread.of_medians(_batch_seconds(after), _batch_seconds(before))
+        slowed[design] = seconds.beyond(1.0) is True  # the IQRs apart: slower past the noise
+    text = (
+        f"From {small:,} to {large:,} transitions, sampling to the CPU changed by "
+        + ", ".join(f"{change[d]:+.0%} ({d}{', past the noise' * slowed[d]})" for d in change)
+        + "."
+    )
+    if (
+        not (slowed["transition"] and slowed["tensor"])
+        or max(change["transition"], change["tensor"]) > -SLOWED
+    ):
+        return text + (
+            f" Pattern A and the tensor buffer did not both slow, past the noise of the "
+            f"repeats and by more than {SLOWED:.0%}: no slowdown with capacity for the "
+            "bare-table gathers to explain."
+        )
+    share = change["tensor"] / change["transition"]
+    text += (
+        f" The tensor buffer keeps no Python object per transition, yet it lost {share:.0%} "
+        "as much as pattern A did: scattered Python objects cannot be the whole cause."
+    )
+    g_small, g_large, batch = gathers[0], gathers[-1], rows[0]["batch_size"]
+    random = g_large["random_s"] / g_small["random_s"]
+    contiguous = g_large["contiguous_s"] / g_small["contiguous_s"]
+    text += (
+        f" A bare float32 table, no buffer at all: {batch} random rows took {random:.2f}x as "
+        f"long at {g_large['capacity']:,} rows ({g_large['table_bytes'] / 2**20:.0f} MiB) as at "
+        f"{g_small['capacity']:,}, {batch} contiguous rows {contiguous:.2f}x"
+    )
+    # per interleaved repeat: how much more the random gather slowed than the contiguous one
+    fields = ("random_samples", "contiguous_samples")
+    paired = zip(*(g[f] for f in fields for g in (g_large, g_small)), strict=True)
+    spread = Spread.of_ratios([(rl / rs) / (cl / cs) for rl, rs, cl, cs in paired], per="repeat")
+    side = spread.beyond(1.0)
+    if side is True:
+        text += (
+            f"; the random gather slowed {spread} as much as the contiguous one, past the noise: "
+            "the measurement supports memory as the cause, random rows of a large table "
+            "missing the CPU's caches."
+        )
+    elif side is False:
+        text += f"; the contiguous gather slowed more ({spread}): this does not point at caches."
+    else:
+        text += (
+            f"; the random gather's extra slowdown, {spread}, is within the noise of the "
+            "repeats: this run cannot tell whether the caches are the cause."
+        )
+    return text
+
+
+def pinned(study: dict[str, Any]) -> Markdown | None:
+    """Hybrid DDPG's pinned sampling path beside the same buffer unpinned; where it was not
+    timed (no CUDA), why, as the notebook's GPU prose (one line per notebook without a GPU)."""
     if not study.get("pinned_rows"):
-        return Markdown(f"Pinned path: {study.get('pinned_note') or 'not timed'}.")
+        gpu_paragraph(f"Pinned path: {study.get('pinned_note') or 'not timed'}.")
+        return None
     return markdown_table(
         study["pinned_rows"],
         {
@@ -171,16 +246,33 @@ def ddpg_speed_sentence(
     return " ".join(lines) + " (The article: 72 s / 53 s = 1.36x.)"
 
 
-def stability_lines(summaries: dict[str, dict[str, Any]]) -> list[str]:
+def stability_lines(summaries: dict[str, dict[str, Any]], env_id: str = "Pendulum-v1") -> list[str]:
+    """Each design's final greedy returns by seed, then C8's learning question through the
+    series' one rule (:func:`~hetero_tutorial.studies.learning.compare_learning`): pattern B
+    and the tensor buffer each against pattern A. In quick mode nothing is judged."""
     lines = []
     for design, s in summaries.items():
-        seeds = len(s["seeds"])
+        returns = ", ".join(f"{r:.0f}" for r in s["eval_return_by_seed"])
         spread = (
-            f"spread over {seeds} seeds {s['eval_return_spread']:.0f}"
-            if seeds > 1
-            else ("one seed: no spread to compare")
+            f"spread over {len(s['seeds'])} seeds {s['eval_return_spread']:.0f}"
+            if len(s["seeds"]) > 1
+            else "one seed: no spread"
         )
-        lines.append(f"{design:10s} greedy return {s['eval_return_mean']:7.0f}, {spread}")
+        lines.append(
+            f"{design:10s} final greedy return by seed {returns} (one evaluation after "
+            f"training), {spread}"
+        )
+    if quick_mode():
+        steps = summaries["transition"]["runs"][0]["config"]["total_steps"]
+        lines.append(
+            f"quick mode: learning not judged ({steps:,} steps per run are too few to learn "
+            f"{env_id}; the full mode runs longer, with more seeds)"
+        )
+        return lines
+    base = summaries["transition"]["eval_return_by_seed"]
+    for design in ("trajectory", "tensor"):
+        arms = {design: summaries[design]["eval_return_by_seed"], "transition": base}
+        lines.append(f"{design} against transition: {compare_learning(arms, env_id)}")
     return lines
 
 
@@ -219,12 +311,14 @@ def counted_table(counted: dict[str, dict[str, Any]]) -> Markdown:
     )
 
 
-def references() -> Markdown:
-    """Buffer and DDPG records from machines with an accelerator, or why none."""
+def references() -> Markdown | None:
+    """Buffer and DDPG records from machines with an accelerator; where none are recorded,
+    the notebook's one line about the GPU case (or nothing, once it was shown)."""
     found = results.load_references("bench.buffers", with_accelerator=True)
     found += results.load_references("bench.ddpg", with_accelerator=True)
     if not found:
-        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+        gpu_paragraph(results.NO_ACCELERATOR_REFERENCES)
+        return None
     rows = [
         {
             "machine": r.hardware,
@@ -277,6 +371,14 @@ def findings(
     ]
 
 
+def _short(value: float) -> str:
+    """A tick label: 500, 10k, 1.5M."""
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:g}{unit}"
+    return f"{value:g}"
+
+
 def buffer_sampling_rates(rows: Sequence[dict[str, Any]]) -> Figure:
     """Sampled transitions per second against buffer capacity: a line per design and device."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
@@ -292,6 +394,9 @@ def buffer_sampling_rates(rows: Sequence[dict[str, Any]]) -> Figure:
             ax.plot(capacities, rates, style, label=f"{design} -> {device}")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers (10k, 1M), not powers of ten
+        axis.set_major_formatter(ticker.FuncFormatter(lambda value, _: _short(value)))
+        axis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel("buffer capacity (transitions)")
     ax.set_ylabel("sampled transitions per second")
     ax.set_title(f"sampling batches of {rows[0]['batch_size']}")
@@ -344,3 +449,110 @@ def curves_by_design(
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+RACE_POINTS = {
+    "uniform": "tensor buffer vs ReplayBuffer(LazyTensorStorage), RandomSampler",
+    "trajectory": "trajectory buffer vs LazyTensorStorage with SliceSampler",
+}
+"""The buffer race's two points (``benchmarks/buffer_peers.py``), as the table names them."""
+RACE_METRICS = {
+    "sample_per_s": ("sampled transitions / s", count),
+    "add_per_s": ("added transitions / s (one at a time)", count),
+    "bytes_per_transition": ("bytes / stored transition", "{:.1f}".format),
+}
+WHY_PEER_AHEAD = {
+    ("uniform", "bytes_per_transition"): (
+        "TorchRL keeps one tensor per field, its three flags (terminated, truncated, done) "
+        "as one-byte bools, where our one float32 row stores each flag in 4 bytes (what "
+        "would close it: the flags in a uint8 tensor of their own, at the price of a second "
+        "gather per batch)"
+    ),
+    ("trajectory", "bytes_per_transition"): (
+        "TorchRL stores a trajectory's transitions in the same flat tensors as any other and "
+        "finds the slices when it samples; our pattern B keeps each 16-step segment as Python "
+        "objects holding NumPy arrays, whose headers tracemalloc counts (what would close it: "
+        "segments as rows of one preallocated tensor, as the tensor buffer stores transitions)"
+    ),
+}
+"""Why the peer wins where it does, from what each side stores (benchmarks/README.md)."""
+
+
+def race_settings(record: Any) -> str:
+    """The buffer race's own settings, after :func:`peer_races.provenance`'s where and when."""
+    data = record.data
+    return (
+        f"Capacity {data['capacity']:,}, batch {data['batch']}, slices of {data['slice']}, each "
+        "contestant in its own process. Ratios: the medians' ratio, oriented so above 1 "
+        "favours ours, with the range of the per-round ratios."
+    )
+
+
+def race_table(record: Any) -> Markdown:
+    """One row per race point and metric: ours, TorchRL's, the ratio and its range."""
+    rows = []
+    for pair in record.data["summary"]["pairs"]:
+        label, fmt = RACE_METRICS[pair["metric"]]
+        point, metric = pair["point"], pair["metric"]
+        rows.append(
+            {
+                "point": RACE_POINTS[point],
+                "metric": label,
+                "ours": fmt(peer_races.stat(record, point, "ours", metric)),
+                "peer": fmt(peer_races.stat(record, point, pair["peer"], metric)),
+                "ratio": f"{pair['ratio_of_medians']:.2f}x ({pair['low']:.2f}-{pair['high']:.2f}x)",
+                "target": "—" if pair["target"] is None else f">= {pair['target']:g}x",
+            }
+        )
+    return markdown_table(
+        rows,
+        {
+            "point": "race",
+            "metric": "metric",
+            "ours": "ours",
+            "peer": "TorchRL",
+            "ratio": "in our favour (range)",
+            "target": "target",
+        },
+    )
+
+
+def race_sentences(record: Any) -> list[str]:
+    """Where TorchRL is ahead, by how much and why; and where ours is, by how much."""
+    lines, ahead = [], []
+    for pair in record.data["summary"]["pairs"]:
+        label, fmt = RACE_METRICS[pair["metric"]]
+        where = f"{RACE_POINTS[pair['point']].split(' vs ')[0]}, {label}"
+        if pair["high"] < 1:  # every round in the peer's favour
+            ours, peer = (
+                peer_races.stat(record, pair["point"], side, pair["metric"])
+                for side in ("ours", pair["peer"])
+            )
+            why = WHY_PEER_AHEAD.get((pair["point"], pair["metric"]), "not explained here")
+            lines.append(
+                f"TorchRL is ahead on the {where}: {fmt(peer)} against our {fmt(ours)}, "
+                f"{1 / pair['ratio_of_medians']:.2f}x in its favour. Why: {why}."
+            )
+        elif pair["low"] > 1:
+            ahead.append(f"{where} {pair['ratio_of_medians']:.1f}x")
+    if ahead:
+        lines.append("Ours is ahead, every round, on: " + "; ".join(ahead) + ".")
+    return lines
+
+
+NO_RACE = (
+    "No buffer race against TorchRL is recorded in `data/reference/` yet: "
+    "`python benchmarks/buffer_peers.py --reference` runs one (TorchRL in its own virtual "
+    "environment under `build/peers/`) and writes it."
+)
+
+
+def race(record: Any = "newest") -> Markdown:
+    """A buffer race as notebook 04 shows it (default: the newest committed one): where and
+    how it was measured, its table with both sides' medians, and who is ahead and why."""
+    record = peer_races.race("bench.buffer_peers") if record == "newest" else record
+    if record is None:
+        return Markdown(NO_RACE)
+    lines = "\n".join(f"- {line}" for line in race_sentences(record))
+    settings = f"{peer_races.provenance(record)} {race_settings(record)}"
+    return Markdown(f"{settings}\n\n{race_table(record).data}\n\n{lines}")

@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import format_seconds
@@ -65,14 +66,35 @@ def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
 
 
 def overhead_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
-    """Each implementation's fixed cost per step and cost per environment, from the fit."""
+    """Each implementation's fixed cost per step and cost per environment, from the fit, read
+    the right way round: below the N where the two are equal the fixed part is most of a
+    step (more environments come almost free); above it the work per environment is."""
     lines = []
+    largest = max((r["num_envs"] for r in rows if r["env_id"] == env_id), default=0)
     for name, fit in step_cost_fit(rows, env_id).items():
-        lines.append(
+        costs = (
             f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is, plus "
-            f"{format_seconds(fit['per_env_s'])} per environment; the fixed part is half of a "
-            f"step's cost at N = {_n(fit['half_fixed_at'])}."
+            f"{format_seconds(fit['per_env_s'])} per environment"
         )
+        at = fit["half_fixed_at"]
+        if at > 10 * largest:
+            lines.append(
+                f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is; "
+                f"the work per environment is too small to measure up to the largest N here "
+                f"({_n(largest)}), so the fixed part is nearly the whole step at every N measured."
+            )
+        elif at < 1:
+            lines.append(
+                f"{costs}: the per-environment part is most of a step from N = 1 on (the two are "
+                f"equal at N = {_n(at)}), so a step of N costs about N times one, and batching "
+                "amortises nothing."
+            )
+        else:
+            lines.append(
+                f"{costs}: the two are equal at N = {_n(at)}. Below it the fixed part is most of "
+                "a step, and more environments come almost free; above it the work per "
+                "environment is, and the throughput levels off."
+            )
     return "\n".join(lines)
 
 
@@ -80,16 +102,41 @@ def _label(entry: dict[str, Any]) -> str:
     return f"{entry['implementation']} with {entry['num_envs']} envs ({entry['placement']})"
 
 
+def _seconds_range(entry: dict[str, Any]) -> str:
+    """Seconds to 475 over the seeds that solved: "median M s (seeds L-H s)", or one seed's."""
+    low, high = entry["seconds_to_475_low"], entry["seconds_to_475_high"]
+    median = entry["median_seconds_to_475"]
+    if entry["solved"] < 2:
+        return f"{median:.3g} s (one seed solved: no range)"
+    return f"median {median:.3g} s (seeds {low:.3g}-{high:.3g} s)"
+
+
+def grid_sentence(summary: Sequence[dict[str, Any]]) -> str:
+    """What the evaluation grid resolves: env steps (and, at each configuration's speed,
+    seconds) to 475 are known only to within one evaluation interval."""
+    grids = sorted({s["eval_every"] for s in summary})
+    seconds = [s["eval_every"] / s["median_env_steps_per_s"] for s in summary]
+    grid = " or ".join(f"{g:,}" for g in grids)
+    return (
+        f"- The evaluation grid: a greedy evaluation every {grid} env steps (untimed), so a "
+        f"run's env steps to 475 are known to within one interval, and its seconds to within "
+        f"one interval's training time: {min(seconds):.2g}-{max(seconds):.2g} s here, by "
+        "configuration. Differences smaller than that are below what the grid resolves."
+    )
+
+
 def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> str:
-    """The configuration that solved CartPole first; each implementation's best beside the
-    hybrid plan (time, env steps/s, env steps needed); seeds not solved; the update's share."""
+    """The configuration that solved CartPole first (its range over seeds); each
+    implementation's best beside the hybrid plan (time, env steps/s, env steps needed, in
+    evaluation intervals); seeds not solved; what the evaluation grid resolves; the
+    update's share."""
     solved = [s for s in summary if s["median_seconds_to_475"] is not None]
     if not solved:
         return "- No configuration reached a greedy return of 475 within its budget."
     best = min(solved, key=lambda s: s["median_seconds_to_475"])
     lines = [
-        f"- Fastest to 475: {_label(best)}, median {best['median_seconds_to_475']:.3g} s "
-        f"({best['solved']} of {best['seeds']} seeds solved)."
+        f"- Fastest to 475: {_label(best)}, {_seconds_range(best)}, "
+        f"{best['solved']} of {best['seeds']} seeds solved."
     ]
     hybrid = next((s for s in solved if s["implementation"] == "gymnasium-sync"), None)
     for name in dict.fromkeys(s["implementation"] for s in summary):
@@ -108,6 +155,7 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
         missed = entry["seeds"] - entry["solved"]
         if missed:
             lines.append(f"- {_label(entry)}: {missed} of {entry['seeds']} seeds not solved.")
+    lines.append(grid_sentence(summary))
     lines.append(_update_share(best, rows))
     return "\n".join(lines)
 
@@ -115,12 +163,23 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
 def _beside_hybrid(entry: dict[str, Any], hybrid: dict[str, Any]) -> str:
     seconds, base = entry["median_seconds_to_475"], hybrid["median_seconds_to_475"]
     speed = entry["median_env_steps_per_s"] / hybrid["median_env_steps_per_s"]
-    steps = entry["median_env_steps_to_475"] / hybrid["median_env_steps_to_475"]
+    steps, base_steps = entry["median_env_steps_to_475"], hybrid["median_env_steps_to_475"]
+    grid = max(entry["eval_every"], hybrid["eval_every"])
+    if abs(steps - base_steps) <= grid:
+        needed = (
+            f"needed {steps:,.0f} env steps to the hybrid plan's {base_steps:,.0f}: the same to "
+            f"within one evaluation interval ({grid:,} env steps), all the grid resolves"
+        )
+    else:
+        needed = (
+            f"needed {steps / base_steps:.2g}x its env steps ({steps:,.0f} to {base_steps:,.0f}, "
+            f"{abs(steps - base_steps) / grid:.0f} evaluation intervals of {grid:,} apart)"
+        )
     return (
         f"- {entry['implementation']} at its fastest ({entry['num_envs']} envs, "
-        f"{entry['placement']}): median {seconds:.3g} s, {seconds / base:.2g}x the hybrid plan's "
-        f"{base:.3g} s. It trained at {speed:.2g}x the hybrid plan's env steps/s and needed "
-        f"{steps:.2g}x its env steps to solve."
+        f"{entry['placement']}): {_seconds_range(entry)}, {seconds / base:.2g}x the hybrid "
+        f"plan's {_seconds_range(hybrid)}. It trained at {speed:.2g}x the hybrid plan's env "
+        f"steps/s and {needed}."
     )
 
 
@@ -192,11 +251,15 @@ def ppo_table(summary: Sequence[dict[str, Any]]) -> Markdown:
         "solved": "seeds solved",
         "seeds": "seeds",
         "median_seconds_to_475": "median s to 475",
+        "seconds_to_475_low": "fastest seed (s)",
+        "seconds_to_475_high": "slowest seed (s)",
         "median_env_steps_per_s": "env steps/s",
         "copies_per_env_step": "host<->device copies per step",
     }
     formats = {
         "median_seconds_to_475": "{:.3g}".format,
+        "seconds_to_475_low": "{:.3g}".format,
+        "seconds_to_475_high": "{:.3g}".format,
         "median_env_steps_per_s": "{:,.0f}".format,
         "copies_per_env_step": "{:.2g}".format,
     }
@@ -209,8 +272,8 @@ def reference_findings(record: Record, env_ids: Sequence[str]) -> str:
     parts = [record.hardware]
     parts += [throughput_findings(record.data["rows"], env_id) for env_id in env_ids]
     ppo = record.data.get("ppo")
-    if ppo:
-        parts.append(ppo_findings(ppo["summary"], ppo["rows"]))
+    if ppo:  # the summary recomputed from the rows: a record older than its fields has them
+        parts.append(ppo_findings(device_ppo.ppo_summary(ppo["rows"]), ppo["rows"]))
     return "\n".join(parts)
 
 
@@ -240,6 +303,8 @@ def throughput_lines(rows: Sequence[dict[str, Any]], env_ids: Sequence[str]) -> 
             ax.plot([at], [height], "kx", markersize=9)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # plain numbers (1k, 10M), not mathtext powers
+            axis.set_major_formatter(FuncFormatter(_compact))
         ax.set_xlabel("number of environments (N)")
         ax.set_ylabel("environment steps per second")
         ax.set_title(f"{env_id}: throughput (x: lines cross)")
@@ -247,6 +312,14 @@ def throughput_lines(rows: Sequence[dict[str, Any]], env_ids: Sequence[str]) -> 
         ax.legend()
     fig.tight_layout()
     return fig
+
+
+def _compact(value: float, _position: object = None) -> str:
+    """A log axis's tick as a short plain number: 0.1, 1, 100, 1k, 10M."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:g}{suffix}"
+    return f"{value:g}"
 
 
 def _rate(rows: Sequence[dict[str, Any]], name: str, num_envs: int) -> float:
@@ -267,6 +340,8 @@ def seconds_to_solve(rows: Sequence[dict[str, Any]], budget_note: str = "") -> F
     fig, ax = plt.subplots(figsize=(1.6 * len(configurations) + 2, 3.8))
     solved_times = [r["seconds_to_475"] for r in rows if r["solved"]]
     top = 1.15 * max(solved_times, default=1.0)
+    # one column per configuration, named: a category axis
+    ax.xaxis.update_units([f"{name}\nN={n}" for name, n in configurations])
     for x, (name, n) in enumerate(configurations):
         runs = [r for r in rows if (r["implementation"], r["num_envs"]) == (name, n)]
         times = [r["seconds_to_475"] for r in runs if r["solved"]]
@@ -275,7 +350,6 @@ def seconds_to_solve(rows: Sequence[dict[str, Any]], budget_note: str = "") -> F
         ax.plot([x] * len(times), times, "o", color="C0")
         misses = len(runs) - len(times)
         ax.plot([x] * misses, [top] * misses, "x", color="red", markersize=9, clip_on=False)
-    ax.set_xticks(range(len(configurations)), [f"{name}\nN={n}" for name, n in configurations])
     ax.set_ylim(0, top)
     ax.set_ylabel("training seconds to 475")
     ax.set_title(

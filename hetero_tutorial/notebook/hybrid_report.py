@@ -13,10 +13,15 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
+from hetero_tutorial.core.configurations import devices_key, where
+from hetero_tutorial.core.modes import quick_mode
+from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread, format_seconds
+from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.tables import counted_line, markdown_table
 from hetero_tutorial.rl.ppo.runs import PPOResult
 from hetero_tutorial.studies import sweeps
+from hetero_tutorial.studies.learning import returns_phrase
 from hetero_tutorial.studies.threads import ROLES
 
 percent = "{:.0%}".format
@@ -27,7 +32,7 @@ def runs_sentence(runs: dict[str, PPOResult], note: str | None) -> str:
     there is none (the plans resolved to the same devices and ran once)."""
     if len(runs) < 2:
         return (note or "One plan ran.") + (
-            " No ratio to take on this machine: C6 needs an accelerator (reference records below)."
+            " No ratio to take on this machine: C6 needs an accelerator."
         )
     baseline, hybrid = runs["all-accelerator"], runs["hybrid"]
     value = baseline.median_iteration_seconds / hybrid.median_iteration_seconds
@@ -39,6 +44,56 @@ def runs_sentence(runs: dict[str, PPOResult], note: str | None) -> str:
         side, "no clear effect" + spread.noise()
     )
     return f"hybrid: {spread} the baseline's speed: {verdict} (the article: 1.41x)."
+
+
+def ran_on(name: str) -> str:
+    """A plan's name and where it really ran here: ``all-accelerator (everything on cpu)``."""
+    return f"{name} ({where(placement(name))})"
+
+
+def curves_title(runs: dict[str, PPOResult], env_id: str) -> str:
+    """The learning curves' title: the task and where the runs really ran."""
+    ran = " / ".join(dict.fromkeys(where(placement(name)) for name in runs))
+    return f"PPO on {env_id} ({ran}): one seed"
+
+
+def learning_lines(runs: dict[str, PPOResult]) -> list[str]:
+    """Each run's best and final greedy return, and what they may be read for: nothing
+    about learning in quick mode (too short to learn), the plans' agreement otherwise."""
+    lines = [f"{ran_on(name)}: {returns_phrase(run.evaluations)}" for name, run in runs.items()]
+    steps = next(iter(runs.values())).env_steps
+    if quick_mode():
+        lines.append(
+            f"quick mode: learning not judged ({steps:,} environment steps per plan are too "
+            "few to learn this task; the full mode runs longer)"
+        )
+    elif len(runs) == 1:
+        lines.append("One configuration ran: there is no second plan's curve to set beside it.")
+    return lines
+
+
+def copies_kinds(runs: dict[str, PPOResult], counted: dict[str, dict[str, Any]]) -> list[str]:
+    """What the two copy counts of notebook 03 are, per plan: the copies that really moved
+    data in section 1's run, and the copies its code asks for, counted here (on the meta
+    device where there is no accelerator: what the plan would copy with one)."""
+    lines = []
+    for name, found in counted.items():
+        key = devices_key(placement(name))  # a plan that ran as another is that run
+        ran = next((n for n in runs if devices_key(placement(n)) == key), None)
+        real = "not run" if ran is None else f"{runs[ran].copies_per_env_step:.3f}"
+        real += f" (it ran as {ran})" if ran not in (None, name) else ""
+        where = found["counted_on"]
+        kind = (
+            "the copies its code makes, counted on the meta device (what it would copy with an "
+            "accelerator; nothing moved)"
+            if where == "meta"
+            else f"the copies its code makes, counted on {where}"
+        )
+        lines.append(
+            f"{name}: real copies per environment step in section 1's run (data that moved "
+            f"between devices) {real}; {found['copies_per_env_step']:.4f} per step above: {kind}."
+        )
+    return lines
 
 
 def sweep_note(sweep: list[dict[str, Any]]) -> str:
@@ -149,10 +204,13 @@ def _pinning(row: dict[str, Any]) -> str:
     )
 
 
-def hybrid_references() -> Markdown:
+def hybrid_references() -> Markdown | None:
+    """The width sweeps of machines with an accelerator; where none are recorded, the
+    notebook's one line about the GPU case (or nothing, once it was shown)."""
     found = results.load_references("bench.hybrid", with_accelerator=True)
     if not found:
-        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+        gpu_paragraph(results.NO_ACCELERATOR_REFERENCES)
+        return None
     return markdown_table(
         [
             {"machine": r.hardware, "width": w, **s}
@@ -229,7 +287,7 @@ def ppo_runs_table(runs: dict[str, PPOResult]) -> Markdown:
         "plan": "plan",
         "per_iteration": "median s per iteration",
         "sps": "steps/s",
-        "copies": "copies per step",
+        "copies": "real copies per step",
         "process_cpu_percent": "CPU % (of one core)",
         "gpu_percent": "GPU %",
     }

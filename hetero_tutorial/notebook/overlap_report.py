@@ -38,7 +38,7 @@ def summary_table(summary: Sequence[dict[str, Any]]) -> Markdown:
         "learner_idle_share": "learner idle",
         "worker_idle_share": "worker idle",
         "dropped_rollouts": "dropped",
-        "eval_return_mean": "greedy return",
+        "eval_return_mean": "final greedy return (mean)",
         "other_load_cores": "others' load (cores)",
     }
     formats = {
@@ -100,6 +100,17 @@ def gpu_references() -> Markdown:
     return markdown_table(rows, columns, {"speedup_vs_sequential": _times})
 
 
+def gpu_section(study: dict[str, Any], accelerator: Any) -> Markdown | None:
+    """Section 6's table: the live GPU table where the learner ran on an ``accelerator``,
+    else the GPU machines' reference records, else nothing (the notebook's one pointer line,
+    from ``gpu_paragraph``, says where the GPU case is told)."""
+    if accelerator is not None:
+        return gpu_table(study)
+    if not results.load_references("bench.pipeline", with_accelerator=True):
+        return None
+    return gpu_references()
+
+
 KINDS = {
     "rollout": {"color": "tab:blue", "label": "rollout (collect + advantages)"},
     "update": {"color": "tab:orange", "label": "update (copy in, epochs, weights out)"},
@@ -135,7 +146,8 @@ def gantt(timelines: dict[str, Sequence[dict[str, Any]]], seconds: float = 1.0) 
     for ax, (title, timeline) in zip(axes, timelines.items(), strict=True):
         origin = _steady_start(timeline)
         processes = sorted({i["process"] for i in timeline}, key=_process_order)
-        for row, process in enumerate(processes):
+        ax.yaxis.update_units(processes)  # one row per process, named: a category axis
+        for process in processes:
             for kind, style in KINDS.items():
                 spans = [
                     (i["start"] - origin, i["end"] - i["start"])
@@ -143,15 +155,17 @@ def gantt(timelines: dict[str, Sequence[dict[str, Any]]], seconds: float = 1.0) 
                     if i["process"] == process and i["kind"] == kind and i["end"] > origin
                 ]
                 if spans:
-                    ax.broken_barh(
-                        spans,
-                        (row - 0.35, 0.7),
-                        facecolor=style["color"],
+                    starts, widths = zip(*spans, strict=True)
+                    ax.barh(
+                        [process] * len(spans),
+                        widths,
+                        left=starts,
+                        height=0.7,
+                        color=style["color"],
                         hatch=style.get("hatch"),
                         edgecolor="0.5" if "hatch" in style else style["color"],
                         linewidth=0.3,
                     )
-        ax.set_yticks(range(len(processes)), processes)
         ax.set_ylim(-0.6, len(processes) - 0.4)
         ax.invert_yaxis()
         ax.set_title(title, fontsize=10, loc="left")
@@ -249,10 +263,17 @@ def clipping_by_lag(by_lag: dict[str, dict[str, float]]) -> Figure:
         (kl, "start_approx_kl", "approx_kl", "approx KL"),
         (clip, "start_clipfrac", "clipfrac", "clip fraction"),
     ):
-        ax.bar(x - 0.2, [by_lag[g][first] for g in lags], 0.4, label="first minibatch")
-        ax.bar(x + 0.2, [by_lag[g][last] for g in lags], 0.4, label="last minibatch")
-        ax.set_xticks(x, [f"lag {g}" for g in lags])
+        ax.xaxis.update_units([f"lag {g}" for g in lags])  # named groups: a category axis
+        bars = [
+            ax.bar(x - 0.2, [by_lag[g][first] for g in lags], 0.4, label="first minibatch"),
+            ax.bar(x + 0.2, [by_lag[g][last] for g in lags], 0.4, label="last minibatch"),
+        ]
+        for group in bars:  # a bar of height 0 is a measured 0, not a missing one: say it
+            ax.bar_label(group, fmt="%.2g", fontsize=7, padding=1)
         ax.set_ylim(bottom=0)
+        if not any(bar.get_height() > 0 for group in bars for bar in group):
+            ax.set_ylim(0, 1)
+            ax.text(0.5, 0.6, f"{name} 0 at every lag", ha="center", transform=ax.transAxes)
         ax.set_title(name)
         ax.grid(axis="y", alpha=0.3)
     kl.legend(fontsize=8)

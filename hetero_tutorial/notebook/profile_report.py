@@ -8,14 +8,14 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import Markdown
+from IPython.display import Image, Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.profiling import reading, stacks
+from hetero_tutorial.profiling import browser, cprofiler, reading, stacks
 from hetero_tutorial.profiling.pyspy import PySpyProfile, reference_profiles
 
 percent = "{:.1%}".format
@@ -49,20 +49,39 @@ def share_table(profiles: dict[str, PySpyProfile]) -> Markdown:
     )
 
 
-def share_sentence(profile: PySpyProfile, plan: Placement) -> str:
+def share_sentence(profile: PySpyProfile, placement: Placement) -> str:
     """The baseline's share against the article's, read with its noise and its machine."""
     share, stderr = profile.shares.share, profile.shares.stderr
     low, high = max(share - 2 * stderr, 0.0), min(share + 2 * stderr, 1.0)
-    text = f"The baseline's share: {share:.1%}, within {low:.1%}-{high:.1%} (two standard errors)"
-    if plan.accelerator_missing:
+    text = (
+        f"The baseline's share: {share:.1%} of {profile.shares.total:,} training samples, within "
+        f"{low:.1%}-{high:.1%} (two binomial standard errors)"
+    )
+    if placement.accelerator_missing:
         return text + (
             ". No accelerator here: the plan ran on the CPU and moved no data, so this is the "
             "cost of *calling* .to(), .cpu() or .tolist() on CPU tensors. It says nothing for "
-            "or against the article's 37%, which is about a GPU (section 11 shows recorded GPU "
-            "profiles)."
+            "or against the article's 37%, which is about a GPU."
         )
     side = "below" if high < ARTICLE_C5 else "above" if low > ARTICLE_C5 else "around"
     return text + f": {side} the article's 37% (the ledger's rule for C5 asks for 25%-55%)."
+
+
+def plans_line(profiles: dict[str, PySpyProfile], placements: dict[str, Placement]) -> str:
+    """Which plans were profiled: both, or one standing for both where they resolved to the
+    same devices (one recording of the same code, not two copies of one graph)."""
+    skipped = [name for name in placements if name not in profiles]
+    if not profiles:
+        return "No plan was profiled here (py-spy could not run)."
+    if not skipped:
+        return "Each plan's flame graph, one under the other:"
+    shown = next(iter(profiles))
+    devices = ", ".join(str(d) for d in placements[shown].devices)
+    return (
+        f"The plans {', '.join(placements)} resolved to the same devices here ({devices}): they "
+        f"run the same code, so only {shown} was profiled, and its flame graph (section 4) "
+        f"stands for {', '.join(skipped)} too. Where an accelerator exists the two graphs differ."
+    )
 
 
 def phase_table(profile: PySpyProfile) -> Markdown:
@@ -118,12 +137,12 @@ def torch_table(rows: list[dict[str, Any]]) -> Markdown:
     return markdown_table(rows, TORCH_COLUMNS, formats)
 
 
-def references_table() -> Markdown:
+def references_table() -> Markdown | None:
+    """Profiles recorded on machines with an accelerator; None where there are none (the
+    notebook's one line about the GPU case says so)."""
     found = reference_profiles(with_accelerator=True)
     if not found:
-        from hetero_tutorial.core.results import NO_ACCELERATOR_REFERENCES
-
-        return Markdown(NO_ACCELERATOR_REFERENCES)
+        return None
     return markdown_table(
         [
             {
@@ -209,7 +228,9 @@ def share_errors(shares: Sequence[float], errors: Sequence[float]) -> np.ndarray
 
 
 def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None = None) -> Figure:
-    """Left: each run's share of training samples in transfers; right: that share per phase.
+    """Left: each run's share of training samples in transfers; right: each phase's share of
+    the training samples, the part of it in transfers red (a phase's bar is never empty
+    where it ran, even on a CPU that makes no transfers).
 
     ``runs`` maps a label to a ``bench.profile`` record's fields (``transfer_share``,
     ``transfer_share_stderr``, ``transfer_share_by_phase``, ``samples_by_phase``).
@@ -229,20 +250,194 @@ def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None =
         overall.legend()
     overall.set_ylabel("share of training samples")
     overall.set_title("in transfers and waits")
-    phases = list(dict.fromkeys(p for r in runs.values() for p in r["transfer_share_by_phase"]))
-    width = 0.8 / len(labels)
+    phases = list(dict.fromkeys(p for r in runs.values() for p in r["samples_by_phase"]))
     for i, label in enumerate(labels):
-        values = np.array([runs[label]["transfer_share_by_phase"].get(p, 0.0) for p in phases])
-        counts = np.array([runs[label]["samples_by_phase"].get(p, 0) for p in phases])
-        spread = np.sqrt(values * (1 - values) / np.maximum(counts, 1))
-        x = np.arange(len(phases)) + i * width
-        by_phase.bar(x, values, width, yerr=share_errors(values, spread), capsize=3, label=label)
-    by_phase.set_xticks(np.arange(len(phases)) + width * (len(labels) - 1) / 2, phases)
-    by_phase.set_ylabel("share of the phase's samples")
-    by_phase.set_title("in transfers and waits, per phase")
-    by_phase.legend()
+        run = runs[label]
+        total = max(sum(run["samples_by_phase"].values()), 1)
+        counts = np.array([run["samples_by_phase"].get(p, 0) for p in phases])
+        of_training = counts / total  # the phase's share of the training samples
+        inside = np.array([run["transfer_share_by_phase"].get(p, 0.0) for p in phases])
+        # one named bar per phase (and per run, where there are several): a category axis
+        names = [p if len(labels) == 1 else f"{p}\n{label}" for p in phases]
+        spread = np.sqrt(of_training * (1 - of_training) / total)
+        by_phase.bar(names, of_training, yerr=share_errors(of_training, spread), capsize=3,
+                     label=f"{label}: the phase", color=f"C{i}", alpha=0.55)  # fmt: skip
+        by_phase.bar(names, of_training * inside, color="tab:red", hatch="//",
+                     label="of it in transfers and waits" if i == 0 else None)  # fmt: skip
+    by_phase.set_ylabel("share of training samples")
+    by_phase.set_title("per phase, the part in transfers red")
+    by_phase.legend(fontsize=8)
     for ax in (overall, by_phase):
         ax.yaxis.set_major_formatter(ticker.PercentFormatter(1.0))
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def _timer_shares(seconds: dict[str, float]) -> dict[str, float]:
+    total = sum(seconds.values())
+    return {phase: s / total for phase, s in seconds.items()} if total else {}
+
+
+def rollout_interval(profile: PySpyProfile) -> tuple[float, float, float]:
+    """The rollout's share of a py-spy profile's training samples, and its two-standard-error
+    interval (Agresti-Coull, so that few samples still show their uncertainty)."""
+    count, total = profile.shares.samples.get("rollout", 0), profile.shares.total
+    share = count / total if total else 0.0
+    spread = 2 * stacks._agresti_coull(count, total)
+    return share, max(share - spread, 0.0), min(share + spread, 1.0)
+
+
+def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
+    """Whether sampling without pauses dropped rollout stacks, read against each run's own
+    phase timer: a sampler that drops the rollout's stacks falls short of the timer of the
+    run it sampled by more than a paused sampler falls short of its own run's timer.
+
+    (The two runs' shares are not compared directly: pausing for every sample slows the
+    program, its many small calls most, so the paused run's phases are not the other's.)
+    """
+    readings = []
+    for profile in (nonblocking, blocking):
+        share, low, high = rollout_interval(profile)
+        timer = _timer_shares(profile.phase_seconds).get("rollout")
+        readings.append((share, low, high, timer, sum(profile.phase_seconds.values())))
+    (a, a_low, a_high, a_timer, a_s), (b, b_low, b_high, b_timer, b_s) = readings
+    text = (
+        f"The rollout's share of the training samples: {a:.1%} ({a_low:.1%}-{a_high:.1%}, "
+        f"{nonblocking.shares.total:,} samples) without pauses, {b:.1%} ({b_low:.1%}-"
+        f"{b_high:.1%}, {blocking.shares.total:,} samples) with a pause for every sample."
+    )
+    if a_timer is None or b_timer is None:
+        return text + " The runs' phase timers were not read back, so nothing is judged."
+    text += (
+        f" Each run's own phase timer gave the rollout {a_timer:.1%} and {b_timer:.1%} (the "
+        f"pauses slowed the run {b_s / a_s:.2f}x, the rollout's many small calls most)."
+    )
+    short_a, short_b = a_timer - a, b_timer - b
+    noise = (a_high - a_low + b_high - b_low) / 2
+    if short_a - short_b > noise:
+        return text + (
+            f" Sampling without pauses falls {short_a:+.1%} short of its run's timer, the paused "
+            f"sampler {short_b:+.1%}: past the noise, so non-blocking sampling drops rollout "
+            "stacks here, and the paused profile is the one to read for where the time goes "
+            "on a CPU (C5's share keeps the non-blocking one, which a GPU needs)."
+        )
+    return text + (
+        f" Against its own run's timer, the sampler without pauses is {short_a:+.1%} short and "
+        f"the paused one {short_b:+.1%}: no more short than the paused one beyond the noise "
+        f"(about {noise:.1%}), so there is no sign that sampling without pauses drops rollout "
+        "stacks here, and the non-blocking profile stands."
+    )
+
+
+FOUR_TOOLS = {
+    "py-spy": "stack samples read from outside at a fixed rate: wall time, in any frame",
+    "phase timer": "wall time between synchronisations at each phase's edges",
+    "cProfile": "time inside each Python function call, every call counted, each call slowed",
+    "torch.profiler": "CPU time inside the record_function ranges, every operator recorded",
+}
+"""What each tool of the four-tool table counts."""
+
+
+def four_tools_rows(
+    profile: PySpyProfile,
+    cprof: Any,
+    torch_phases: Sequence[dict[str, Any]],
+    blocking: PySpyProfile | None = None,
+) -> list[dict[str, Any]]:
+    """The rollout's and the update's share of training by each tool, for one workload.
+
+    ``profile`` (py-spy) and the phase timer are one run, in py-spy's child; cProfile's
+    numbers and the phase timer under it are its own run in this kernel; torch.profiler's
+    are its ``record_function`` ranges (``torch_phases``: ``TorchProfile.phases()``).
+    ``blocking``: the same workload sampled with a pause per sample, where it was recorded.
+    """
+    ranges = {row["name"]: row["cpu_s"] for row in torch_phases}
+    measured = [
+        ("py-spy", "py-spy's child", profile.shares.phase_share()),
+        ("py-spy, paused per sample", "a second child", blocking and blocking.shares.phase_share()),
+        ("phase timer", "py-spy's child", _timer_shares(profile.phase_seconds)),
+        ("cProfile", "in this kernel", cprof.phase_shares()),
+        ("phase timer", "under cProfile", _timer_shares(cprof.phase_seconds)),
+        ("torch.profiler", "in this kernel", _timer_shares(ranges)),
+    ]
+    return [
+        {"tool": tool, "run": run, "counts": FOUR_TOOLS[tool.split(",")[0]], **_split(shares)}
+        for tool, run, shares in measured
+        if shares is not None
+    ]
+
+
+def _split(shares: dict[str, float]) -> dict[str, float | None]:
+    return {"rollout": shares.get("rollout"), "update": shares.get("update")}
+
+
+def four_tools_table(rows: list[dict[str, Any]]) -> Markdown:
+    """One row per tool: what it counts, which run, the rollout's and the update's share."""
+    missing = "–"
+    shown = [
+        {
+            **row,
+            **{k: missing if row[k] is None else f"{row[k]:.0%}" for k in ("rollout", "update")},
+        }
+        for row in rows
+    ]
+    return markdown_table(
+        shown,
+        {
+            "tool": "tool",
+            "counts": "what it counts",
+            "run": "which run",
+            "rollout": "rollout",
+            "update": "update",
+        },
+    )
+
+
+def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
+    """Why the tools disagree, read from their numbers: the spread of the rollout's share, and
+    what each tool's way of counting adds to it."""
+    by = {(row["tool"], row["run"]): row["rollout"] for row in rows if row["rollout"] is not None}
+    if len(by) < 2:
+        return "Too few tools measured the rollout here to compare them."
+    low, high = min(by, key=by.get), max(by, key=by.get)
+    text = (
+        f"The rollout's share ranges from {by[low]:.0%} ({low[0]}, {low[1]}) to {by[high]:.0%} "
+        f"({high[0]}, {high[1]}) for the same workload."
+    )
+    spy, timer = by.get(("py-spy", "py-spy's child")), by.get(("phase timer", "py-spy's child"))
+    if spy is not None and timer is not None:
+        text += (
+            f" In one run, py-spy gives it {spy:.0%} and the phase timer {timer:.0%}: the timer "
+            "charges a phase the wall time between its two synchronisations, the sampler the "
+            "share of the stacks it read, with sampling noise around it."
+        )
+    clean, profiled = (
+        by.get(("phase timer", "py-spy's child")),
+        by.get(("phase timer", "under cProfile")),
+    )
+    if clean is not None and profiled is not None:
+        text += (
+            f" Under cProfile the same timer gives the rollout {profiled:.0%} instead of "
+            f"{clean:.0%}: cProfile's fixed cost per call falls hardest on the phase made of "
+            "many small calls, so cProfile's own shares lean the same way."
+        )
+    torch_share = by.get(("torch.profiler", "in this kernel"))
+    if torch_share is not None and clean is not None:
+        heavier = "rollout's" if torch_share > clean else "update's"
+        text += (
+            f" torch.profiler's ranges give {torch_share:.0%} against the unprofiled timer's "
+            f"{clean:.0%}: it records every operator, which here costs the {heavier} "
+            "operators more, and it times only the few iterations it profiled."
+        )
+    return text
+
+
+def snakeviz_view(cprof: Any) -> Image | Markdown:
+    """snakeviz's sunburst of the cProfile run, as a picture taken in headless Chromium (the
+    server and the browser stopped before this returns); one line where none is installed."""
+    picture = cprofiler.snakeviz_picture(cprof.path)
+    if picture is None:
+        command = cprofiler.snakeviz_command(cprof.path)
+        return Markdown(f"*{browser.MISSING}; in a terminal, `{command}` draws it.*")
+    return Image(filename=str(picture), width=880)

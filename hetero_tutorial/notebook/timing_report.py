@@ -8,9 +8,11 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
+from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies.crossover import batching_sentence
@@ -65,11 +67,12 @@ def crossover_table(widths_by_batch: dict[int, int | None]) -> Markdown:
     )
 
 
-def references() -> Markdown:
-    """Notebook 00's measurements recorded on machines with an accelerator, or why none."""
+def references() -> Markdown | None:
+    """Notebook 00's measurements recorded on machines with an accelerator; None where there
+    are none (the notebook's one line about the GPU case says so)."""
     found = results.load_references("bench.crossover", with_accelerator=True)
     if not found:
-        return Markdown(results.NO_ACCELERATOR_REFERENCES)
+        return None
     return markdown_table(
         [
             {
@@ -108,6 +111,63 @@ def findings(
         f"One 128-unit policy step: {format_seconds(step)} ({format_seconds(env)} of it the "
         f"environment), {operations} PyTorch operators; C1's CPU half says 300 us.",
     ]
+
+
+def earlier_steps(kind: str = "bench.crossover") -> list[results.Record]:
+    """Earlier runs of notebook 00 recorded on this kind of machine (``data/reference/``):
+    the same CPU model and core count, or the same accelerator, by the reference folder's
+    name."""
+    here = results.machine_slug(fingerprint())
+    return [
+        r
+        for r in results.load_references(kind)
+        if results.machine_slug(r.provenance["fingerprint"]) == here and "policy_step" in r.data
+    ]
+
+
+def _apart(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def drift_sentence(
+    first: dict[str, float],
+    second: dict[str, float],
+    seconds_apart: float,
+    earlier: Sequence[results.Record] = (),
+) -> str:
+    """C1's CPU step timed twice in one run, minutes apart: the drift between the two medians
+    beside each timing's own IQR, and the step of earlier runs on this kind of machine.
+
+    ``first`` and ``second``: ``policy_step_costs(...)["cpu"]`` of the two timings (median
+    and IQR in seconds). A spread within one timing says how steady a minute was; the gap
+    between two timings says how steady the machine is, and only the second is a fair
+    error bar for a comparison with another day's run.
+    """
+    a, b = first["median_s"], second["median_s"]
+    drift = abs(b - a) / a
+    iqr = max(first["iqr_s"] / a, second["iqr_s"] / b)
+    text = (
+        f"C1's CPU step timed twice, {_apart(seconds_apart)} apart: {format_seconds(a)} "
+        f"(IQR {format_seconds(first['iqr_s'])}), then {format_seconds(b)} (IQR "
+        f"{format_seconds(second['iqr_s'])}): the medians differ by {drift:.0%}, against IQRs "
+        f"of at most {iqr:.0%} of a median. "
+    )
+    if drift > iqr:
+        text += (
+            "The drift between the timings is wider than either timing's own spread: an IQR "
+            "says how steady one minute was, not this machine; compare across runs with the "
+            f"range {format_seconds(min(a, b))}-{format_seconds(max(a, b))}."
+        )
+    else:
+        text += "The drift stayed within the timings' own spread this time."
+    for record in earlier:
+        then = record.data["policy_step"]["cpu"]["median_s"]
+        text += (
+            f" An earlier run on this kind of machine ({record.hardware}, "
+            f"{record.provenance['date'][:16].replace('T', ' ')} UTC) measured "
+            f"{format_seconds(then)}: {then / a:.2f}x this run's first timing."
+        )
+    return text
 
 
 def _row(device: str, width: int, batch: int, per_sample: float) -> dict[str, Any]:
@@ -156,5 +216,11 @@ def forward_cost_heatmap(rows: Sequence[dict[str, Any]], devices: Sequence[str])
         ax.set_xlabel("batch size")
         ax.set_ylabel("hidden width")
         ax.set_title(f"{device}: us per sample")
-    fig.colorbar(image, ax=axes[0].tolist(), label="microseconds per sample (log)")
+    bar = fig.colorbar(
+        image,
+        ax=axes[0].tolist(),
+        label="microseconds per sample (log)",
+        format=ticker.FuncFormatter(lambda value, _: f"{value:g}"),  # 0.1, 1, 10: not 10^-1
+    )
+    bar.ax.xaxis.set_visible(False)  # a vertical colour bar's width means nothing
     return fig

@@ -78,6 +78,24 @@ def _boxes(node: _Node, x: float, level: int, total: int, height: int, out: list
         x += width
 
 
+MIN_LABEL = 8
+"""the fewest characters a cut label keeps (with its ".."): a shorter stub ("r..", "C..")
+says nothing, so a box narrower than that shows its name only in its tooltip"""
+
+
+def fitting_label(label: str, chars: int) -> str:
+    """What of ``label`` a box ``chars`` characters wide shows: all of it; else, for a phase's
+    box (``"rollout: PPOTrainer.iteration (...)"``), the phase's name; else the function
+    without its file; else the label cut to fit, if at least :data:`MIN_LABEL` characters
+    remain; else nothing (the tooltip still names it)."""
+    phase, colon, _ = label.partition(": ")
+    function = label.split(" (")[0]
+    for candidate in (label, phase if colon else "", function):
+        if candidate and len(candidate) <= chars:
+            return candidate
+    return label[: chars - 2] + ".." if chars >= MIN_LABEL else ""
+
+
 def _box(frame: str, node: _Node, x: float, y: float, width: float, total: int) -> str:
     """One frame's box: its rectangle, a label that fits, and a tooltip."""
     label = Frame.parse(frame).label
@@ -86,9 +104,8 @@ def _box(frame: str, node: _Node, x: float, y: float, width: float, total: int) 
         f"{node.marked / node.samples:.0%} of them in transfers"
     )
     text = ""
-    chars = int((width - 4) / CHAR)
-    if chars >= 3:
-        shown = label if len(label) <= chars else label[: chars - 2] + ".."
+    shown = fitting_label(label, int((width - 4) / CHAR))
+    if shown:
         text = f'<text x="{x + 2:.1f}" y="{y + ROW - 6:.1f}">{html.escape(shown)}</text>'
     return (
         f"<g><title>{html.escape(tip)}</title>"

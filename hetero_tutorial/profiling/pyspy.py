@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.results import Record, load_references
 from hetero_tutorial.profiling import flamegraph, reading, stacks
 from hetero_tutorial.profiling import target as profile_target
+from hetero_tutorial.rl.ppo.options import RunOptions
 
 PROFILE_DIR = BUILD_DIR / "profiles"
 """Where profiles are written by default (ignored by git)."""
@@ -53,11 +54,12 @@ def py_spy_executable() -> str | None:
     return shutil.which("py-spy") or _beside_python("py-spy")
 
 
-def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
+def py_spy_status(timeout: float = 30.0, native: bool = False) -> PySpyStatus:
     """Try py-spy for real: record a half-second Python busy loop it launches itself.
 
     Launching the target (``py-spy record -- python ...``) needs no root and no
     ptrace permission to attach, which is why the series always profiles that way.
+    ``native``: try native sampling (``--native``, with pauses, as py-spy needs).
     """
     executable = py_spy_executable()
     if executable is None:
@@ -72,6 +74,7 @@ def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
             "raw",
             "--rate",
             "200",
+            *(["--native"] if native else []),
             "--output",
             str(output),
             "--",
@@ -93,6 +96,15 @@ def py_spy_status(timeout: float = 30.0) -> PySpyStatus:
                 executable,
             )
     return PySpyStatus(True, "py-spy can profile processes it launches here.", executable)
+
+
+def native_sampling_works(timeout: float = 30.0) -> bool:
+    """Whether to sample native frames here: an accelerator runs (CUDA's copy and wait
+    frames are what native sampling adds; a CPU run has none to show) and a short native
+    recording, with pauses, works on this machine (some systems cannot unwind C frames)."""
+    from hetero_tutorial.core.devices import accelerator
+
+    return accelerator() is not None and py_spy_status(timeout, native=True).available
 
 
 def run_in_own_group(
@@ -159,6 +171,8 @@ class PySpyProfile:
     """the recording's raw collapsed stacks (shared by the runs of one recording)"""
     svg_path: Path
     speedscope_path: Path
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    """the profiled run's own phase timer (seconds per phase), where the program printed it"""
 
     def svg(self) -> str:
         """The flame graph's SVG text (display it with ``IPython.display.SVG(data=...)``)."""
@@ -188,6 +202,7 @@ class PySpyProfile:
             "timer_sync_share_stderr": self.shares.stderr_of("timer_sync"),
             "timer_sync_share_by_phase": self.shares.by_phase("timer_sync"),
             "samples_by_phase": self.shares.samples,
+            "phase_timer_seconds": self.phase_seconds,
             "phase_share": self.shares.phase_share(),
             "transfer_samples_by_operation": self.shares.operations,
             "top_frames": stacks.top_frames(self.training_stacks()),
@@ -256,8 +271,9 @@ def sampling_without_pauses(native: bool, nonblocking: bool | None) -> bool:
 
 def record_py_spy(
     target: Sequence[str], raw_path: Path, *, timeout: float = 1800.0, **options: Any
-) -> tuple[list[str], stacks.Stacks]:
-    """Launch ``target`` (a command line) under py-spy; return the command and the samples.
+) -> tuple[list[str], stacks.Stacks, str]:
+    """Launch ``target`` (a command line) under py-spy; return the command, the samples and
+    what the program printed.
 
     The raw collapsed stacks are kept at ``raw_path``; ``options`` as in
     :func:`py_spy_command`. Raises :class:`UsageError` when py-spy is missing or
@@ -273,7 +289,7 @@ def record_py_spy(
             f"the run under py-spy took over {timeout:.0f} s; profile fewer steps"
         ) from None
     _check_recording(done, raw_path)
-    return command, stacks.read_collapsed(raw_path.read_text())
+    return command, stacks.read_collapsed(raw_path.read_text()), done.stdout or ""
 
 
 def _check_recording(done: subprocess.CompletedProcess, raw: Path) -> None:
@@ -312,6 +328,7 @@ def make_profile(
     command: Sequence[str],
     raw_path: Path,
     out_dir: Path = PROFILE_DIR,
+    phase_seconds: dict[str, float] | None = None,
 ) -> PySpyProfile:
     """Measure the transfer shares of ``samples``; write their flame graph and speedscope file.
 
@@ -348,6 +365,7 @@ def make_profile(
         Path(raw_path),
         svg,
         scope,
+        dict(phase_seconds or {}),
     )
 
 
@@ -356,7 +374,7 @@ def profile_command(
 ) -> PySpyProfile:
     """Profile one program (a command line) under py-spy: samples, shares, flame graph."""
     raw = Path(out_dir) / f"{name}.txt"
-    command, samples = record_py_spy(target, raw, **options)
+    command, samples, _ = record_py_spy(target, raw, **options)
     return make_profile(name, samples, command, raw, out_dir)
 
 
@@ -379,22 +397,19 @@ def split_runs(samples: stacks.Stacks, runners: dict[str, str]) -> dict[str, sta
 
 def profile_ppo(
     placements: str | Sequence[str],
+    options: RunOptions | None = None,
     *,
-    env_id: str = "CartPole-v1",
-    hidden: int = 128,
-    steps: int = 8192,
-    seed: int = 0,
-    threads: int | None = 1,
-    accelerator: str | None = None,
     out_dir: Path = PROFILE_DIR,
     samples_dir: Path = PROFILE_DIR,
-    **options: Any,
+    **sampling: Any,
 ) -> dict[str, PySpyProfile]:
     """Profile PPO under each placement, one after the other in one py-spy recording.
 
-    Returns one profile per placement; its flame graph ``ppo-<placement>-h<hidden>.svg``
-    (``...-native.svg`` with native frames) goes to ``out_dir``, the raw recording
-    (megabytes) and the speedscope files to ``samples_dir``. ``options`` go to
+    ``options``: the run's options (task, width, steps, seed, threads; None: the
+    defaults), as every PPO command takes them. Returns one profile per placement; its flame graph
+    ``ppo-<placement>-h<hidden>.svg`` (``...-native.svg`` with native frames,
+    ``...-blocking.svg`` sampled with pauses) goes to ``out_dir``, the raw recording
+    (megabytes) and the speedscope files to ``samples_dir``. ``sampling`` goes to
     :func:`py_spy_command` (rate, native, idle, nonblocking) and ``timeout``.
     """
     placements = [placements] if isinstance(placements, str) else list(placements)
@@ -404,34 +419,34 @@ def profile_ppo(
             f"profile distinct placements among {', '.join(profile_target.RUNNERS)}; "
             f"got {placements}"
         )
-    target = profile_target.command(
-        placements,
-        env_id=env_id,
-        hidden=hidden,
-        steps=steps,
-        seed=seed,
-        threads=threads,
-        accelerator=accelerator,
-    )
-    native = "-native" if options.get("native") else ""  # never over a Python-level profile
-    raw = Path(samples_dir) / f"ppo-h{hidden}-{'+'.join(placements)}{native}.txt"
-    command, samples = record_py_spy(target, raw, **options)
+    options = options or RunOptions()
+    target = profile_target.command(placements, options)
+    hidden = options.config().hidden
+    # never over a Python-level profile sampled without pauses, C5's source
+    native = sampling.get("native", False)
+    paused = not sampling_without_pauses(native, sampling.get("nonblocking"))
+    kind = "-native" if native else "-blocking" if paused else ""
+    raw = Path(samples_dir) / f"ppo-h{hidden}-{'+'.join(placements)}{kind}.txt"
+    command, samples, output = record_py_spy(target, raw, **sampling)
+    timers = profile_target.phase_seconds(output)
     runners = {name: profile_target.RUNNERS[name].__name__ for name in placements}
     return {
-        name: make_profile(f"ppo-{name}-h{hidden}{native}", run, command, raw, out_dir)
+        name: make_profile(
+            f"ppo-{name}-h{hidden}{kind}", run, command, raw, out_dir, timers.get(name)
+        )
         for name, run in split_runs(samples, runners).items()
     }
 
 
-def profile_fields(profile: PySpyProfile, plan: Placement, **workload: Any) -> dict[str, Any]:
+def profile_fields(profile: PySpyProfile, placement: Placement, **workload: Any) -> dict[str, Any]:
     """The fields of a ``bench.profile`` record: the workload, where it ran, what was measured.
 
     ``workload``: the run's settings (env_id, hidden, steps, seed, threads).
     """
     where = {
-        "placement": plan.name,
-        "placement_description": plan.describe(),
-        "accelerator_missing": plan.accelerator_missing,
+        "placement": placement.name,
+        "placement_description": placement.describe(),
+        "accelerator_missing": placement.accelerator_missing,
     }
     return {**workload, **where, **profile.fields()}
 

@@ -6,8 +6,10 @@
   only push the interesting boxes up the picture.
 * :func:`work_kinds` sorts the samples by their innermost frame into kinds of work: the
   arithmetic (the layers' forward passes, the backward pass, the optimizer's step),
-  PyTorch's fixed cost per call (module call wrappers, operator dispatch, profiler
-  hooks), the environments, the loop's own Python, and transfers; :func:`kinds_sentence`
+  PyTorch's fixed cost per call (module call wrappers, operator dispatch), the series'
+  own instrumentation (the phase timer and its ``record_function`` ranges, apart, so that
+  what we add to measure is not charged to PyTorch), the environments, the loop's own
+  Python, and transfers; :func:`kinds_sentence`
   says, from the shares measured, which kind the time went to, naming the busiest frames.
 """
 
@@ -32,6 +34,8 @@ LOOP = "PPOTrainer.iteration"
 
 KINDS = {
     "arithmetic": "arithmetic (forward passes, the backward pass, the optimizer's step)",
+    "instrumentation": "the series' own instrumentation (the phase timer, its record_function "
+    "ranges, the profiler's CUPTI check)",
     "per call": "PyTorch's fixed cost per call (module wrappers, dispatch, context managers)",
     "environment": "the environments (Gymnasium's step, wrappers, spaces)",
     "loop": "PPO's own Python (rl/ppo/: indexing, bookkeeping)",
@@ -41,13 +45,16 @@ KINDS = {
 """The kinds of work a sample's innermost frame is sorted into, and how a sentence names them."""
 
 _KIND_PATTERNS = (
-    ("per call", r"modules/module\.py|torch/_ops\.py|_ops\.py|contextlib\.py|autograd/profiler|"
+    # first: what the series adds to measure itself is not PyTorch's cost of a call
+    ("instrumentation", r"autograd/profiler|record_function|_maybe_cupti_monitor|"
+                        r"core/timing\.py|core/utilisation\.py"),
+    ("per call", r"modules/module\.py|torch/_ops\.py|_ops\.py|contextlib\.py|"
                  r"overrides\.py|optim/optimizer\.py|_python_dispatch|_compile\.py|eval_frame"),
     ("arithmetic", r"autograd/graph\.py|autograd/__init__\.py|_engine_run_backward|rl/nets\.py|"
                    r"rl/flat\.py|optim/adam\.py|functional\.py|_tensor\.py|linalg"),
     ("environment", r"gymnasium|classic_control|vector/|wrappers/|spaces/|envs\.py|envs/|"
                     r"cartpole|pendulum"),
-    ("loop", r"ppo/\w+\.py|core/timing\.py|ppo\.py"),
+    ("loop", r"ppo/\w+\.py|ppo\.py"),
 )  # fmt: skip
 """Patterns on a frame's ``function (file)``, full path or the label's last two parts."""
 

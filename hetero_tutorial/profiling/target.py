@@ -2,6 +2,7 @@
 
 py-spy profiles a program it launches, so the runs are also a command:
 ``python -m hetero_tutorial.profiling.target ppo all-accelerator hybrid --hidden 128``
+(the run options of every PPO command, :mod:`hetero_tutorial.rl.ppo.options`)
 trains under each placement in turn, in one process, so that importing PyTorch
 (seconds) is paid once. Each placement runs inside its own function
 (:data:`RUNNERS`), so the frames of a recording say which run a sample came from.
@@ -12,41 +13,36 @@ every stack) and without evaluation episodes: their profile is training alone.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from hetero_tutorial.core.placement import placement
-from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.core.placement import placement as make_placement
+from hetero_tutorial.rl.ppo import options as run_options
+from hetero_tutorial.rl.ppo.options import RunOptions
 from hetero_tutorial.rl.ppo.runs import PPOResult, train
 
 
-def ppo(
-    placement_name: str,
-    *,
-    env_id: str = "CartPole-v1",
-    hidden: int = 128,
-    steps: int = 8192,
-    seed: int = 0,
-    threads: int | None = 1,
-    accelerator: str | None = None,
-) -> PPOResult:
-    """Train PPO (``steps`` environment steps) under a placement preset, as profilers see it."""
-    plan = placement(placement_name, accelerator)
-    config = PPOConfig.tuned(env_id, total_steps=steps, hidden=hidden)
-    return train(config, plan, seed, threads=threads, count_copies=False, eval_episodes=0)
+def ppo(placement_name: str, options: RunOptions) -> PPOResult:
+    """Train PPO under a placement preset with the run ``options``, as profilers see it."""
+    placement = make_placement(placement_name, options.accelerator)
+    config = options.config()
+    return train(
+        config, placement, options.seed, threads=options.threads, count_copies=False,
+        eval_episodes=0,
+    )  # fmt: skip
 
 
-def run_all_accelerator(**options: Any) -> PPOResult:
-    return ppo("all-accelerator", **options)
+def run_all_accelerator(options: RunOptions) -> PPOResult:
+    return ppo("all-accelerator", options)
 
 
-def run_hybrid(**options: Any) -> PPOResult:
-    return ppo("hybrid", **options)
+def run_hybrid(options: RunOptions) -> PPOResult:
+    return ppo("hybrid", options)
 
 
-def run_all_cpu(**options: Any) -> PPOResult:
-    return ppo("all-cpu", **options)
+def run_all_cpu(options: RunOptions) -> PPOResult:
+    return ppo("all-cpu", options)
 
 
 RUNNERS: dict[str, Callable[..., PPOResult]] = {
@@ -57,13 +53,9 @@ RUNNERS: dict[str, Callable[..., PPOResult]] = {
 """The function each placement trains in: its name in a stack marks the run."""
 
 
-def command(placements: Sequence[str], **options: object) -> list[str]:
+def command(placements: Sequence[str], options: RunOptions) -> list[str]:
     """The command line that trains under each of ``placements`` in one fresh Python process."""
-    argv = [sys.executable, "-m", __spec__.name, "ppo", *placements]
-    for name, value in options.items():
-        if value is not None:
-            argv += [f"--{name.replace('_', '-')}", str(value)]
-    return argv
+    return [sys.executable, "-m", __spec__.name, "ppo", *placements, *options.argv()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,19 +63,29 @@ def main(argv: list[str] | None = None) -> int:
     runs = parser.add_subparsers(dest="run", required=True)
     sub = runs.add_parser("ppo", help="PPO under each placement preset in turn")
     sub.add_argument("placements", nargs="+", choices=list(RUNNERS))
-    sub.add_argument("--env-id", default="CartPole-v1")
-    sub.add_argument("--hidden", type=int, default=128)
-    sub.add_argument("--steps", type=int, default=8192)
-    sub.add_argument("--seed", type=int, default=0)
-    # absent: leave PyTorch's thread count alone (what threads=None asked of command())
-    sub.add_argument("--threads", type=int, default=None)
-    sub.add_argument("--accelerator", default=None)
-    options = vars(parser.parse_args(argv))
-    del options["run"]
-    for name in options.pop("placements"):
-        run = RUNNERS[name](**options)
+    run_options.add_arguments(sub)
+    args = parser.parse_args(argv)
+    options = RunOptions.from_args(args)
+    for name in args.placements:
+        run = RUNNERS[name](options)
         print(f"{run.placement}: {run.env_steps} steps, {run.env_steps_per_s:,.0f} steps/s")
+        # the phase timer of this very run, for the profiler that launched it to read back
+        print(PHASE_SECONDS, name, json.dumps(dict(run.phase_seconds)), flush=True)
     return 0
+
+
+PHASE_SECONDS = "phase-seconds:"
+"""How a run's line of phase-timer seconds starts in the program's output."""
+
+
+def phase_seconds(output: str) -> dict[str, dict[str, float]]:
+    """Each run's phase-timer seconds, read from the output of :func:`main`."""
+    found = {}
+    for line in output.splitlines():
+        if line.startswith(PHASE_SECONDS):
+            _, name, numbers = line.split(" ", 2)
+            found[name] = json.loads(numbers)
+    return found
 
 
 if __name__ == "__main__":

@@ -253,6 +253,56 @@ def measure(
     }
 
 
+class _Gathers:
+    """Batches of rows of one bare table: random rows, or contiguous rows at a random start,
+    cycling through pre-drawn indices so that drawing them is not timed."""
+
+    def __init__(self, capacity: int, batch_size: int, rng: np.random.Generator) -> None:
+        self.table = torch.rand(capacity, 10)
+        self.indices = torch.from_numpy(rng.integers(0, capacity, size=(64, batch_size)))
+        self.starts = rng.integers(0, capacity - batch_size, size=64).tolist()
+        self.batch_size, self.turn = batch_size, 0
+
+    def random(self) -> torch.Tensor:
+        self.turn = (self.turn + 1) % len(self.starts)
+        return self.table[self.indices[self.turn]]
+
+    def contiguous(self) -> torch.Tensor:
+        self.turn = (self.turn + 1) % len(self.starts)
+        start = self.starts[self.turn]
+        return self.table[start : start + self.batch_size].clone()  # a copy, as a gather makes
+
+
+def row_gathers(
+    capacities: Sequence[int], batch_size: int, repeats: int = 15, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Why sampling slows as a buffer grows, without any buffer: one row per capacity, the
+    seconds to gather ``batch_size`` random rows of a bare ``(capacity, 10)`` float32 table
+    (``random_s``, each repeat in ``random_samples``) and ``batch_size`` contiguous rows at a
+    random start (``contiguous_s``, ``contiguous_samples``). Every capacity's two gathers are
+    timed interleaved in one run, so repeat ``i`` of every row pairs up. If only the random
+    gather slows with the table's size, the cost is memory: random rows of a large table miss
+    the CPU's caches, whatever structure holds them."""
+    rng = np.random.default_rng(seed)
+    tables = {capacity: _Gathers(capacity, batch_size, rng) for capacity in capacities}
+    candidates: dict[str, Callable[[], object]] = {}
+    for capacity, gathers in tables.items():
+        candidates[f"random {capacity}"] = gathers.random
+        candidates[f"contiguous {capacity}"] = gathers.contiguous
+    timings = compare(candidates, repeats=repeats, inner=20)
+    return [
+        {
+            "capacity": capacity,
+            "table_bytes": gathers.table.nbytes,
+            "random_s": timings[f"random {capacity}"].median,
+            "contiguous_s": timings[f"contiguous {capacity}"].median,
+            "random_samples": list(timings[f"random {capacity}"].samples),
+            "contiguous_samples": list(timings[f"contiguous {capacity}"].samples),
+        }
+        for capacity, gathers in tables.items()
+    ]
+
+
 def fastest_sampler(rows: Sequence[dict[str, Any]], device: str = "cpu") -> dict[str, Any]:
     """Which design sampled fastest to ``device`` at the largest capacity measured, and whether
     past the noise.
@@ -308,6 +358,33 @@ def train_designs(
     return interleave(
         trainers, eval_episodes=eval_episodes, chunk_steps=chunk_steps, progress=progress
     )
+
+
+def train_seeds(
+    config: DDPGConfig,
+    seeds: Sequence[int],
+    runs: dict[str, list[DDPGResult]],
+    *,
+    threads: int | None = 1,
+    eval_episodes: int = 10,
+    follow: Callable[[], Callable[[int, int], None]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """:func:`train_designs` for each of ``seeds`` in turn, each result appended to ``runs``
+    (per design), so a notebook can spread its seeds over cells that each show a result.
+    Returns :func:`summarise` of every run in ``runs`` so far, per design. ``follow``: makes
+    one progress callback per seed (``Progress.follow``)."""
+    for seed in seeds:
+        together = train_designs(
+            config,
+            list(runs),
+            seed=seed,
+            threads=threads,
+            eval_episodes=eval_episodes,
+            progress=follow() if follow is not None else None,
+        )
+        for design, result in together.items():
+            runs[design].append(result)
+    return {design: summarise(found) for design, found in runs.items() if found}
 
 
 def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:

@@ -348,8 +348,8 @@ def crossover_sentence(rows: list[dict[str, Any]]) -> str:
     cells = crossover_cells(rows)
     if not cells:
         return (
-            "Only the CPU was measured here, so there is no crossover on this machine; the "
-            "reference records below show it for GPUs, where data/reference/ has them."
+            "Only the CPU was measured here, so this machine has no crossover to find: it "
+            "needs an accelerator beside the CPU."
         )
     widths = crossover_widths(rows)
     unclear = {b: [str(w) for w, wins in row.items() if wins is None] for b, row in cells.items()}
@@ -414,7 +414,7 @@ def value_update_sentence(costs: dict[str, dict[str, float]]) -> str:
     if not others:
         return (
             f"One update takes {format_seconds(cpu)} on this CPU; C2 compares it with an "
-            "accelerator, which this machine lacks (reference records below)."
+            "accelerator, which this machine lacks."
         )
     lines = []
     for name in others:

@@ -82,7 +82,7 @@ def speed_sentence(rows: Sequence[dict[str, Any]]) -> str:
     if all(row is cpu for row in by_name.values()):
         return (
             "Every placement ran as one configuration here (the same devices): there is no "
-            "speed ratio to take, so C7 needs an accelerator (reference records below)."
+            "speed ratio to take, so C7 needs an accelerator."
         )
     lines = []
     for name in ("hybrid", "all-accelerator"):

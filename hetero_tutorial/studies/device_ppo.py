@@ -220,13 +220,22 @@ def measure_ppo(
                     config, design.placement, seed, SOLVED_RETURN, eval_every, threads=None
                 )
                 run.copies = copies
-                rows.append(ppo_row(design.name, run, threads))
+                rows.append(ppo_row(design.name, run, threads, eval_every))
                 if progress is not None:
                     progress(rows[-1])
     return rows
 
 
-def ppo_row(implementation: str, run: GoalRun, threads: int | None) -> dict[str, Any]:
+def evaluation_grid(config: PPOConfig, eval_every: int = EVAL_EVERY) -> int:
+    """Environment steps between a run's evaluations: ``eval_every``, or one iteration's
+    rollout where that is longer (evaluations come after whole iterations). A run's env
+    steps (and seconds) to the goal are known only to within this grid."""
+    return max(eval_every, config.batch_size)
+
+
+def ppo_row(
+    implementation: str, run: GoalRun, threads: int | None, eval_every: int = EVAL_EVERY
+) -> dict[str, Any]:
     """The fields of one run, as ``bench device_envs`` records them."""
     return {
         "implementation": implementation,
@@ -245,6 +254,7 @@ def ppo_row(implementation: str, run: GoalRun, threads: int | None) -> dict[str,
         "copies": run.copies,
         "copies_per_env_step": run.copies_per_env_step,
         "evaluations": run.evaluations,
+        "eval_every": evaluation_grid(run.config, eval_every),
         "threads": threads,
         "config": asdict(run.config),
     }
@@ -278,7 +288,7 @@ def ppo_summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (implementation, number of envs): seeds solved, median seconds to 475 and steps/s.
 
     The medians of seconds and env steps to 475 are over the seeds that solved it (None
-    if none did).
+    if none did), with their range over those seeds (``*_low``, ``*_high``).
     """
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in rows:
@@ -295,7 +305,12 @@ def ppo_summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "seeds": len(runs),
                 "solved": len(times),
                 "median_seconds_to_475": float(np.median(times)) if times else None,
+                "seconds_to_475_low": min(times, default=None),
+                "seconds_to_475_high": max(times, default=None),
                 "median_env_steps_to_475": float(np.median(steps)) if steps else None,
+                "env_steps_to_475_low": min(steps, default=None),
+                "env_steps_to_475_high": max(steps, default=None),
+                "eval_every": runs[0].get("eval_every", EVAL_EVERY),
                 "median_env_steps_per_s": float(np.median([r["env_steps_per_s"] for r in runs])),
                 "copies_per_env_step": runs[0]["copies_per_env_step"],
             }

@@ -41,6 +41,11 @@ CURVE_BINS = 30
 """Points of each run's learning curve in a record (the mean training return per span)."""
 TIMELINE_SECONDS = 1.5
 """Seconds of each overlapped timeline kept in a record, from the start of its steady window."""
+LOAD_MIN_INTERVALS = 10
+"""Sampling intervals a run must last for its "others' load" to be reported: the figure's
+resolution is about one interval of CPU per process that ends during the run (see
+:class:`~hetero_tutorial.core.machine_load.OtherLoad`), so a run of a few intervals would
+report its own processes' exits as others' load."""
 
 
 def ideal_speedup(
@@ -206,6 +211,17 @@ def sequential_row(run: PPOResult) -> dict[str, Any]:
     )
 
 
+def load_fields(load: OtherLoad) -> dict[str, Any]:
+    """A run's ``other_load_cores`` (None for a run shorter than :data:`LOAD_MIN_INTERVALS`
+    sampling intervals: too short to tell) and its ``run_seconds``."""
+    long_enough = load.wall_seconds >= LOAD_MIN_INTERVALS * load.interval
+    return {
+        "other_load_cores": load.cores if long_enough else None,
+        "run_seconds": load.wall_seconds,
+        "load_interval_seconds": load.interval,
+    }
+
+
 def configurations(
     backends: Sequence[str], workers: Sequence[int], lags: Sequence[int]
 ) -> list[tuple[str, int, int]]:
@@ -253,7 +269,7 @@ def overlap_study(
                     threads=threads,
                     eval_episodes=eval_episodes,
                 )
-            rows.append(sequential_row(sequential) | {"other_load_cores": load.cores})
+            rows.append(sequential_row(sequential) | load_fields(load))
             for backend, count, lag in configurations(backends, workers, lags):
                 if progress is not None:
                     progress(f"seed {seed}: {backend}, {count} worker(s), lag {lag}")
@@ -269,7 +285,7 @@ def overlap_study(
                         threads=threads,
                         eval_episodes=eval_episodes,
                     )
-                rows.append(overlapped_row(result, sequential) | {"other_load_cores": load.cores})
+                rows.append(overlapped_row(result, sequential) | load_fields(load))
                 if seed == seeds[0]:
                     start = result.window[0]
                     timelines[result.label] = [
@@ -287,6 +303,20 @@ def overlap_study(
         "summary": summarise(rows),
         "timelines": timelines,
         "ray_start_seconds": ray_start,
+    }
+
+
+def merge_studies(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One study from studies of one seed each (a notebook runs a round per cell): every
+    round's rows, their summary over all the seeds, the first round's timelines and Ray
+    start."""
+    if not rounds:
+        raise UsageError("give at least one study round")
+    rows = [row for part in rounds for row in part["rows"]]
+    return rounds[0] | {
+        "seeds": [seed for part in rounds for seed in part["seeds"]],
+        "rows": rows,
+        "summary": summarise(rows),
     }
 
 
@@ -338,9 +368,11 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per configuration (the sequential plan first), over seeds.
 
     Speeds: the median over seeds, and the range (``*_low``, ``*_high``) of the per-seed
-    ratios. Learning: the mean greedy return over seeds and its standard deviation.
-    ``other_load_cores``: the median (and ``_max``) over seeds of the CPU cores other
-    programs kept busy during the runs (:class:`~hetero_tutorial.core.machine_load.OtherLoad`).
+    ratios. Learning: each seed's greedy return (``eval_returns_by_seed``, what a learning
+    verdict reads), their mean and standard deviation. ``other_load_cores``: the median
+    (and ``_max``) over seeds of the CPU cores other programs kept busy during the runs
+    (:class:`~hetero_tutorial.core.machine_load.OtherLoad`), None where every run was too
+    short to tell (:func:`load_fields`).
     """
     keys = list(
         dict.fromkeys((r["plan"], r["backend"], r["workers"], r["max_policy_lag"]) for r in rows)
@@ -355,6 +387,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         ]
         returns = [r["eval_return_mean"] for r in mine]
         speedups = [r["speedup_vs_sequential"] for r in mine]
+        loads = [r["other_load_cores"] for r in mine if r.get("other_load_cores") is not None]
         entry = {
             "plan": plan,
             "backend": backend,
@@ -366,9 +399,10 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "speedup_low": min(speedups),
             "speedup_high": max(speedups),
             "eval_return_mean": statistics.fmean(returns),
+            "eval_returns_by_seed": returns,
             "eval_return_spread": _spread(returns),
-            "other_load_cores": statistics.median(r["other_load_cores"] for r in mine),
-            "other_load_cores_max": max(r["other_load_cores"] for r in mine),
+            "other_load_cores": statistics.median(loads) if loads else None,
+            "other_load_cores_max": max(loads) if loads else None,
         }
         if plan != SEQUENTIAL:
             entry |= {
@@ -410,22 +444,29 @@ def sequential_timeline(
     config: PPOConfig,
     placement: Placement | str = "hybrid",
     seed: int = 0,
-    iterations: int = 6,
+    seconds: float = TIMELINE_SECONDS,
     threads: int = 1,
+    max_iterations: int = 200,
 ) -> list[dict[str, Any]]:
-    """Intervals of ``iterations`` sequential iterations, one lane for the rollouts and one
-    for the updates: each lane's gaps are its idle time (the other is working).
+    """Intervals of sequential iterations, one lane for the rollouts and one for the updates
+    (each lane's gaps are its idle time: the other is working), covering at least ``seconds``
+    from the start of the second rollout, as the overlapped timelines are drawn: so that
+    both plans fill the same time axis (at most ``max_iterations``).
 
     ``threads``: PyTorch CPU threads, as the study's runs use (default 1: the learner and
     each worker keep to their own core; notebook 03 measures which count is fastest).
     """
-    config = replace(config, total_steps=(iterations + 1) * config.batch_size)
+    config = replace(config, total_steps=(max_iterations + 1) * config.batch_size)
     with torch_threads(threads):
         trainer = _TimedTrainer(config, as_placement(placement), seed)
         trainer.timeline = Timeline()
         trainer.run_iteration()  # warm-up, left out of the picture
         trainer.timeline = Timeline()
-        for _ in range(iterations):
+        for done in range(1, max_iterations + 1):
             trainer.run_iteration()
+            intervals = trainer.timeline.intervals
+            rollouts = [i["start"] for i in intervals if i["kind"] == "rollout"]
+            if done >= 2 and intervals[-1]["end"] - rollouts[1] >= seconds:
+                break
         trainer.close()
     return trainer.timeline.intervals

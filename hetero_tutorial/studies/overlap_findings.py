@@ -17,6 +17,7 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.overlapped.timeline import configuration_label
 from hetero_tutorial.studies import overlap
+from hetero_tutorial.studies.learning import compare_learning
 from hetero_tutorial.studies.overlap import SEQUENTIAL
 
 
@@ -91,23 +92,32 @@ def ideal_vs_measured(summary: Sequence[dict[str, Any]], **key: Any) -> str:
     )
 
 
-def learning_finding(a: dict[str, Any], b: dict[str, Any]) -> str:
-    """Whether configuration ``b`` learned worse than ``a`` beyond the spread over seeds."""
-    diff = b["eval_return_mean"] - a["eval_return_mean"]
-    spread = max(a["eval_return_spread"], b["eval_return_spread"])
-    numbers = (
-        f"greedy return {b['eval_return_mean']:.1f} ({label(b)}) vs {a['eval_return_mean']:.1f} "
-        f"({label(a)}), over {min(a['seeds'], b['seeds'])} seed(s)"
-    )
-    if min(a["seeds"], b["seeds"]) < 2:
-        return f"{numbers}: with one seed there is no spread to judge a difference against"
-    if diff < -spread:
-        gap = f"the gap {-diff:.1f} exceeds the spread {spread:.1f}"
-        return f"{label(b)} learned worse: {numbers}; {gap}"
-    return (
-        f"{label(b)} learned no worse than {label(a)} beyond the spread over seeds: {numbers}; "
-        f"difference {diff:+.1f}, spread (standard deviation) {spread:.1f}"
-    )
+def learning_finding(a: dict[str, Any], b: dict[str, Any], env_id: str) -> str:
+    """Whether configurations ``a`` and ``b`` learned differently, by the series' one rule
+    (:func:`~hetero_tutorial.studies.learning.compare_learning`: two seeds per arm, runs past
+    the task's floor, ranges over seeds apart), from each seed's greedy return."""
+    arms = {label(a): a["eval_returns_by_seed"], label(b): b["eval_returns_by_seed"]}
+    return str(compare_learning(arms, env_id))
+
+
+def learning_findings(study: dict[str, Any]) -> list[str]:
+    """:func:`learning_finding` of lag 1 against lag 0 per engine and worker count, then of
+    Ray against processes per worker count and lag bound: one sentence each."""
+    summary, env_id, found = study["summary"], study["env_id"], []
+    overlapped = [e for e in summary if e["plan"] != SEQUENTIAL]
+    for backend in dict.fromkeys(e["backend"] for e in overlapped):
+        for workers in dict.fromkeys(e["workers"] for e in overlapped if e["backend"] == backend):
+            lag0 = find(summary, backend=backend, workers=workers, max_policy_lag=0)
+            lag1 = find(summary, backend=backend, workers=workers, max_policy_lag=1)
+            if lag0 and lag1:
+                found.append(f"lag 1 against lag 0: {learning_finding(lag0, lag1, env_id)}")
+    for entry in overlapped:
+        if entry["backend"] == "ray":
+            key = {"workers": entry["workers"], "max_policy_lag": entry["max_policy_lag"]}
+            mp = find(summary, backend="mp", **key)
+            if mp:
+                found.append(f"Ray against processes: {learning_finding(mp, entry, env_id)}")
+    return found
 
 
 def ray_ratios(rows: Sequence[dict[str, Any]]) -> dict[tuple[int, int], list[float]]:
@@ -140,13 +150,25 @@ def ray_findings(study: dict[str, Any]) -> list[str]:
 
 
 def load_finding(study: dict[str, Any]) -> str:
-    """How busy other programs kept the machine's cores while the study ran."""
-    loads = [r["other_load_cores"] for r in study["rows"] if "other_load_cores" in r]
-    if not loads:
+    """How busy other programs kept the machine's cores while the study ran, from the runs
+    long enough to tell (:data:`~hetero_tutorial.studies.overlap.LOAD_MIN_INTERVALS`
+    sampling intervals); a sentence saying why not where none was."""
+    rows = [r for r in study["rows"] if "other_load_cores" in r]
+    if not rows:
         return "the load from other programs was not measured"
+    loads = [r["other_load_cores"] for r in rows if r["other_load_cores"] is not None]
+    if not loads:
+        longest = max(r.get("run_seconds", 0.0) for r in rows)
+        interval = rows[0].get("load_interval_seconds", 0.5)
+        return (
+            f"others' load not reported: the longest run took {longest:.1f} s, under "
+            f"{overlap.LOAD_MIN_INTERVALS} sampling intervals of {interval:g} s, too short to "
+            "tell other programs' CPU time from this run's own processes ending"
+        )
     text = (
         f"other programs kept {statistics.median(loads):.2f} of the {study['cores']} cores busy "
-        f"during a run (median over runs; {max(loads):.2f} at most)"
+        f"during a run (median over {len(loads)} of {len(rows)} runs long enough to tell; "
+        f"{max(loads):.2f} at most)"
     )
     if max(loads) >= 0.25:
         text += (
@@ -157,16 +179,18 @@ def load_finding(study: dict[str, Any]) -> str:
     return text
 
 
-def learning_findings(study: dict[str, Any]) -> list[str]:
-    """:func:`learning_finding` of lag 1 against lag 0, per engine and worker count."""
-    summary, found = study["summary"], []
-    for backend in dict.fromkeys(e["backend"] for e in summary if e["backend"]):
-        for workers in dict.fromkeys(e["workers"] for e in summary if e["backend"] == backend):
-            lag0 = find(summary, backend=backend, workers=workers, max_policy_lag=0)
-            lag1 = find(summary, backend=backend, workers=workers, max_policy_lag=1)
-            if lag0 and lag1:
-                found.append(learning_finding(lag0, lag1))
-    return found
+def resolved(study: dict[str, Any]) -> bool:
+    """Whether another seed could change no verdict: every overlapped configuration's
+    speed-up lies on one side of 1 over the seeds, and no learning comparison between runs
+    that learned is still "no difference detected". (A comparison of runs that did not
+    learn, or one seed's, is not unresolved by the spread: more seeds of it cannot help.)"""
+    for entry in study["summary"]:
+        if entry["plan"] == SEQUENTIAL:
+            continue
+        spread = speed_spread(entry)
+        if spread.measured and spread.low <= 1 <= spread.high:
+            return False
+    return not any("no difference detected" in line for line in learning_findings(study))
 
 
 def findings(study: dict[str, Any]) -> list[str]:

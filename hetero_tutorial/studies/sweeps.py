@@ -14,15 +14,15 @@ is the noise an effect must beat: :mod:`hetero_tutorial.studies.threads`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import torch
 
 from hetero_tutorial.core.configurations import distinct_placements
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
@@ -30,10 +30,10 @@ from hetero_tutorial.studies.interleave import interleaved_iterations
 
 
 def thread_counts(threads: int | Sequence[int | None] | None) -> list[int]:
-    """The distinct CPU thread counts asked for (None: PyTorch's current setting)."""
+    """The distinct CPU thread counts asked for (None: all cores, :func:`usable_cores`)."""
     asked = [threads] if threads is None or isinstance(threads, int) else list(threads)
-    now = torch.get_num_threads()
-    return list(dict.fromkeys(now if count is None else count for count in asked))
+    every = usable_cores()
+    return list(dict.fromkeys(every if count is None else count for count in asked))
 
 
 def width_sweep(
@@ -43,16 +43,18 @@ def width_sweep(
     iterations: int = 3,
     threads: int | Sequence[int | None] | None = None,
     warmup: int = 1,
+    progress: Callable[[int], None] | None = None,
     **overrides: Any,
 ) -> list[dict[str, Any]]:
     """One row per (width, distinct placement, CPU thread count): seconds per iteration.
 
-    ``threads``: one CPU thread count, or several (None: PyTorch's setting); every
+    ``threads``: one CPU thread count, or several (None: all usable cores); every
     configuration runs at each, interleaved with the others, iteration by iteration.
     A row's ``stands_for`` lists the placements that resolved to its devices (measured
     once, as the first). ``seconds_per_iteration`` and ``iqr_s``: median and IQR of its
     timed iterations; ``iteration_seconds`` and ``phase_seconds`` (per phase, a list)
     each timed iteration. ``overrides`` change the environment's tuned PPO settings.
+    ``progress(width)`` is called as each width is done (a bar's estimate of the time left).
     """
     if iterations < 1:
         raise UsageError(f"time at least one iteration per width, got {iterations}")
@@ -86,6 +88,8 @@ def width_sweep(
                     "phase_seconds": run["phase_seconds"],
                 }
             )
+        if progress is not None:
+            progress(width)
     return rows
 
 

@@ -145,3 +145,77 @@ def role_rule(effects: Sequence[dict[str, Any]], role: str) -> str:
 def thread_rule(effects: Sequence[dict[str, Any]]) -> list[str]:
     """The rule this machine gives for the actor and the learner (and a whole iteration)."""
     return [role_rule(effects, role) for role in ROLES]
+
+
+def _faster(
+    source: str, network: str, width: int | None, role: str, seconds: dict[int, Sequence[float]]
+) -> dict[str, Any]:
+    """The faster of two thread counts (by median seconds) and whether their paired
+    iterations put the gap past the noise (the whole spread of the ratios on one side of 1)."""
+    (a, a_s), (b, b_s) = sorted(seconds.items(), key=lambda item: float(np.median(item[1])))
+    ratio = Spread.of_pairs(b_s, a_s, float(np.median(b_s) / np.median(a_s)), per="iteration")
+    return {
+        "source": source,
+        "network": network,
+        "width": width,
+        "role": role,
+        "faster": a,
+        "slower": b,
+        "ratio": ratio.value,
+        "low": ratio.low,
+        "high": ratio.high,
+        "past_noise": ratio.beyond(1.0) is True,
+    }
+
+
+def thread_results(
+    sweep: Sequence[dict[str, Any]] = (), allocator_rows: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """Every thread-count result of the series in one shape, for notebook 09's advice (the ledger).
+
+    ``sweep``: notebook 03's width sweep (``bench.hybrid``'s ``width_sweep``, quick or
+    full), read for the all-CPU placement's phases and whole iterations; ``allocator_rows``:
+    notebook 05's comparison rows (``bench.allocator``'s ``rows``), read for the
+    allocator's devices at each thread count it considered, per network.
+
+    One dict per (source, network, role) where two thread counts ran: ``source`` ("03
+    width sweep" or "05 allocator check"), ``network`` ("mlp-256"; 05's CNN too),
+    ``width`` (hidden units, None for the CNN), ``role`` ("rollout", "update" or
+    "iteration"), ``faster`` and ``slower`` (thread counts, by median seconds),
+    ``ratio`` (the slower's seconds over the faster's, >= 1, the median of the paired
+    iterations' ratios with ``low``/``high`` their range), ``past_noise`` (True where that
+    whole range lies above 1), and for 05 ``chosen`` (the allocator's count).
+    """
+    found = []
+    mine = [r for r in sweep if "all-cpu" in r.get("stands_for", [r["placement"]])]
+    for width in sorted({r["width"] for r in mine}):
+        at = {r["threads"]: r for r in mine if r["width"] == width}
+        if len(at) < 2:
+            continue
+        few, most = min(at), max(at)
+        for role in ROLES:
+            pair = {n: _seconds(at[n], role) for n in (few, most)}
+            if all(pair.values()):
+                found.append(_faster("03 width sweep", f"mlp-{width}", width, role, pair))
+    for network in dict.fromkeys(r["network"] for r in allocator_rows):
+        rows = [r for r in allocator_rows if r["network"] == network]
+        chosen = next((r for r in rows if "allocator" in r.get("plans", [])), None)
+        if chosen is None or chosen["threads"] is None:
+            continue
+        devices = (chosen["rollout"], chosen["storage"], chosen["update"])
+        same = {
+            r["threads"]: r["iteration_seconds"]
+            for r in rows
+            if (r["rollout"], r["storage"], r["update"]) == devices and r["threads"] is not None
+        }
+        if len(same) < 2:
+            continue
+        best = min(same, key=lambda n: float(np.median(same[n])))
+        runner = min((n for n in same if n != best), key=lambda n: float(np.median(same[n])))
+        width = int(network.split("-")[1]) if network.startswith("mlp-") else None
+        result = _faster(
+            "05 allocator check", network, width, "iteration",
+            {best: same[best], runner: same[runner]},
+        )  # fmt: skip
+        found.append({**result, "chosen": chosen["threads"]})
+    return found

@@ -16,6 +16,7 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.rl.envs.batched import BATCHED_ENV_IDS
+from hetero_tutorial.rl.ppo import options as run_options
 from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.env_throughput import (
     DEFAULT_NUM_ENVS,
@@ -33,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_NUM_ENVS,
         help="numbers of environments (default 1 4 16 ... 65536)",
     )
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads (default 1)")
+    run_options.add_arguments(parser, only=("threads",))
     parser.add_argument("--repeats", type=int, default=5, help="interleaved timing repeats")
     parser.add_argument(
         "--seconds-per-repeat",

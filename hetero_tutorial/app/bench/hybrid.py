@@ -18,6 +18,7 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import require_positive
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import copy_costs
+from hetero_tutorial.rl.ppo import options as run_options
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.runs import train_side_by_side
 from hetero_tutorial.studies.copies import ppo_copies
@@ -27,12 +28,12 @@ COPY_SIZES = [4_096, 262_144, 16_777_216]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--env", default="Pendulum-v1", help="Gymnasium id (the article's C6 task)")
-    parser.add_argument("--steps", type=int, default=61_440, help="env steps per plan")
+    # Pendulum: the article's task for C6, trained for 61,440 steps by each plan
+    run_options.add_arguments(
+        parser, only=("env", "steps", "seed", "threads"), env="Pendulum-v1", steps=61_440
+    )
     parser.add_argument("--widths", type=int, nargs="+", default=[64, 128, 256, 512, 1024])
     parser.add_argument("--sweep-iterations", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads (side by side)")
     parser.add_argument(
         "--sweep-threads",
         type=int,

@@ -15,27 +15,27 @@ benchmarks/README.md, PPO at CleanRL's settings): ``python -m hetero_tutorial be
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.rl.overlapped.engine import BACKENDS
+from hetero_tutorial.rl.ppo import options as run_options
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies.overlap import overlap_study
 from hetero_tutorial.studies.overlap_findings import record_fields
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--env", default="Acrobot-v1", help="Gymnasium id (default Acrobot-v1)")
+    # Acrobot for 150,000 steps: long enough for the policy lag to show in the learning
+    run_options.add_arguments(
+        parser, only=("env", "steps", "hidden", "accelerator"), env="Acrobot-v1", steps=150_000
+    )
     parser.add_argument("--workers", type=int, nargs="+", default=[1], help="worker counts")
     parser.add_argument("--backend", nargs="+", choices=BACKENDS, default=["mp"])
     parser.add_argument("--max-policy-lag", type=int, nargs="+", default=[0, 1])
-    parser.add_argument("--steps", type=int, default=150_000, help="environment steps per run")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--hidden", type=int, default=64, help="hidden width (default 64)")
     parser.add_argument("--eval-episodes", type=int, default=10, help="greedy episodes per run")
-    parser.add_argument(
-        "--accelerator", default=None, help="the learner's device, e.g. cuda:1 (default: found)"
-    )
     parser.add_argument(
         "--address",
         default=None,
@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     # CleanRL's ppo.py defaults (PPOConfig's own): 4 envs x 128 steps, 4 epochs of 4 minibatches
-    config = PPOConfig(env_id=args.env, hidden=args.hidden, total_steps=args.steps)
+    config = PPOConfig(env_id=args.env, total_steps=args.steps)
+    config = replace(config, hidden=args.hidden) if args.hidden is not None else config
     hybrid = placement("hybrid", args.accelerator)
     print(hybrid.describe())
     study = overlap_study(

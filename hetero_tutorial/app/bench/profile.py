@@ -23,7 +23,7 @@ from typing import Any
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine import fingerprint
-from hetero_tutorial.core.placement import placement
+from hetero_tutorial.core.placement import placement as make_placement
 from hetero_tutorial.profiling.pyspy import (
     PROFILE_DIR,
     profile_fields,
@@ -31,22 +31,17 @@ from hetero_tutorial.profiling.pyspy import (
     sampling_without_pauses,
 )
 from hetero_tutorial.profiling.target import RUNNERS
+from hetero_tutorial.rl.ppo import options as run_options
+from hetero_tutorial.rl.ppo.options import RunOptions
 
 RECORD_TAG = ("placement", "native")
 """One record per placement, native profiles apart (see the package docstring)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--env", default="CartPole-v1", help="Gymnasium id (default CartPole-v1)")
+    run_options.add_arguments(parser)
     # the placements the profiled program can train under (profiling.target.RUNNERS)
     parser.add_argument("--placement", choices=list(RUNNERS), default="all-accelerator")
-    parser.add_argument(
-        "--accelerator", default=None, help="accelerator device, e.g. cuda:1 (default: found)"
-    )
-    parser.add_argument("--hidden", type=int, default=128, help="hidden width (default 128)")
-    parser.add_argument("--steps", type=int, default=20_480, help="environment steps to train")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads (default 1)")
     parser.add_argument("--rate", type=int, default=100, help="samples per second (default 100)")
     parser.add_argument(
         "--native",
@@ -75,22 +70,18 @@ def _out_dir(args: argparse.Namespace) -> Path:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     nonblocking = sampling_without_pauses(args.native, not args.blocking)  # before any start
-    plan = placement(args.placement, args.accelerator)
-    print(plan.describe())
+    options = RunOptions.from_args(args)
+    placement = make_placement(args.placement, options.accelerator)
+    print(placement.describe())
     profiles = profile_ppo(
         [args.placement],
-        env_id=args.env,
-        hidden=args.hidden,
-        steps=args.steps,
-        seed=args.seed,
-        threads=args.threads,
-        accelerator=args.accelerator,
+        options,
         out_dir=_out_dir(args),
         rate=args.rate,
         native=args.native,
         idle=not args.no_idle,
         nonblocking=nonblocking,
     )
-    workload = {"env_id": args.env, "hidden": args.hidden, "steps": args.steps}
-    workload |= {"seed": args.seed, "threads": args.threads}
-    return profile_fields(profiles[args.placement], plan, **workload)
+    workload = {"env_id": options.env, "hidden": options.config().hidden, "steps": options.steps}
+    workload |= {"seed": options.seed, "threads": options.threads}
+    return profile_fields(profiles[args.placement], placement, **workload)

@@ -26,6 +26,7 @@ SOLUTIONS = {
     "pendulum_cost": "device_envs",
     "ideal_speedup": "overlapped",
     "predicted_lags": "overlapped",
+    "largest_gain": "compile_and_graphs",
 }
 """Each exercise's name, and the module (under this package) that holds its solution."""
 

@@ -23,6 +23,14 @@ a full ``(N, obs_dim)`` tensor: the observation every environment reached
 ``obs``. ``info["_final_obs"]`` is the ``(N,)`` bool mask of the rows that ended.
 Unlike Gymnasium, both keys are present at every step (a dict that changes keys
 would need the host to know whether any episode ended).
+
+``compile="compile"`` runs the step's tensor work (:meth:`~_BatchedEnv._transition`:
+physics, termination, time limit, autoreset, observations) compiled by ``torch.compile``
+(``"cudagraphs"``: and CUDA-graphed, on CUDA; see :mod:`hetero_tutorial.core.compiled`):
+its dozens of small operations fused into a few kernels. The draw of first states and
+the checks stay eager, outside it: ``torch.compile`` cannot trace a ``torch.Generator``
+(it would cut the graph in two there), and drawing from the env's own generator is what
+makes the compiled step draw the same numbers as the eager one.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
+from hetero_tutorial.core.compiled import CompiledPiece, compiled, require_compile_mode
 from hetero_tutorial.core.devices import resolve_device, same_device
 from hetero_tutorial.core.errors import UsageError, require_positive
 
@@ -60,9 +69,14 @@ class _BatchedEnv:
     single_action_space: spaces.Space
 
     def __init__(
-        self, num_envs: int, device: str | torch.device = "cpu", check_actions: bool = True
+        self,
+        num_envs: int,
+        device: str | torch.device = "cpu",
+        check_actions: bool = True,
+        compile: str = "eager",
     ) -> None:
         require_positive(num_envs=num_envs)
+        require_compile_mode(compile)
         self.num_envs = num_envs
         self.device = resolve_device(device)
         self.check_actions = check_actions
@@ -78,6 +92,12 @@ class _BatchedEnv:
         self._elapsed = torch.zeros(num_envs, dtype=torch.int32, device=self.device)
         self._limit = torch.tensor(self.max_episode_steps, dtype=torch.int32, device=self.device)
         self._was_reset = False
+        self.compiled_step: CompiledPiece | None = None
+        """the step's tensor work in its compile mode (None: eager), first call timed apart"""
+        if compile != "eager":  # this instance's transition, compiled (the class's reads as before)
+            what = f"the {self.env_id} step"
+            self.compiled_step = compiled(self._transition, compile, self.device, what)
+            self._transition = self.compiled_step
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env_id}, num_envs={self.num_envs}, {self.device})"
@@ -142,14 +162,20 @@ class _BatchedEnv:
         Ended environments start their next episode in this same step.
         """
         self._check(actions)
+        # Autoreset without asking the host which envs ended: every env draws a first state,
+        # kept only where its episode ends. Drawn here, before the tensor work: the
+        # generator is the one thing torch.compile cannot trace (see the module docstring).
+        initial = self._draw_initial_states()  # (D, N)
+        return self._transition(actions, initial)
+
+    def _transition(self, actions: torch.Tensor, initial: torch.Tensor) -> StepResult:
+        """The step's tensor work, from valid actions and the drawn first states (D, N)."""
         reward, terminated = self._advance(actions)  # (N,) each; the state is now s_{t+1}
         final_obs = self._observe(self._state)  # (N, obs_dim), before any reset
         self._elapsed.add_(1)
         truncated = self._elapsed >= self._limit  # Gymnasium's TimeLimit wrapper
         done = terminated | truncated
-        # Autoreset without asking the host which envs ended: draw a first state for
-        # every env and keep it only where done (a masked select, never an index list).
-        torch.where(done, self._draw_initial_states(), self._state, out=self._state)
+        torch.where(done, initial, self._state, out=self._state)  # a masked select, no index list
         self._elapsed.masked_fill_(done, 0)
         obs = self._observe(self._state)
         return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
@@ -231,9 +257,13 @@ class BatchedCartPole(_BatchedEnv):
     single_action_space = spaces.Discrete(2)
 
     def __init__(
-        self, num_envs: int, device: str | torch.device = "cpu", check_actions: bool = True
+        self,
+        num_envs: int,
+        device: str | torch.device = "cpu",
+        check_actions: bool = True,
+        compile: str = "eager",
     ) -> None:
-        super().__init__(num_envs, device, check_actions)
+        super().__init__(num_envs, device, check_actions, compile)
         on = {"device": self.device}
         # Constants as 0-d tensors on the device, made once: an operation with them
         # broadcasts to (N,) without a Python-number-to-tensor conversion per step.
@@ -326,9 +356,13 @@ class BatchedPendulum(_BatchedEnv):
     single_action_space = spaces.Box(low=-max_torque, high=max_torque, shape=(1,), dtype=np.float32)
 
     def __init__(
-        self, num_envs: int, device: str | torch.device = "cpu", check_actions: bool = True
+        self,
+        num_envs: int,
+        device: str | torch.device = "cpu",
+        check_actions: bool = True,
+        compile: str = "eager",
     ) -> None:
-        super().__init__(num_envs, device, check_actions)
+        super().__init__(num_envs, device, check_actions, compile)
         self._reset_high = torch.tensor([[math.pi], [1.0]], device=self.device)  # (2, 1)
 
     def _canonical(self, state: torch.Tensor) -> torch.Tensor:
@@ -397,7 +431,11 @@ _ENVS: dict[str, type[BatchedCartPole] | type[BatchedPendulum]] = {
 
 
 def make_batched_env(
-    env_id: str, num_envs: int, device: str | torch.device = "cpu", check_actions: bool = True
+    env_id: str,
+    num_envs: int,
+    device: str | torch.device = "cpu",
+    check_actions: bool = True,
+    compile: str = "eager",
 ) -> BatchedCartPole | BatchedPendulum:
     """``num_envs`` copies of ``env_id`` as one batched env on ``device`` (see the module doc).
 
@@ -410,4 +448,4 @@ def make_batched_env(
             f"no batched version of {env_id!r}: supported are {', '.join(BATCHED_ENV_IDS)}. "
             "For any other Gymnasium id use hetero_tutorial.rl.envs.vector.make_vector_env."
         )
-    return _ENVS[env_id](num_envs, device, check_actions)
+    return _ENVS[env_id](num_envs, device, check_actions, compile)

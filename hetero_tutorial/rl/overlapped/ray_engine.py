@@ -28,12 +28,15 @@ Where Ray runs (``address``):
 
 from __future__ import annotations
 
+import getpass
 import logging
 import os
+import tempfile
 import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,6 +59,11 @@ from hetero_tutorial.rl.ppo.storage import RolloutStorage
 LOOPBACK = "127.0.0.1"
 OBJECT_STORE_BYTES = 128 * 2**20
 """The local Ray's object store (shared memory): bounded, and ample for rollouts and weights."""
+AUTH_MODE_VARIABLE = "RAY_AUTH_MODE"
+"""Ray's switch for token authentication. Ray 2.60 turns it on for a new local Ray when it
+is unset, and says so on stderr; the local Ray sets it to ``token`` itself (no warning, and
+another user of a shared host cannot use its loopback ports without this user's token,
+which Ray keeps in ``~/.ray/auth_token``)."""
 _LOCAL_ONLY_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Ray's switch for "this is a single-machine Ray": 0 makes it give its node the loopback
 address, which every server it starts (GCS, raylet, workers, agents) then binds to."""
@@ -73,6 +81,17 @@ def import_ray() -> Any:
     return ray
 
 
+def user_temp_dir() -> Path:
+    """The local Ray's temp folder, one per user: ``<tmp>/ray-<user>``.
+
+    Ray's default, ``/tmp/ray``, belongs to whoever started Ray first on a machine; on a
+    shared host (a classroom's JupyterHub) every other user's start then fails on its
+    permissions. A folder per user id (the user name where there is no id) avoids that.
+    """
+    user = str(os.getuid()) if hasattr(os, "getuid") else getpass.getuser()
+    return Path(tempfile.gettempdir()) / f"ray-{user}"
+
+
 def _loopback_ip(address: str) -> bool:
     return address in ("localhost", "::1") or address.startswith("127.")
 
@@ -86,28 +105,35 @@ def _single_machine() -> Iterator[None]:
     turns a loopback address back into the network one. The switch is read at import
     time and at start-up, so it is set both in the environment (for Ray's processes)
     and in Ray's constants (for this one); the run checks the result (``local_ray``).
+    Token authentication is asked for explicitly (:data:`AUTH_MODE_VARIABLE`), unless
+    the environment already chooses.
     """
     from ray._private import ray_constants
+    from ray._raylet import Config
 
-    before_env = os.environ.get(_LOCAL_ONLY_VARIABLE)
+    before_env = {name: os.environ.get(name) for name in (_LOCAL_ONLY_VARIABLE, AUTH_MODE_VARIABLE)}
     before = ray_constants.ENABLE_RAY_CLUSTER
     os.environ[_LOCAL_ONLY_VARIABLE] = "0"
+    os.environ.setdefault(AUTH_MODE_VARIABLE, "token")  # a learner's own choice stands
+    Config.initialize("")  # Ray's configuration re-reads the switch (as Ray does when it sets it)
     ray_constants.ENABLE_RAY_CLUSTER = False
     try:
         yield
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = before
-        if before_env is None:
-            os.environ.pop(_LOCAL_ONLY_VARIABLE, None)
-        else:
-            os.environ[_LOCAL_ONLY_VARIABLE] = before_env
+        for name, value in before_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def start_local_ray(cpus: int | None = None, object_store_bytes: int = OBJECT_STORE_BYTES) -> float:
     """Start Ray on this machine, listening on the loopback address only; return its seconds.
 
     ``cpus``: the cores Ray may schedule on (default: the cores this process may use).
-    No dashboard; a bounded object store. Stop it with ``ray.shutdown()``.
+    No dashboard; a bounded object store; this user's own temp folder
+    (:func:`user_temp_dir`). Stop it with ``ray.shutdown()``.
     """
     ray = import_ray()
     cpus = cpus if cpus is not None else usable_cores()
@@ -119,6 +145,7 @@ def start_local_ray(cpus: int | None = None, object_store_bytes: int = OBJECT_ST
                 include_dashboard=False,
                 object_store_memory=object_store_bytes,
                 _node_ip_address=LOOPBACK,
+                _temp_dir=str(user_temp_dir()),
                 logging_level=logging.WARNING,
             )
     except BaseException:  # Ctrl-C or a failure half-way: stop whatever of Ray had started

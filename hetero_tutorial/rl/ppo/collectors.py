@@ -87,7 +87,11 @@ def make_envs(config: PPOConfig, placement: Placement) -> Any:
                 "batched. Choose 'hybrid', 'all-accelerator' or 'all-cpu' for it."
             )
         return make_batched_env(
-            config.env_id, config.num_envs, placement.env_device, check_actions=False
+            config.env_id,
+            config.num_envs,
+            placement.env_device,
+            check_actions=False,
+            compile=config.compile,
         )
     return make_vector_env(config.env_id, config.num_envs)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from hetero_tutorial.core.compiled import require_compile_mode
 from hetero_tutorial.core.errors import UsageError, require_minibatch_fits, require_positive
 
 
@@ -62,6 +63,9 @@ class PPOConfig:
     """speed: all parameters in one tensor, one call to zero, clip, step and copy them"""
     gather_per_epoch: bool = True
     """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch)"""
+    compile: str = "eager"
+    """speed: "eager", "compile" (torch.compile the batched env step and the minibatch loss) or
+    "cudagraphs" (the same, CUDA-graphed, on CUDA); see core/compiled.py"""
 
     @classmethod
     def tuned(cls, env_id: str, **overrides: Any) -> PPOConfig:
@@ -127,6 +131,7 @@ class PPOConfig:
         for name in ("learning_rate", "clip_coef", "max_grad_norm"):
             if not getattr(self, name) > 0:
                 raise UsageError(f"{name} must be positive, got {getattr(self, name)}")
+        require_compile_mode(self.compile)
 
 
 TUNED: dict[str, dict[str, Any]] = {

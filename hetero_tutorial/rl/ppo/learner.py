@@ -2,7 +2,9 @@
 
 :func:`ppo_loss` is CleanRL's loss for one minibatch; :class:`PPOLearner` runs
 ``update_epochs`` passes over a rollout that the transfer brought to the update device,
-one gradient step per minibatch, and brings its diagnostics back in one copy.
+one gradient step per minibatch, and brings its diagnostics back in one copy. With
+``config.compile`` the loss (forward, and with it the backward pass) runs compiled by
+``torch.compile``; the fused Adam step stays as it is (one kernel already).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from hetero_tutorial.core.compiled import compiled
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.policy import Parameters
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
 
 
 def ppo_loss(
-    policy: nn.Module, mb: dict[str, torch.Tensor], c: PPOConfig, clip_coef: float
+    policy: nn.Module, mb: dict[str, torch.Tensor], c: PPOConfig, clip_coef: float | torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(loss, ratio, log_ratio)`` of one minibatch: clipped surrogate, value loss, entropy.
 
@@ -24,7 +27,7 @@ def ppo_loss(
     ``advantages``, ``returns``); ``logprobs`` are the behaviour policy's, so the
     ratio compares the learner with the policy that acted. ``clip_coef`` is the clipping
     coefficient of this iteration: ``c.clip_coef``, or less as :meth:`PPOLearner.anneal`
-    decays it.
+    decays it (a 0-d tensor where the loss is compiled).
     """
     logprob, entropy, value = policy.evaluate(mb["obs"], mb["actions"])
     log_ratio = logprob - mb["logprobs"]
@@ -63,6 +66,13 @@ class PPOLearner:
         self.generator = torch.Generator().manual_seed(seed)  # minibatch order, on the CPU
         self.clip_coef = config.clip_coef
         """the clipping coefficient of the current iteration (see :meth:`anneal`)"""
+        device = next(policy.parameters()).device
+        self.loss = compiled(ppo_loss, config.compile, device, "PPO's minibatch loss")
+        """:func:`ppo_loss` in the config's compile mode (first call timed apart)"""
+        # A compiled graph guards the Python numbers it reads: a clipping coefficient that
+        # decays every iteration would compile it again. Compiled, the loss reads it from a
+        # 0-d tensor on the device, refilled by anneal (eagerly, the float as it is).
+        self.clip_tensor = torch.tensor(self.clip_coef, device=device)
 
     def anneal(self, iteration: int) -> None:
         """Set the learning rate and the clipping coefficient for ``iteration``: each decays
@@ -74,10 +84,12 @@ class PPOLearner:
                 group["lr"] = c.learning_rate * left
         if c.anneal_clip:
             self.clip_coef = c.clip_coef * left
+            self.clip_tensor.fill_(self.clip_coef)
 
     def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """One gradient step on one minibatch; returns ``(loss, ratio, log_ratio)``."""
-        loss, ratio, log_ratio = ppo_loss(self.policy, mb, self.config, self.clip_coef)
+        clip_coef = self.clip_coef if self.loss.mode == "eager" else self.clip_tensor
+        loss, ratio, log_ratio = self.loss(self.policy, mb, self.config, clip_coef)
         self.params.zero_grad()
         loss.backward()
         self.params.clip_grad_norm_(self.config.max_grad_norm)

@@ -1,0 +1,172 @@
+"""The ``compile`` choice: run a piece eagerly, compiled by ``torch.compile``, or CUDA-graphed.
+
+Small-network RL is bound by per-operation overhead (microseconds per PyTorch call on a
+CPU, a kernel launch per call on a GPU), not by arithmetic. ``torch.compile`` traces a
+function into a graph, fuses its operations into a few generated kernels (C++/OpenMP on
+a CPU, Triton on a GPU) and guards the graph against changes (shapes, dtypes, Python
+values it read): a call checks the guards and runs the kernels; a failed guard compiles
+again (a *recompile*). CUDA graphs go further on a GPU: a captured sequence of kernels is
+replayed with one launch, which needs static shapes (the same buffers every time) and no
+host synchronisation inside.
+
+The modes (:data:`COMPILE_MODES`):
+
+* ``"eager"``: the function itself, as it reads;
+* ``"compile"``: ``torch.compile(fn)`` (Inductor, default mode);
+* ``"cudagraphs"``: ``torch.compile(fn, mode="reduce-overhead")`` on CUDA: Inductor's
+  kernels captured in CUDA graphs, with static input buffers.
+
+:func:`compiled` wraps a function in the mode asked for and returns a
+:class:`CompiledPiece`, which records the first call's seconds (where the compiling
+happens) apart from the later, steady calls. Where compiling cannot work here (no C++
+compiler, a Python or platform that ``torch.compile`` does not support, no Triton for a
+GPU) the piece runs eagerly and says why in one line, once per reason
+(:func:`compile_unavailable`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.paths import REPO_DIR
+
+COMPILE_MODES = ("eager", "compile", "cudagraphs")
+"""How a piece runs: as written, compiled by torch.compile, or compiled and CUDA-graphed."""
+
+_SAID: set[str] = set()
+"""Fallback reasons already printed (one line per reason, per process)."""
+
+
+CACHE_DIR = REPO_DIR / "build" / "torch-compile-cache"
+"""Where this series keeps torch.compile's cache (generated kernels, compiled graphs)."""
+
+
+def compile_cache() -> tuple[Path, bool]:
+    """Point torch.compile's cache at :data:`CACHE_DIR` (unless ``TORCHINDUCTOR_CACHE_DIR``
+    is set already); return the folder and whether it was warm (held a cache already).
+
+    A warm cache turns a first compile of tens of seconds into a second or two: call this
+    before the first compile, so that a second run of a notebook reuses the first's kernels.
+    """
+    folder = Path(os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(CACHE_DIR)))
+    warm = folder.is_dir() and any(folder.iterdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder, warm
+
+
+def require_compile_mode(mode: str) -> None:
+    """Raise a UsageError naming the modes for anything else."""
+    if mode not in COMPILE_MODES:
+        raise UsageError(f"compile must be one of {', '.join(COMPILE_MODES)}; got {mode!r}")
+
+
+def _cpp_compiler() -> str | None:
+    """The C++ compiler Inductor would call on a CPU (``$CXX``, else g++, clang++ or c++)."""
+    candidates = [os.environ["CXX"]] if os.environ.get("CXX") else ["g++", "clang++", "c++"]
+    return next((found for name in candidates if (found := shutil.which(name))), None)
+
+
+def compile_unavailable(device: torch.device | str, mode: str = "compile") -> str | None:
+    """Why ``mode`` cannot run on ``device`` here, in words; None when it can.
+
+    ``"cudagraphs"`` needs a CUDA device; both compiled modes need a Python that
+    ``torch.compile`` supports, and a C++ compiler on a CPU or Triton on a GPU.
+    """
+    require_compile_mode(mode)
+    device = torch.device(device)
+    if mode == "eager":
+        return None
+    if mode == "cudagraphs" and device.type != "cuda":
+        return f"CUDA graphs need a CUDA device, and this piece runs on {device.type}"
+    if not torch._dynamo.is_dynamo_supported():
+        return f"torch.compile does not support Python {sys.version.split()[0]} in this PyTorch"
+    if device.type == "cpu" and _cpp_compiler() is None:
+        return "no C++ compiler found (torch.compile's CPU code is C++: install g++ or set CXX)"
+    if device.type == "cuda":
+        try:
+            import triton  # noqa: F401  (torch.compile's GPU kernels are Triton's)
+        except ImportError:
+            return "Triton is not installed (torch.compile's GPU kernels are written in Triton)"
+    if device.type not in ("cpu", "cuda"):
+        return f"torch.compile is not supported for {device.type} devices in this series"
+    return None
+
+
+def say_fallback(what: str, reason: str) -> None:
+    """Print the one line that says a piece runs eagerly, and why (once per reason)."""
+    if reason not in _SAID:
+        _SAID.add(reason)
+        print(f"compile: {what} runs eagerly: {reason}", file=sys.stderr)
+
+
+class CompiledPiece:
+    """A function in one compile mode; times its first call apart from the later ones.
+
+    ``first_call_seconds`` holds the first call (where compiling happens, with one run),
+    ``steady_seconds`` the later calls. ``mode`` is the mode it really runs in:
+    ``"eager"`` after a fallback, with ``fallback`` saying why.
+    """
+
+    def __init__(self, fn: Callable[..., Any], mode: str, what: str, fallback: str | None) -> None:
+        self.eager_fn, self.what, self.mode, self.fallback = fn, what, mode, fallback
+        if mode == "eager":
+            self.fn = fn
+        else:
+            options = {"mode": "reduce-overhead"} if mode == "cudagraphs" else {}
+            # A run's shapes never change: specialise on them (without this, a second size of
+            # the same piece, as a benchmark's, turns the graph dynamic for every later size).
+            self.fn = torch.compile(fn, dynamic=False, **options)
+        self.first_call_seconds: float | None = None
+        self.steady_seconds = 0.0
+        self.steady_calls = 0
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.first_call_seconds is not None:
+            began = time.perf_counter()
+            out = self.fn(*args, **kwargs)
+            self.steady_seconds += time.perf_counter() - began
+            self.steady_calls += 1
+            return out
+        began = time.perf_counter()
+        out = self.fn(*args, **kwargs)
+        self.first_call_seconds = time.perf_counter() - began
+        return out
+
+    @property
+    def compile_seconds(self) -> float:
+        """The first call's seconds over a steady call's (0 before two calls, or eagerly)."""
+        if self.mode == "eager" or self.first_call_seconds is None or not self.steady_calls:
+            return 0.0
+        return max(0.0, self.first_call_seconds - self.steady_seconds / self.steady_calls)
+
+
+def compiled(
+    fn: Callable[..., Any], mode: str, device: torch.device | str, what: str
+) -> CompiledPiece:
+    """``fn`` in ``mode`` for ``device``: eagerly, with one line saying why, where ``mode``
+    cannot run here (see :func:`compile_unavailable`). ``what`` names the piece in that line."""
+    reason = compile_unavailable(device, mode)
+    if reason is not None:
+        say_fallback(what, reason)
+        return CompiledPiece(fn, "eager", what, reason)
+    return CompiledPiece(fn, mode, what, None)
+
+
+def break_even_iterations(
+    compile_seconds: float, eager_seconds: float, compiled_seconds: float
+) -> float | None:
+    """Iterations after which compiling has paid for itself: compile seconds over the
+    seconds it saves per iteration (None where the compiled iteration is not faster)."""
+    saved = eager_seconds - compiled_seconds
+    return compile_seconds / saved if saved > 0 else None

@@ -1,0 +1,217 @@
+"""Notebook 08's sentences, tables and figure: compiled pieces, whole runs and the rejax race.
+
+Every sentence whose truth depends on a measurement is written here from the numbers
+passed in; a speed-up is named only where the whole range of the paired repeats lies
+on one side of 1 (:meth:`~hetero_tutorial.core.timing.Spread.side`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from hetero_tutorial.core.timing import Spread, format_seconds
+from hetero_tutorial.studies.compiling import SIZE_NAMES
+
+PIECE_WORDS = {
+    "act": "the actor's act (forward, sample, log-probability)",
+    "env_step": "the batched CartPole step",
+    "update": "one PPO minibatch step (loss, backward, clipping, Adam)",
+}
+
+
+def _spread(row: dict[str, Any]) -> Spread:
+    how = "per repeat" if row.get("low") is not None else "one repeat"
+    return Spread(row["speedup"], row.get("low"), row.get("high"), how)
+
+
+def verdict(row: dict[str, Any]) -> str:
+    """``faster``, ``slower`` or ``no clear difference``: the whole range against 1."""
+    side = _spread(row).beyond(1.0)
+    return {True: "faster", False: "slower", None: "no clear difference"}[side]
+
+
+def speedup_sentence(row: dict[str, Any]) -> str:
+    """One compiled piece at one size against eager, with its range and compile seconds."""
+    size = f"{row['size']:,} {SIZE_NAMES.get(row['piece'], 'envs')}"
+    spread = f" ({row['low']:.2f}-{row['high']:.2f}x)" if row.get("low") is not None else ""
+    words = PIECE_WORDS.get(row["piece"], row["piece"])
+    text = (
+        f"- {words}, {size}: {row['mode']} {row['speedup']:.2f}x eager{spread}, "
+        f"{verdict(row)}; first call {row['compile_seconds']:.1f} s more"
+    )
+    calls = row.get("break_even_calls")
+    if verdict(row) == "faster" and calls is not None:
+        text += f", paid back after {calls:,.0f} calls"
+    return text + "."
+
+
+def largest_gain_sentence(speedups: list[dict[str, Any]]) -> str:
+    """Which piece gained most (its best size), and which lost, from the measured rows."""
+    if not speedups:
+        return "No compiled mode ran here, so nothing was compared."
+    best = max(speedups, key=lambda r: r["speedup"])
+    worst = min(speedups, key=lambda r: r["speedup"])
+    text = (
+        f"The largest gain: {PIECE_WORDS.get(best['piece'], best['piece'])} at "
+        f"{best['size']:,}, {best['speedup']:.2f}x ({verdict(best)})."
+    )
+    if worst is not best:
+        text += (
+            f" The smallest: {PIECE_WORDS.get(worst['piece'], worst['piece'])} at "
+            f"{worst['size']:,}, {worst['speedup']:.2f}x ({verdict(worst)})."
+        )
+    return text
+
+
+def speedup_figure(speedups: list[dict[str, Any]]) -> Figure:
+    """Compiled over eager per piece and size, with the range of the paired repeats."""
+    pieces = list(dict.fromkeys(r["piece"] for r in speedups))
+    fig, axes = plt.subplots(1, len(pieces), figsize=(4 * len(pieces), 3.2), squeeze=False)
+    for ax, piece in zip(axes[0], pieces, strict=True):
+        rows = [r for r in speedups if r["piece"] == piece]
+        for mode in dict.fromkeys(r["mode"] for r in rows):
+            mine = [r for r in rows if r["mode"] == mode]
+            sizes = [r["size"] for r in mine]
+            values = [r["speedup"] for r in mine]
+            low = [
+                r["speedup"] - (r["low"] if r["low"] is not None else r["speedup"]) for r in mine
+            ]
+            high = [
+                (r["high"] if r["high"] is not None else r["speedup"]) - r["speedup"] for r in mine
+            ]
+            ax.errorbar(sizes, values, yerr=[low, high], marker="o", capsize=3, label=mode)
+        ax.axhline(1.0, color="grey", lw=1, ls="--")
+        ax.set_xscale("log")
+        sizes = sorted({r["size"] for r in rows})
+        ax.set_xticks(sizes, [f"{size:,}" for size in sizes])  # the sizes measured, as numbers
+        ax.minorticks_off()
+        if len(sizes) == 1:  # one size: a log axis needs room on both sides
+            ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
+        ax.set_xlabel(SIZE_NAMES.get(piece, "size"))
+        ax.set_ylabel("speed-up over eager (x)")
+        ax.set_title(piece)
+        ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def ppo_sentence(row: dict[str, Any]) -> str:
+    """A compiled PPO run against eager: steady speed, first iteration, break-even."""
+    if row["mode"] == "eager":
+        return (
+            f"- {row['piece']} eager, {row['size']:,} envs: {row['env_steps_per_s']:,.0f} env "
+            f"steps/s steady, first iteration {format_seconds(row['first_iteration_s'])}."
+        )
+    text = (
+        f"- {row['piece']} {row['mode']}, {row['size']:,} envs: {row['env_steps_per_s']:,.0f} "
+        f"env steps/s steady, {row['speedup']:.2f}x eager"
+        + (f" ({row['low']:.2f}-{row['high']:.2f}x per iteration)" if row["low"] else "")
+        + f", {verdict(row)}; the first iteration {row['compile_seconds']:.1f} s longer"
+    )
+    iterations = row.get("break_even_iterations")
+    if iterations is not None and verdict(row) == "faster":
+        text += f", paid back after {iterations:,.0f} iterations"
+    elif verdict(row) != "faster":
+        text += ", never paid back at this speed"
+    return text + "."
+
+
+def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
+    """The recorded race (ours eager vs rejax at 8 and 1,024 envs) and what this run's
+    compiled/eager ratio would make of ours, labelled as the estimate it is."""
+    stats = record.data["summary"]["stats"]
+    live = {(r["size"], r["piece"]): r for r in ppo if r["mode"] == "compile"}
+    lines = [f"Recorded on {record.hardware} ({record.provenance['date'][:10]}, one thread):"]
+    for point, contestants in stats.items():
+        ours, rejax = contestants.get("ours"), contestants.get("rejax")
+        if not ours or not rejax:
+            continue
+        ours_sps, rejax_sps = ours["steps_per_s"]["median"], rejax["steps_per_s"]["median"]
+        rejax_compile = rejax["compile_s"]["median"]
+        line = (
+            f"- {point}: ours (eager) {ours_sps:,.0f} env steps/s, rejax {rejax_sps:,.0f} "
+            f"({ours_sps / rejax_sps:.2f}x rejax); rejax's compile {rejax_compile:.1f} s"
+        )
+        num_envs = int(point.split()[0])
+        found = live.get((num_envs, "ppo-all-device"))
+        if found is not None:
+            estimate = ours_sps * found["speedup"]
+            line += (
+                f"; with this run's compiled/eager ratio ({found['speedup']:.2f}x), ours would "
+                f"reach about {estimate:,.0f} ({estimate / rejax_sps:.2f}x rejax): an estimate "
+                "from two measurements, not a race"
+            )
+        lines.append(line + ".")
+    return lines
+
+
+def summary_lines(
+    speedups: list[dict[str, Any]], ppo: list[dict[str, Any]], fallback: str | None
+) -> list[str]:
+    """The notebook's summary, from its numbers."""
+    if fallback:
+        return [f"- Compiling could not run here ({fallback}); every piece ran eagerly."]
+    lines = [f"- {largest_gain_sentence(speedups)}"]
+    losses = [r for r in speedups if verdict(r) == "slower"]
+    if losses:
+        pieces = ", ".join(f"{r['piece']} at {r['size']:,}" for r in losses)
+        lines.append(f"- Compiling lost here on: {pieces} (guards and glue outweigh the fusion).")
+    for row in ppo:
+        if row["mode"] != "eager":
+            lines.append(ppo_sentence(row))
+    return lines
+
+
+def explain_sentence(explanation: dict[str, Any]) -> str:
+    """What Dynamo found in the step: graphs, breaks, and why the first break happened."""
+    text = (
+        f"One step traced into {explanation['graphs']} graph(s) with "
+        f"{explanation['graph_breaks']} graph break(s)"
+    )
+    if explanation["reasons"]:
+        reason = explanation["reasons"][0]
+        text += f"; the first break: {reason.splitlines()[0].rstrip('.')}"
+        if "Generator" in reason:
+            text += " (the argument Dynamo could not record is a torch.Generator)"
+    return text + "."
+
+
+def grid_table(rows: list[dict[str, Any]]) -> str:
+    """Per device, width and batch: each compiled mode's time over eager's, as text."""
+    eager = {
+        (r["device"], r["width"], r["batch_size"]): r["seconds"]
+        for r in rows
+        if r["mode"] == "eager"
+    }
+    lines = ["device   mode         width  batch  eager/mode"]
+    for r in rows:
+        if r["mode"] == "eager":
+            continue
+        ratio = eager[(r["device"], r["width"], r["batch_size"])] / r["seconds"]
+        lines.append(
+            f"{r['device']:<8} {r['mode']:<12} {r['width']:>5} {r['batch_size']:>6}  {ratio:.2f}x"
+        )
+    return "\n".join(lines) if len(lines) > 1 else "No compiled mode ran here: no grid to compare."
+
+
+def crossover_lines(found: dict[str, dict[int, int | None]]) -> list[str]:
+    """Per mode, the accelerator's crossover width at each batch size (or none measured)."""
+    if not found:
+        return [
+            "Only the CPU was measured here: no crossover to move (the ratios above are the CPU's)."
+        ]
+    lines = []
+    for mode, by_batch in found.items():
+        widths = ", ".join(
+            f"batch {b:,}: {w if w is not None else 'none measured'}" for b, w in by_batch.items()
+        )
+        lines.append(f"- {mode}: the smallest width at which the accelerator wins, {widths}")
+    return lines
+
+
+def reference_line(record: Any) -> str:
+    """A recorded ``bench.compile`` run's largest gain, with its hardware."""
+    return f"{record.hardware}: {largest_gain_sentence(record.data.get('speedups', []))}"

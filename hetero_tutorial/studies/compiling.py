@@ -1,0 +1,350 @@
+"""Where compiling pays: each piece of PPO eager vs compiled (vs CUDA-graphed), and whole runs.
+
+Small-network RL spends its time on the fixed cost of each PyTorch call. Compiling
+removes calls (fuses them into generated kernels) but adds a guard check per call and
+a compile before the first: it pays where one call holds many operations and loses
+where a call is tiny. This study measures that, per piece and end to end:
+
+* :func:`piece_rows`: one piece at several sizes, every mode side by side
+  (interleaved repeats): ``act`` (the actor-critic's sampling step, at a batch of
+  observations), ``env_step`` (batched CartPole, at a number of environments) and
+  ``update`` (one PPO minibatch step: loss, backward, clipping and Adam, at a
+  minibatch size). Rows hold ``piece``, ``mode``, ``device``, ``size``, ``seconds`` (median
+  per call), ``iqr_s`` and ``compile_seconds`` (the first call's seconds over a steady
+  call's: where the compiling happens).
+* :func:`speedup_rows`: each mode's speed-up over eager with the range of the paired
+  repeats, and the calls after which compiling paid for itself.
+* :func:`forward_grid_rows` and :func:`crossovers_by_mode`: notebook 00's width x batch
+  grid of an MLP forward in every mode, and how far the accelerator's crossover moves
+  once the launch overhead is compiled (or graphed) away.
+* :func:`ppo_rows`: PPO trained a few iterations under one placement in each mode,
+  interleaved: steady seconds per iteration, env steps per second, the first iteration's
+  seconds (where both pieces compile) and the iterations to break even.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from hetero_tutorial.core.compiled import (
+    break_even_iterations,
+    compile_unavailable,
+    compiled,
+)
+from hetero_tutorial.core.devices import resolve_device, synchronize
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.timing import Spread, compare, torch_threads
+from hetero_tutorial.rl.envs.batched import make_batched_env
+from hetero_tutorial.rl.flat import FlatParameters
+from hetero_tutorial.rl.nets import DiscreteActorCritic, mlp
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.learner import PPOLearner
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
+from hetero_tutorial.studies.crossover import GRID_IN_FEATURES, GRID_OUT_FEATURES
+from hetero_tutorial.studies.crossover_grid import crossover_widths
+
+PIECES = ("act", "env_step", "update")
+"""The pieces timed, in the order an iteration runs them."""
+SIZES = {"act": (1, 8, 64, 1024), "env_step": (64, 4096, 65536), "update": (64, 256, 4096)}
+"""Default sizes per piece: batch of observations, environments, minibatch."""
+SIZE_NAMES = {"act": "batch", "env_step": "envs", "update": "minibatch"}
+OBS_DIM, NUM_ACTIONS, HIDDEN = 4, 2, 64  # CartPole's, and the tuned 64x64 tanh actor-critic
+
+
+def modes_here(device: torch.device) -> list[str]:
+    """The modes worth timing on ``device``: eager, compile, and cudagraphs on CUDA (those
+    that cannot run here are left out; :func:`compile_unavailable` says why)."""
+    return ["eager"] + [m for m in ("compile", "cudagraphs") if not compile_unavailable(device, m)]
+
+
+def explain_step(env: Any) -> dict[str, Any]:
+    """What TorchDynamo makes of one whole step of a batched env (``env.step``, reset here and
+    stepped once with zeros), traced with the ``eager`` backend (no kernels generated):
+    ``graphs`` recorded, ``graph_breaks`` and each break's ``reasons`` (Dynamo's words)."""
+    from torch._dynamo.utils import counters
+
+    env.reset(seed=0)
+    actions = torch.zeros(env.action_space.shape, device=env.device)
+    torch._dynamo.reset()
+    counters.clear()
+    torch.compile(env.step, backend="eager")(actions)
+    breaks = dict(counters["graph_break"])
+    found = {
+        "graphs": counters["stats"]["unique_graphs"],
+        "graph_breaks": sum(breaks.values()),
+        "reasons": [reason.strip() for reason in breaks],
+    }
+    torch._dynamo.reset()  # these traces are not the compiled pieces': forget them
+    return found
+
+
+def with_iterations(config: PPOConfig, timed: int) -> PPOConfig:
+    """``config`` with a budget of exactly one first iteration and ``timed`` steady ones."""
+    return replace(config, total_steps=(1 + timed) * config.batch_size)
+
+
+def _act_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
+    torch.manual_seed(0)
+    policy = DiscreteActorCritic(OBS_DIM, NUM_ACTIONS, HIDDEN).to(device)
+    act = compiled(policy.act, mode, device, "the actor's act")
+    obs = torch.randn(size, OBS_DIM, device=device)
+    noise = policy.sample_noise((size,), torch.Generator(device).manual_seed(0))
+
+    def call() -> Any:
+        with torch.inference_mode():
+            return act(obs, noise)
+
+    return call
+
+
+def _env_step_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
+    env = make_batched_env("CartPole-v1", size, device, check_actions=False, compile=mode)
+    env.reset(seed=0)
+    actions = torch.randint(0, 2, (size,), device=device).float()
+    return lambda: env.step(actions)
+
+
+def _update_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
+    torch.manual_seed(0)
+    config = PPOConfig.tuned("CartPole-v1", minibatch_size=size, compile=mode)
+    policy = DiscreteActorCritic(OBS_DIM, NUM_ACTIONS, HIDDEN).to(device)
+    learner = PPOLearner(policy, FlatParameters(policy), config, seed=0)
+    on = {"device": device}
+    mb = {
+        "obs": torch.randn(size, OBS_DIM, **on),
+        "actions": torch.randint(0, NUM_ACTIONS, (size, 1), **on).float(),
+        "logprobs": torch.full((size,), -0.69, **on),
+        "values": torch.randn(size, **on),
+        "advantages": torch.randn(size, **on),
+        "returns": torch.randn(size, **on),
+    }
+    return lambda: learner.minibatch_step(mb)
+
+
+CALLS = {"act": _act_call, "env_step": _env_step_call, "update": _update_call}
+
+
+def _timed_first(call: Callable[[], Any], device: torch.device) -> float:
+    synchronize(device)
+    began = time.perf_counter()
+    call()
+    synchronize(device)
+    return time.perf_counter() - began
+
+
+def piece_rows(
+    piece: str,
+    sizes: Sequence[int] | None = None,
+    device: torch.device | str = "cpu",
+    modes: Sequence[str] | None = None,
+    repeats: int = 7,
+    seconds_per_repeat: float = 0.02,
+    threads: int | None = 1,
+) -> list[dict[str, Any]]:
+    """Every mode of ``piece`` at each size, timed side by side; one row per mode and size.
+
+    Each mode's first call is timed alone (it compiles); then the modes are warmed up and
+    their repeats interleaved, each repeat ``seconds_per_repeat`` long (calls per repeat
+    from the first mode's call time). ``samples`` holds each repeat's seconds per call, in
+    order, so that :func:`speedup_rows` can pair them.
+    """
+    if piece not in CALLS:
+        raise UsageError(f"unknown piece {piece!r}; choose one of {', '.join(PIECES)}")
+    device = resolve_device(device)
+    options = (list(modes or modes_here(device)), repeats, seconds_per_repeat, threads)
+    return _timed_rows(piece, sizes or SIZES[piece], CALLS[piece], device, *options)
+
+
+def _timed_rows(
+    piece: str,
+    sizes: Sequence[int],
+    make_call: Callable[[int, str, torch.device], Callable[[], Any]],
+    device: torch.device,
+    modes: list[str],
+    repeats: int,
+    seconds_per_repeat: float,
+    threads: int | None,
+) -> list[dict[str, Any]]:
+    rows = []
+    with torch_threads(threads):
+        for size in sizes:
+            calls = {mode: make_call(size, mode, device) for mode in modes}
+            first = {mode: _timed_first(call, device) for mode, call in calls.items()}
+            once = _timed_first(calls[modes[0]], device)
+            inner = max(1, int(seconds_per_repeat / max(once, 1e-6)))
+            timings = compare(calls, device=device, warmup=2, repeats=repeats, inner=inner)
+            for mode, timing in timings.items():
+                steady = timing.median
+                compile_seconds = 0.0 if mode == "eager" else max(0.0, first[mode] - steady)
+                rows.append(
+                    {
+                        "piece": piece,
+                        "mode": mode,
+                        "device": str(device),
+                        "size": size,
+                        "seconds": steady,
+                        "iqr_s": timing.iqr,
+                        "samples": list(timing.samples),
+                        "first_call_seconds": first[mode],
+                        "compile_seconds": compile_seconds,
+                    }
+                )
+    return rows
+
+
+def _forward_call(size: int, mode: str, device: torch.device, width: int) -> Callable[[], Any]:
+    torch.manual_seed(0)
+    net = mlp(GRID_IN_FEATURES, width, GRID_OUT_FEATURES).eval().to(device)
+    forward = compiled(net, mode, device, "the grid's MLP forward")
+    inputs = torch.randn(size, GRID_IN_FEATURES, device=device)
+
+    def call() -> Any:
+        with torch.inference_mode():
+            return forward(inputs)
+
+    return call
+
+
+def forward_grid_rows(
+    widths: Sequence[int],
+    batch_sizes: Sequence[int],
+    devices: Sequence[torch.device | str],
+    repeats: int = 5,
+    seconds_per_repeat: float = 0.01,
+    threads: int | None = 1,
+) -> list[dict[str, Any]]:
+    """Notebook 00's MLP forward over width x batch, in every mode on every device: rows as
+    :func:`piece_rows`'s (piece ``forward``), with ``width`` and ``batch_size`` added.
+
+    The inputs live on the device (no copies): what is timed is the forward itself, the
+    part compiling can change.
+    """
+    rows = []
+    for device in (resolve_device(d) for d in devices):
+        for width in widths:
+            make = functools.partial(_forward_call, width=width)
+            found = _timed_rows(
+                "forward",
+                batch_sizes,
+                make,
+                device,
+                modes_here(device),
+                repeats,
+                seconds_per_repeat,
+                threads,
+            )
+            rows += [row | {"width": width, "batch_size": row["size"]} for row in found]
+    return rows
+
+
+def crossovers_by_mode(rows: list[dict[str, Any]]) -> dict[str, dict[int, int | None]]:
+    """Per compiled mode, :func:`~hetero_tutorial.studies.crossover_grid.crossover_widths` of
+    the accelerator in that mode against the CPU in its best mode there (``eager``: both
+    eager; ``compile``: both compiled; ``cudagraphs``: graphed against the CPU compiled).
+    Empty when only the CPU was measured."""
+    accelerators = sorted({r["device"] for r in rows if r["device"] != "cpu"})
+    if not accelerators:
+        return {}
+    found = {}
+    for mode in dict.fromkeys(r["mode"] for r in rows if r["device"] == accelerators[0]):
+        cpu_mode = "compile" if mode == "cudagraphs" else mode
+        picked = [
+            r | {"seconds_per_call": r["seconds"]}
+            for r in rows
+            if (r["device"], r["mode"]) in (("cpu", cpu_mode), (accelerators[0], mode))
+        ]
+        found[mode] = crossover_widths(picked)
+    return found
+
+
+def speedup_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per piece, device, size and compiled mode: eager seconds over the mode's (the median of
+    the paired repeats' ratios, with their range) and the calls to break even."""
+    eager = {(r["piece"], r["device"], r["size"]): r for r in rows if r["mode"] == "eager"}
+    out = []
+    for row in rows:
+        base = eager.get((row["piece"], row["device"], row["size"]))
+        if row["mode"] == "eager" or base is None:
+            continue
+        ratios = [e / c for e, c in zip(base["samples"], row["samples"], strict=True)]
+        spread = Spread.of_ratios(ratios)
+        out.append(
+            {
+                "piece": row["piece"],
+                "device": row["device"],
+                "size": row["size"],
+                "mode": row["mode"],
+                "speedup": spread.value,
+                "low": spread.low,
+                "high": spread.high,
+                "compile_seconds": row["compile_seconds"],
+                "break_even_calls": break_even_iterations(
+                    row["compile_seconds"], base["seconds"], row["seconds"]
+                ),
+            }
+        )
+    return out
+
+
+def ppo_rows(
+    config: PPOConfig,
+    placement: Placement,
+    modes: Sequence[str],
+    timed: int = 5,
+    seed: int = 0,
+    threads: int | None = 1,
+) -> list[dict[str, Any]]:
+    """PPO under ``placement`` in each mode: the first iteration (where compiling happens)
+    and ``timed`` steady iterations, interleaved across modes; one row per mode.
+
+    ``iteration_s`` is the median steady iteration; ``ratios`` each steady iteration's
+    eager seconds over the mode's, paired by turn; ``break_even_iterations`` the
+    iterations after which the first iteration's extra seconds were paid back.
+    """
+    with torch_threads(threads):
+        trainers = {m: PPOTrainer(replace(config, compile=m), placement, seed) for m in modes}
+        total = 1 + timed
+        if config.num_iterations < total:
+            raise UsageError(f"the config runs {config.num_iterations} iterations; need {total}")
+        for _ in range(total):
+            for trainer in trainers.values():
+                trainer.run_iteration()
+        for trainer in trainers.values():
+            trainer.close()
+    steady = {m: t.iteration_seconds[1:] for m, t in trainers.items()}
+    eager = steady.get("eager")
+    rows = []
+    for mode, trainer in trainers.items():
+        median = float(np.median(steady[mode]))
+        first = trainer.iteration_seconds[0]
+        ratios = [e / s for e, s in zip(eager, steady[mode], strict=True)] if eager else []
+        spread = Spread.of_ratios(ratios, per="iteration")
+        eager_first = trainers["eager"].iteration_seconds[0] if eager else first
+        eager_median = float(np.median(eager)) if eager else median
+        rows.append(
+            {
+                "piece": f"ppo-{placement.name}",
+                "mode": mode,
+                "device": str(placement.update_device),
+                "size": config.num_envs,
+                "seconds": median,
+                "env_steps_per_s": config.batch_size / median,
+                "first_iteration_s": first,
+                "compile_seconds": max(0.0, first - eager_first) if mode != "eager" else 0.0,
+                "speedup": spread.value if mode != "eager" else 1.0,
+                "low": spread.low if mode != "eager" else None,
+                "high": spread.high if mode != "eager" else None,
+                "break_even_iterations": None
+                if mode == "eager"
+                else break_even_iterations(max(0.0, first - eager_first), eager_median, median),
+            }
+        )
+    return rows

@@ -1,0 +1,95 @@
+"""The compile study's arithmetic and rows, and notebook 08's sentences, without compiling.
+
+Compiling itself is tested in test_compiled.py; here the modes are eager only (or rows
+made by hand), so these tests take a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from hetero_tutorial.app.bench import compile as bench_compile
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import as_placement
+from hetero_tutorial.notebook import compile_report as report
+from hetero_tutorial.notebook.solutions.compile_and_graphs import largest_gain
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.studies import compiling
+
+
+def _row(piece, mode, size, samples, compile_seconds=0.0):
+    samples = list(samples)
+    return {"piece": piece, "mode": mode, "device": "cpu", "size": size,
+            "seconds": sorted(samples)[len(samples) // 2], "samples": samples,
+            "compile_seconds": compile_seconds}  # fmt: skip
+
+
+def test_speedups_pair_the_repeats_and_say_when_compiling_pays_back():
+    rows = [
+        _row("update", "eager", 256, [1.0, 1.1, 1.2]),
+        _row("update", "compile", 256, [0.5, 0.55, 0.6], compile_seconds=3.0),
+        _row("act", "eager", 8, [1.0, 1.0, 1.0]),
+        _row("act", "compile", 8, [1.25, 1.25, 1.25], compile_seconds=1.0),
+    ]
+    update, act = compiling.speedup_rows(rows)
+    assert update["speedup"] == pytest.approx(2.0) and (update["low"], update["high"]) == (2, 2)
+    assert update["break_even_calls"] == pytest.approx(3.0 / (1.1 - 0.55))
+    assert act["speedup"] == pytest.approx(0.8) and act["break_even_calls"] is None
+    assert report.verdict(update) == "faster" and report.verdict(act) == "slower"
+    assert "paid back after 5 calls" in report.speedup_sentence(update)
+    assert "slower" in report.speedup_sentence(act) and "paid back" not in report.speedup_sentence(
+        act
+    )
+    assert "one PPO minibatch step" in report.largest_gain_sentence([update, act])
+    summary = report.summary_lines([update, act], [], None)
+    assert any("lost here on: act at 8" in line for line in summary)
+    assert largest_gain([update, act]) == "update"
+
+
+def test_the_largest_gain_is_the_one_every_repeat_agreed_on():
+    rows = [
+        {"piece": "act", "speedup": 1.6, "low": 0.7, "high": 2.5},
+        {"piece": "update", "speedup": 1.3, "low": 1.2, "high": 1.4},
+        {"piece": "env_step", "speedup": 1.1, "low": None, "high": None},
+    ]
+    assert largest_gain(rows) == "update"
+
+
+def test_piece_rows_time_each_size_and_refuse_unknown_pieces():
+    rows = compiling.piece_rows(
+        "env_step", [8], modes=["eager"], repeats=2, seconds_per_repeat=0.001
+    )
+    (row,) = rows
+    assert row["piece"] == "env_step" and row["size"] == 8 and row["seconds"] > 0
+    assert len(row["samples"]) == 2 and row["compile_seconds"] == 0.0
+    for piece in ("act", "update"):
+        assert compiling.piece_rows(piece, [4], modes=["eager"], repeats=1)[0]["seconds"] > 0
+    with pytest.raises(UsageError, match="unknown piece"):
+        compiling.piece_rows("rollout")
+
+
+def test_ppo_rows_take_the_first_iteration_apart():
+    config = compiling.with_iterations(PPOConfig.tuned("CartPole-v1"), 2)
+    assert config.num_iterations == 3
+    (row,) = compiling.ppo_rows(config, as_placement("all-device"), ["eager"], timed=2)
+    assert row["mode"] == "eager" and row["first_iteration_s"] > 0 and row["speedup"] == 1.0
+    assert row["env_steps_per_s"] == pytest.approx(config.batch_size / row["seconds"])
+    with pytest.raises(UsageError, match="need 4"):
+        compiling.ppo_rows(config, as_placement("all-device"), ["eager"], timed=3)
+
+
+def test_the_grid_and_its_crossovers():
+    grid = compiling.forward_grid_rows([8], [4], ["cpu"], repeats=2, seconds_per_repeat=0.001)
+    assert {(r["width"], r["batch_size"]) for r in grid} == {(8, 4)}
+    assert compiling.crossovers_by_mode(grid) == {}  # the CPU alone: no crossover
+    assert "Only the CPU" in report.crossover_lines({})[0]
+
+
+def test_bench_compile_parses_its_sizes():
+    parser = argparse.ArgumentParser()
+    bench_compile.add_arguments(parser)
+    args = parser.parse_args(["--act-sizes", "8", "--env-step-sizes", "64", "--no-ppo"])
+    assert args.act_sizes == [8] and args.env_step_sizes == [64] and args.no_ppo
+    assert args.update_sizes == list(compiling.SIZES["update"])

@@ -1,0 +1,156 @@
+"""The compile choice: compiled pieces compute what the eager ones do, and fall back gracefully.
+
+Compiling is slow the first time (seconds to tens of seconds on a busy 2-core machine), so
+each piece is compiled once per module here (the fixtures), at small sizes.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from hetero_tutorial.core import compiled as compiled_module
+from hetero_tutorial.core.compiled import (
+    break_even_iterations,
+    compile_unavailable,
+    compiled,
+    require_compile_mode,
+)
+from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.placement import as_placement
+from hetero_tutorial.rl.envs.batched import make_batched_env
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.trainer import PPOTrainer
+
+NUM_ENVS = 64
+STEPS = 120  # several of CartPole's random-action episodes: autoresets happen
+
+
+def _rollout(env_id: str, mode: str) -> list[torch.Tensor]:
+    """Every step's obs, reward, terminated, truncated and final obs under random actions."""
+    env = make_batched_env(env_id, NUM_ENVS, check_actions=False, compile=mode)
+    env.reset(seed=3)
+    actions = torch.Generator().manual_seed(5)
+    out = []
+    for _ in range(STEPS):
+        if env_id == "CartPole-v1":
+            action = torch.randint(0, 2, (NUM_ENVS,), generator=actions).float()
+        else:
+            action = torch.rand(NUM_ENVS, 1, generator=actions) * 4 - 2
+        obs, reward, terminated, truncated, info = env.step(action)
+        out += [obs, reward, terminated, truncated, info["final_obs"]]
+    return out
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_the_compiled_batched_step_steps_as_the_eager_one(env_id):
+    eager, compiled_run = _rollout(env_id, "eager"), _rollout(env_id, "compile")
+    for e, c in zip(eager, compiled_run, strict=True):
+        if e.dtype == torch.bool:
+            assert torch.equal(e, c)  # the same episodes end at the same steps
+        else:
+            # Inductor fuses (and so rounds) differently: a 1e-7 difference grows in an
+            # unstable system over the steps, as float32 against float64 does.
+            torch.testing.assert_close(c, e, rtol=1e-3, atol=1e-3)
+
+
+def _trainer(mode: str, iterations: int) -> PPOTrainer:
+    config = PPOConfig.tuned("CartPole-v1", total_steps=256 * iterations, compile=mode)
+    trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
+    for _ in range(iterations):
+        trainer.run_iteration()
+    return trainer
+
+
+@pytest.fixture(scope="module")
+def trainers() -> dict[str, PPOTrainer]:
+    return {mode: _trainer(mode, 3) for mode in ("eager", "compile")}
+
+
+def test_compiled_ppo_learns_as_eager_ppo_from_the_same_seed(trainers):
+    """Three iterations (30 Adam steps, the clip range decaying): the same weights within
+    float tolerance, and the same episodes, step for step."""
+    eager, comp = trainers["eager"], trainers["compile"]
+    torch.testing.assert_close(
+        comp.learner.params.data, eager.learner.params.data, rtol=0, atol=2e-3
+    )
+    assert comp.collector.episodes == eager.collector.episodes
+    assert comp.last_stats == pytest.approx(eager.last_stats, rel=1e-2, abs=1e-4)
+
+
+def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
+    loss = trainers["compile"].learner.loss
+    assert loss.mode == "compile" and loss.first_call_seconds > 0
+    assert loss.steady_calls == 3 * 10 - 1  # every later minibatch: no recompile counted here
+    assert loss.compile_seconds > 10 * loss.steady_seconds / loss.steady_calls
+    step = trainers["compile"].envs.compiled_step
+    assert step.mode == "compile" and step.steady_calls == 3 * 32 - 1
+
+
+def test_without_a_cpp_compiler_the_run_falls_back_to_eager_with_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
+    monkeypatch.setattr(compiled_module, "_SAID", set())
+    reason = compile_unavailable("cpu")
+    assert "no C++ compiler" in reason
+    env = make_batched_env("CartPole-v1", 4, compile="compile")
+    env2 = make_batched_env("CartPole-v1", 4, compile="compile")
+    assert env.compiled_step.mode == "eager" and env.compiled_step.fallback == reason
+    assert env2.compiled_step.mode == "eager"
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [f"compile: the CartPole-v1 step runs eagerly: {reason}"]  # said once
+    env.reset(seed=0)
+    obs, *_ = env.step(torch.ones(4))
+    assert obs.shape == (4, 4)
+
+
+def test_an_unsupported_python_falls_back_too(monkeypatch):
+    monkeypatch.setattr(torch._dynamo, "is_dynamo_supported", lambda: False)
+    monkeypatch.setattr(compiled_module, "_SAID", set())
+    piece = compiled(lambda x: x + 1, "compile", "cpu", "a test piece")
+    assert piece.mode == "eager" and "does not support Python" in piece.fallback
+    assert piece(torch.ones(1)).item() == 2.0
+
+
+def test_cuda_graphs_need_cuda_and_bad_modes_are_refused():
+    assert "CUDA device" in compile_unavailable("cpu", "cudagraphs")
+    assert compile_unavailable("cpu", "eager") is None
+    with pytest.raises(UsageError, match="eager, compile, cudagraphs"):
+        require_compile_mode("jit")
+    with pytest.raises(UsageError, match="compile must be one of"):
+        PPOConfig.tuned("CartPole-v1", compile="fast").validate()
+
+
+def test_break_even_iterations():
+    assert break_even_iterations(10.0, 0.5, 0.3) == pytest.approx(50.0)
+    assert break_even_iterations(10.0, 0.3, 0.3) is None  # never pays
+
+
+@pytest.mark.accelerator
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
+def test_cuda_graphed_ppo_learns_as_eager_ppo_on_cuda():
+    """On CUDA: the graphed env step and loss give eager's weights within float tolerance
+    after three iterations, and the graphs are captured once (no recompile per iteration)."""
+    trained = {}
+    for mode in ("eager", "cudagraphs"):
+        config = PPOConfig.tuned("CartPole-v1", total_steps=256 * 3, compile=mode)
+        trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
+        for _ in range(3):
+            trainer.run_iteration()
+        trained[mode] = trainer
+    eager, graphed = trained["eager"], trained["cudagraphs"]
+    if graphed.learner.loss.fallback:
+        pytest.skip(f"compile unavailable here: {graphed.learner.loss.fallback}")
+    torch.testing.assert_close(
+        graphed.learner.params.data, eager.learner.params.data, rtol=0, atol=5e-3
+    )
+    assert graphed.learner.loss.steady_calls == 3 * 10 - 1
+
+
+def test_doctor_says_whether_compile_works_and_how_long_it_took(monkeypatch):
+    from hetero_tutorial.app.doctor import compile_check
+
+    found = compile_check()
+    assert found["works"] and found["message"] == "ok" and found["first_compile_s"] >= 0
+    monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
+    missing = compile_check()
+    assert not missing["works"] and "no C++ compiler" in missing["message"]

@@ -1,0 +1,65 @@
+"""The peer races as notebooks 06 and 07 show them: a table from a record's pairs, where it
+was measured, and a sentence wherever a peer is ahead (ratios below 1, either orientation)."""
+
+from hetero_tutorial.core import results
+from hetero_tutorial.core.results import Record
+from hetero_tutorial.notebook import peer_races
+
+PROVENANCE = {
+    "fingerprint": {"cpu_model": "Test CPU", "cpu_logical_cores": 2, "accelerator": None},
+    "date": "2026-12-01T18:00:00+00:00",
+    "command": "python benchmarks/x_peers.py --reference",
+    "quick": False,
+    "peer_versions": {"rejax": {"rejax": "0.1.3", "jax": "0.10.2"}},
+}
+
+
+def _pair(point, metric, peer, ratio, low, high, orientation="ours / peer"):
+    return {"point": point, "metric": metric, "peer": peer, "median_of_round_ratios": ratio,
+            "low": low, "high": high, "how": "per round", "orientation": orientation,
+            "target": None}  # fmt: skip
+
+
+def _record():
+    pairs = [
+        _pair("8 envs", "steps_per_s", "rejax", 0.1, 0.08, 0.11),
+        _pair("8 envs", "total_s", "rejax", 0.72, 0.66, 0.74, "peer / ours"),
+        _pair("8 envs", "steps_per_s", "sb3", 1.62, 1.55, 1.86),
+    ]
+    stats = {"8 envs": {"rejax": {"compile_s": {"median": 14.2}, "train_s": {"median": 2.0}},
+                        "ours": {"train_s": {"median": 22.7}}}}  # fmt: skip
+    data = {"rounds": 3, "threads": 1, "core": "1", "notes": {"x": "did not install"},
+            "summary": {"pairs": pairs, "stats": stats}}  # fmt: skip
+    return Record("bench.device_ppo_peers", data, PROVENANCE)
+
+
+def test_the_table_and_sentences_come_from_the_pairs():
+    record = _record()
+    table = peer_races.race_table(record).data
+    assert "| 8 envs | env steps/s | rejax | 0.10x | 0.08-0.11x | ours / peer |" in table
+    assert "| 8 envs | env steps/s | sb3 | 1.62x |" in table
+    ahead = peer_races.behind(record)
+    assert ahead[0].startswith("rejax is ahead at 8 envs, env steps/s: 10.0x ours")
+    assert "training seconds with compile: 1.4x ours" in ahead[1]
+    assert len(ahead) == 2  # sb3 is behind us: no sentence
+    assert peer_races.behind(record, ["total_s"]) == ahead[1:]
+    assert "14.2 s compiling" in peer_races.compile_split(record, "8 envs", "rejax")
+    assert "Test CPU" in peer_races.provenance(record) and "rejax 0.1.3" in peer_races.provenance(
+        record
+    )
+
+
+def test_the_report_says_how_to_record_a_race_that_is_missing(monkeypatch):
+    monkeypatch.setattr(results, "load_references", lambda kind: [])
+    text = peer_races.race_report("bench.env_peers", "benchmarks/env_peers.py").data
+    assert "benchmarks/env_peers.py --reference" in text
+    monkeypatch.setattr(results, "load_references", lambda kind: [_record()])
+    text = peer_races.race_report("bench.device_ppo_peers", "b.py", ["steps_per_s"]).data
+    assert "- not raced, x: did not install" in text and "rejax is ahead" in text
+
+
+def test_the_committed_races_load():
+    for kind in ("bench.collection_peers", "bench.env_peers", "bench.device_ppo_peers"):
+        record = peer_races.race(kind)
+        if record is not None:
+            assert peer_races.race_table(record).data.count("\n|") > 2

@@ -1,0 +1,80 @@
+"""Notebooks 03 and 05: lines that say what each number is, and where the runs really ran."""
+
+from types import SimpleNamespace
+
+from hetero_tutorial.core.configurations import where
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.notebook import allocator_report, hybrid_report
+
+
+def _run(copies: float = 0.0) -> SimpleNamespace:
+    return SimpleNamespace(
+        copies_per_env_step=copies, evaluations=[(0, -1100.0), (4096, -900.0), (8192, -1200.0)],
+        env_steps=8192,
+    )  # fmt: skip
+
+
+def _counted(name: str, per_step: float, on: str = "meta") -> dict:
+    return {"placement": name, "counted_on": on, "copies_per_env_step": per_step}
+
+
+def test_real_and_counted_copies_are_named_apart():
+    runs = {"all-accelerator": _run(0.0)}  # on a CPU machine the hybrid plan ran as this one
+    counted = {
+        "all-accelerator": _counted("all-accelerator", 0.5195),
+        "hybrid": _counted("hybrid", 0.0156),
+    }
+    lines = hybrid_report.copies_kinds(runs, counted)
+    assert lines[0].startswith("all-accelerator: real copies per environment step in section")
+    assert "between devices) 0.000;" in lines[0]
+    assert (
+        "0.5195 per step above: the copies its code makes, counted on the meta device" in lines[0]
+    )
+    assert "between devices) 0.000 (it ran as all-accelerator);" in lines[1]
+
+
+def test_the_curves_say_where_they_ran_and_quick_mode_judges_nothing(monkeypatch):
+    runs = {"all-accelerator": _run()}
+    monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "1")
+    ran = where(placement("all-accelerator"))  # "everything on cpu" on a machine without a GPU
+    assert (
+        hybrid_report.curves_title(runs, "Pendulum-v1") == f"PPO on Pendulum-v1 ({ran}): one seed"
+    )
+    lines = hybrid_report.learning_lines(runs)
+    assert "best greedy return -900.0 (at 4,096 steps), final -1200.0" in lines[0]
+    assert lines[-1].startswith("quick mode: learning not judged (8,192 environment steps")
+    monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "0")
+    assert not any("quick mode" in line for line in hybrid_report.learning_lines(runs))
+
+
+def test_a_thread_check_bar_is_not_called_the_allocators():
+    row = {"plans": [], "plan": "cpu, 1 thread", "label": "cpu, 1 thread"}
+    label = allocator_report._plans_label(row, chosen_threads=2)
+    assert label == "thread check: cpu, 1 thread (not chosen; the allocator chose 2)"
+    five = {"plans": ["fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator"],
+            "plan": "fixed-rule", "label": "cpu, 2 threads"}  # fmt: skip
+    assert allocator_report._plans_label(five) == "all five plans (cpu, 2 threads)"
+
+
+def test_the_allocator_and_sampling_figures_pass_the_audit_with_numbers_on_their_axes():
+    from hetero_tutorial.notebook import buffer_report
+    from hetero_tutorial.notebook.figure_audit import problems
+
+    rows = []
+    for network in ("mlp-64", "mlp-256"):
+        rows.append({"network": network, "plan": "fixed-rule", "label": "cpu, 1 thread",
+                     "plans": ["fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator"],
+                     "seconds_per_iteration": 1.0, "threads": 1})  # fmt: skip
+        rows.append({"network": network, "plan": "cpu, 2 threads", "label": "cpu, 2 threads",
+                     "plans": [], "seconds_per_iteration": 1.06, "threads": 2})  # fmt: skip
+    figure = allocator_report.allocator_comparison(rows)
+    assert problems(figure) == []
+    (ax,) = figure.axes
+    assert [p.get_hatch() for p in ax.patches[:2]] == ["//", None]  # the allocator's, hatched
+    assert any(t.get_text().startswith("mlp-64: thread check") for t in ax.get_yticklabels())
+    sampled = [
+        {"design": d, "capacity": c, "device": "cpu", "batch_size": 256,
+         "sample_transitions_per_s": rate * c / 1e4}
+        for d, rate in (("transition", 5e4), ("tensor", 3e6)) for c in (10_000, 30_000)
+    ]  # fmt: skip
+    assert problems(buffer_report.buffer_sampling_rates(sampled)) == []
