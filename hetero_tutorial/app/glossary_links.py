@@ -62,15 +62,22 @@ def _links(notebook: nbformat.NotebookNode) -> set[str]:
 def missing_links(
     notebooks: list[Path] | None = None, glossary: Path = GLOSSARY
 ) -> dict[str, list[str]]:
-    """Per notebook (file name), the glossary terms it is the first to use and does not link."""
+    """Per notebook (file name), the glossary terms it is the first to use and does not link.
+
+    A term an earlier notebook already links (under other words: "thread count" for
+    *threads*) needs no second link where its own word first appears.
+    """
     paths = notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     read = [(p.name, nbformat.read(p, as_version=4)) for p in paths]
     found: dict[str, list[str]] = {name: [] for name, _ in read}
     for term in terms(glossary):
-        pattern = _pattern(term)
-        first = next(((name, nb) for name, nb in read if pattern.search(_prose(nb))), None)
-        if first is not None and anchor(term) not in _links(first[1]):
-            found[first[0]].append(term)
+        pattern, target = _pattern(term), anchor(term)
+        for name, notebook in read:
+            if target in _links(notebook):
+                break
+            if pattern.search(_prose(notebook)):
+                found[name].append(term)
+                break
     return found
 
 
