@@ -82,17 +82,20 @@ def test_the_cluster_recipe_joins_a_second_node_with_the_token_and_leaves_nothin
 
 
 @pytest.mark.slow
-def test_two_users_local_rays_start_each_in_its_own_temp_folder(monkeypatch, tmp_path, capsys):
+def test_two_users_local_rays_start_each_in_its_own_temp_folder(monkeypatch, request, capsys):
     """Ray's default /tmp/ray belongs to whoever started Ray first on a host; the local Ray
     uses a folder per user, so a second user's start does not meet the first one's."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # Ray's socket paths must stay under 108 bytes: a short folder of this test's own, not tmp_path.
+    short = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(short, ignore_errors=True))
+    monkeypatch.setattr(tempfile, "tempdir", str(short))
     folders = []
     for uid in (4001, 4002):  # two users of one shared host
         monkeypatch.setattr(os, "getuid", lambda uid=uid: uid)
         folders.append(ray_engine.user_temp_dir())
         assert cli.main([*PIPELINE, "--workers", "1"]) == 0
         assert "ray, 1 worker, lag 1" in capsys.readouterr().out
-    assert folders == [tmp_path / "ray-4001", tmp_path / "ray-4002"]
+    assert folders == [short / "ray-4001", short / "ray-4002"]
     for folder in folders:
         assert any(folder.glob("session_*")), f"Ray did not start in {folder}"
 
