@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 
+from hetero_tutorial.app.cards import RUN_TIME
 from hetero_tutorial.core.paths import REPO_DIR
 
 GLOSSARY = REPO_DIR / "docs" / "glossary.md"
@@ -48,10 +49,15 @@ def _pattern(term: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w\-/#.])(?:" + "|".join(forms) + r")(?![\w\-])", re.I)
 
 
+_RUN_TIME_LINE = re.compile("^" + re.escape(RUN_TIME) + ".*$", re.M)
+"""The opening card's generated run-time line (app/cards.py), the same words in every notebook."""
+
+
 def _prose(notebook: nbformat.NotebookNode) -> str:
-    """A notebook's Markdown, without link targets (an anchor is not a use)."""
+    """A notebook's own Markdown, without link targets (an anchor is not a use) and without
+    the generated run-time line."""
     text = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
-    return _LINK_TARGET.sub("]", text)
+    return _LINK_TARGET.sub("]", _RUN_TIME_LINE.sub("", text))
 
 
 def _links(notebook: nbformat.NotebookNode) -> set[str]:
