@@ -43,20 +43,25 @@ unit: $(BOOK_STAMP) ## unit tests (quick mode, two workers; the notebook-quality
 	$(QUICK_ENV) $(BIN)/python -m pytest -q -n 2 tests --ignore=tests/test_notebook_quality.py \
 		--ignore=tests/test_book_browser.py
 
-# nbmake executes copies in build/nbmake/ (--overwrite fills the copies, never the stored
-# notebooks), every figure audited as it is drawn (notebook/figure_audit.py); the quality test
-# then reads those outputs instead of executing them again.
 install-cells: setup ## put the hosted-runtime install cell (hetero_tutorial/app/hosted.py) into every notebook
 	$(BIN)/python -m hetero_tutorial.app.hosted
 
 install-test: setup ## run the install cell in a fresh venv with only PyTorch and NumPy (minutes)
 	HETERO_TUTORIAL_INSTALL_TEST=1 $(BIN)/python -m pytest -q tests/test_hosted.py
 
+# nbmake executes copies in build/nbmake/ (--overwrite fills the copies, never the stored
+# notebooks), every figure audited as it is drawn (notebook/figure_audit.py); the quality test
+# then reads those outputs instead of executing them again.
+# The notebooks before the ledger run two at a time, a kernel per core (quick mode checks what
+# they print, not their speed); the ledger, which reads the records they wrote, runs last.
+SERIES := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+LEDGER := $(lastword $(SERIES))
+NBMAKE := $(QUICK_ENV) MPLBACKEND=module://hetero_tutorial.notebook.figure_audit \
+	$(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 --overwrite
 notebooks: setup ## every notebook under nbmake (quick mode), then check what they printed
 	rm -rf build/nbmake && mkdir -p build/nbmake && cp notebooks/[0-9][0-9]_*.ipynb build/nbmake/
-	$(QUICK_ENV) MPLBACKEND=module://hetero_tutorial.notebook.figure_audit \
-		$(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 \
-		--overwrite build/nbmake
+	$(NBMAKE) -n 2 $(addprefix build/nbmake/,$(notdir $(filter-out $(LEDGER),$(SERIES))))
+	$(NBMAKE) $(addprefix build/nbmake/,$(notdir $(LEDGER)))
 	HETERO_TUTORIAL_EXECUTED=build/nbmake $(BIN)/python -m pytest -q tests/test_notebook_quality.py
 
 book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's
