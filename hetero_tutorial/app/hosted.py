@@ -41,22 +41,31 @@ def repository_url(pyproject: Path = PYPROJECT) -> str | None:
 
 
 def install_cell(url: str | None = None) -> str:
-    """The two lines of a notebook's install cell: install this package where it is missing,
-    from a wheel beside the notebook, else from ``url`` (``pip install git+URL``); with
-    neither, stop with a line that says what to do. No ``import`` statement, so that the
-    formatter leaves the two lines as they are."""
-    fallback = (
-        f'["git+{url}"]'
-        if url
-        else '[sys.exit("hetero_tutorial is not installed: put its wheel (hetero_tutorial-*.whl) '
-        'beside this notebook, or pip install it")]'
-    )
+    """A notebook's install cell: install this package where it is missing, from a wheel
+    beside the notebook, else from ``url`` (``pip install git+URL``); with neither, stop
+    with a line that says what to do. Where the package is installed it does nothing."""
+    if url:
+        choose = f'    source = wheels[-1] if wheels else "git+{url}"\n'
+    else:
+        choose = (
+            "    if not wheels:\n"
+            "        sys.exit(\n"
+            '            "hetero_tutorial is not installed: put its wheel "\n'
+            '            "(hetero_tutorial-*.whl) beside this notebook, or pip install it"\n'
+            "        )\n"
+            "    source = wheels[-1]\n"
+        )
     return (
         "# On a hosted runtime (e.g. Colab) without this package, install it; elsewhere nothing.\n"
-        'if __import__("importlib.util").util.find_spec("hetero_tutorial") is None: '
-        '__import__("subprocess").check_call([(sys := __import__("sys")).executable, "-m", "pip", '
-        '"install", "-q", (sorted(__import__("glob").glob("hetero_tutorial-*.whl"))'
-        f" or {fallback})[-1]])  # noqa: E501, E701  # fmt: skip"
+        "import importlib.util\n"
+        "import subprocess\n"
+        "import sys\n"
+        "from glob import glob\n"
+        "\n"
+        'if importlib.util.find_spec("hetero_tutorial") is None:\n'
+        '    wheels = sorted(glob("hetero_tutorial-*.whl"))\n'
+        f"{choose}"
+        '    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", source])'
     )
 
 
