@@ -23,6 +23,10 @@ from hetero_tutorial.rl.overlapped.ray_engine import local_ray  # noqa: E402
 from hetero_tutorial.rl.overlapped.worker import WorkerFailed  # noqa: E402
 from hetero_tutorial.rl.ppo.runs import train  # noqa: E402
 
+# Ray's processes and shared memory are the machine's, not one test's: under pytest-xdist
+# (make unit, --dist loadgroup) every test that starts a Ray runs on the same worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 # Ray's workers cannot import this test folder: send the hooks defined here by value.
 ray.cloudpickle.register_pickle_by_value(sys.modules["test_overlapped_faults"])
 

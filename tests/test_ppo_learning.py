@@ -23,10 +23,13 @@ GOAL = 475.0
 @pytest.mark.slow
 def test_notebook_01_settings_stay_solved_on_4_of_5_seeds_the_notebooks_among_them():
     config = PPOConfig.tuned("CartPole-v1", total_steps=100_000, hidden=64)
-    last_three = {}
-    for seed in SEEDS:
+    last_three, stayed = {}, []
+    for seed in SEEDS:  # the notebooks' seed first; stop once the verdict is settled
         run = train(config, placement("all-cpu"), seed, threads=1, count_copies=False,
                     eval_every=8_192, eval_episodes=0)  # fmt: skip
         last_three[seed] = [mean for _, mean in run.evaluations[-3:]]
-    stayed = [seed for seed, returns in last_three.items() if min(returns) >= GOAL]
+        if min(last_three[seed]) >= GOAL:
+            stayed.append(seed)
+        if len(stayed) >= 4 and NOTEBOOK_SEED in stayed:
+            break
     assert len(stayed) >= 4 and NOTEBOOK_SEED in stayed, last_three

@@ -24,6 +24,10 @@ pytest.importorskip("ray", reason="Ray is the optional extra [ray] (make setup i
 from hetero_tutorial.app import cli
 from hetero_tutorial.rl.overlapped import ray_engine
 
+# Ray's processes and shared memory are the machine's, not one test's: under pytest-xdist
+# (make unit, --dist loadgroup) every test that starts a Ray runs on the same worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 RAY = str(Path(sys.executable).with_name("ray"))
 PIPELINE = ["bench", "pipeline", "--env", "CartPole-v1", "--steps", "1024", "--seeds", "0"]
 PIPELINE += ["--max-policy-lag", "1", "--eval-episodes", "1", "--backend", "ray"]
