@@ -11,6 +11,7 @@ from hetero_tutorial.app.runner import EXECUTED_KEY, execute_notebook, notebook_
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import quick_mode
+from hetero_tutorial.profiling.pyspy import PySpyStatus
 
 
 def test_doctor_reports_and_writes_json(tmp_path, capsys):
@@ -41,8 +42,12 @@ def test_doctor_classroom_checks_say_what_caps_the_cores_and_who_owns_rays_folde
         assert "belongs to another user" in doctor.ray_check()
     monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
     assert "make setup-browser" in doctor.browser_check()
-    monkeypatch.setattr(doctor, "_hook", lambda module, name: lambda: f"{name} here")
-    assert doctor.native_check() == "native_status here"
+
+    def without_native(native=False):
+        return PySpyStatus(not native, "no native frames")
+
+    monkeypatch.setattr(doctor, "py_spy_status", without_native)
+    assert doctor.native_check() == "not here (no native frames): 02 samples Python frames only"
 
 
 def test_doctor_is_unhealthy_when_the_accelerator_is_broken():

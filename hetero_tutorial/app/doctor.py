@@ -32,8 +32,9 @@ from hetero_tutorial.app.calibration import calibrate
 from hetero_tutorial.app.readme import run_times_by_machine, series_total
 from hetero_tutorial.core.compiled import compile_cache, compile_unavailable
 from hetero_tutorial.core.devices import accelerator, synchronize
-from hetero_tutorial.core.machine import fingerprint, usable_cores
+from hetero_tutorial.core.machine import THREADS_VARIABLE, core_limits, fingerprint
 from hetero_tutorial.profiling.pyspy import py_spy_status
+from hetero_tutorial.rl.overlapped.ray_engine import user_temp_dir
 
 MIN_PYTHON = (3, 10)
 
@@ -95,33 +96,19 @@ def _expected_run_times(rate: float) -> list[dict[str, Any]]:
     return estimates
 
 
-THREADS_VARIABLE = "HETERO_TUTORIAL_THREADS"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 """The browsers the book's test and 02's snakeviz picture look for, on PATH."""
 
 
-def _hook(module: str, name: str) -> Callable[[], str] | None:
-    """A check another part of the package provides (``module.name()`` returning its line),
-    or None where this version has none: the doctor then says what it could not check."""
-    if importlib.util.find_spec(module) is None:
-        return None
-    return getattr(importlib.import_module(module), name, None)
-
-
-def _cgroup_quota() -> float | None:
-    """The cores a cgroup (v2) quota allows this process, or None without a quota."""
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
-    except (OSError, ValueError):
-        return None
-    return None if quota == "max" else int(quota) / int(period)
-
-
 def threads_check() -> str:
-    """How many cores "all cores" means here, and what caps it."""
-    cores, asked, quota = usable_cores(), os.environ.get(THREADS_VARIABLE), _cgroup_quota()
-    line = f"{cores} cores this process may run on (its affinity)"
-    line += f"; a cgroup quota of {quota:g} cores" if quota is not None else ""
+    """How many cores "all cores" means here, and what caps it (:func:`core_limits`)."""
+    limits = core_limits()
+    line = (
+        f"{min(limits.values())} cores used as 'all cores' ("
+        + ", ".join(f"{name}: {count}" for name, count in limits.items())
+        + ")"
+    )
+    asked = os.environ.get(THREADS_VARIABLE)
     if asked:
         return line + f"; {THREADS_VARIABLE}={asked} caps what the notebooks use"
     return line + (
@@ -139,15 +126,17 @@ def ray_check() -> str:
     if folder.exists() and not os.access(folder, os.W_OK):
         return (
             f"installed, but {folder} belongs to another user: Ray started with its default "
-            "temp folder fails here; the series must give Ray a folder of this user's own"
+            f"temp folder fails here; the series' Ray uses {user_temp_dir()}, this user's own"
         )
     return f"installed; its default temp folder {folder} is usable by this user"
 
 
 def native_check() -> str:
     """Whether py-spy samples native (C/C++) frames here, which 02 needs on a GPU seat."""
-    check = _hook("hetero_tutorial.profiling.pyspy", "native_status")
-    return check() if check else "not checked by this version (02 samples Python frames)"
+    status = py_spy_status(native=True)
+    if status.available:
+        return "py-spy samples native frames here (02 adds them where an accelerator runs)"
+    return f"not here ({status.message}): 02 samples Python frames only"
 
 
 def browser_check() -> str:
