@@ -5,28 +5,38 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BOOK_STAMP := $(VENV)/.installed-book
 QUICK_ENV := HETERO_TUTORIAL_QUICK=1
+EXTRAS := dev,atari,ray
+BOOK_EXTRAS := $(EXTRAS),book
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test lint unit notebooks run run-quick doctor format lock gpu-wheels gpu-wheels-check clean
+.PHONY: help setup setup-book lab test lint unit notebooks run run-quick doctor format lock gpu-wheels gpu-wheels-check clean
 .PHONY: book book-test setup-browser install-cells install-test
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 setup: $(STAMP) ## create .venv and install the pinned dependencies (only when missing or stale)
+setup-book: $(BOOK_STAMP) ## the same with the book's tools (make test needs them), in one pip pass
 
-$(STAMP): pyproject.toml constraints.txt
+# One pip pass into .venv with the extras $(1) (a comma-separated list). --no-compile: pip would byte-compile every
+# module of every package (a minute here); Python compiles what is imported, once, instead.
+define install
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "hetero-tutorial needs Python 3.10 or newer; run: make PYTHON=python3.11 ...")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,atari,ray]"
+	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e ".[$(1)]"
 	$(BIN)/python -m ipykernel install --user --name hetero-tutorial --display-name "Python (hetero-tutorial)"
+endef
+
+$(STAMP): pyproject.toml constraints.txt
+	$(call install,$(EXTRAS))
 	touch $(STAMP)
 
 # The book's tools (Sphinx, MyST-NB, Furo, latex2mathml, Playwright): the extra [book], kept
-# out of `make setup` so that a learner's `make lab` does not install them.
-$(BOOK_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,atari,ray,book]"
-	touch $(BOOK_STAMP)
+# out of `make setup` so that a learner's `make lab` does not install them. Everything in one
+# pass, so that a fresh checkout (CI's) resolves and installs once.
+$(BOOK_STAMP): pyproject.toml constraints.txt
+	$(call install,$(BOOK_EXTRAS))
+	touch $(STAMP) $(BOOK_STAMP)
 
 # Containers often run as root, which Jupyter refuses unless told.
 lab: setup ## open JupyterLab on notebooks/

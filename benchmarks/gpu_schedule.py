@@ -145,7 +145,7 @@ DDPG_DESIGNS = ("transition", "trajectory", "tensor")
 STEPS = (
     Step("setup", 0, None, (), (), (), 10),
     Step("tests", 1, None, ("-m", "accelerator"), ("--numprocesses", "8"),
-         ("--numprocesses", "2"), 30),
+         ("--numprocesses", "0"), 30),
     Step("crossover", 1, "crossover", (), (),
          ("--widths", "32", "--batch-sizes", "1", "--repeats", "2"), 13),
     Step("ppo", 1, "ppo", ("--placement", "all-accelerator"), ("--steps", "25600"),

@@ -1,3 +1,5 @@
+import contextlib
+import io
 import json
 import os
 
@@ -6,7 +8,7 @@ import pytest
 from tqdm import tqdm
 
 from hetero_tutorial.app import cli
-from hetero_tutorial.app.doctor import collect, healthy, render
+from hetero_tutorial.app.doctor import healthy, render
 from hetero_tutorial.app.runner import EXECUTED_KEY, execute_notebook, notebook_paths
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
@@ -14,14 +16,23 @@ from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.profiling.pyspy import PySpyStatus
 
 
-def test_doctor_reports_and_writes_json(tmp_path, capsys):
-    path = tmp_path / "doctor.json"
-    assert cli.main(["doctor", "--json", str(path)]) == 0
-    text = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def doctor_run(tmp_path_factory):
+    """One doctor run (tens of seconds: calibration, py-spy, a first compile) for the tests
+    that read its report: its exit status, what it printed and the JSON it wrote."""
+    path = tmp_path_factory.mktemp("doctor") / "doctor.json"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = cli.main(["doctor", "--json", str(path)])
+    return status, printed.getvalue(), json.loads(path.read_text())
+
+
+def test_doctor_reports_and_writes_json(doctor_run):
+    status, text, report = doctor_run
+    assert status == 0
     for word in ("Python", "PyTorch", "CPU", "Accelerator", "py-spy", "Calibration", "Threads",
                  "Ray", "Native py-spy", "Browser", "compile"):  # fmt: skip
         assert word in text
-    report = json.loads(path.read_text())
     assert report["calibration_units_per_s"] > 0
     assert report["gymnasium_check"] == "ok"
 
@@ -50,8 +61,8 @@ def test_doctor_classroom_checks_say_what_caps_the_cores_and_who_owns_rays_folde
     assert doctor.native_check() == "not here (no native frames): 02 samples Python frames only"
 
 
-def test_doctor_is_unhealthy_when_the_accelerator_is_broken():
-    report = collect()
+def test_doctor_is_unhealthy_when_the_accelerator_is_broken(doctor_run):
+    _, _, report = doctor_run
     assert healthy(report)
     report["accelerator_check"] = "FAILED: no kernel image"
     assert not healthy(report)

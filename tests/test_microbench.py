@@ -70,8 +70,22 @@ def test_policy_step_and_value_update_report_medians():
 
 def test_naive_vs_honest_reports_three_timers():
     timers = microbench.naive_vs_honest("cpu", width=32, batch_size=8, calls=5)
-    assert set(timers) == {"first_call_s", "naive_s", "honest_s"}
-    assert all(value > 0 for value in timers.values())
+    assert set(timers) == {"first_call_s", "naive_s", "honest_s", "width", "batch_size"}
+    assert all(timers[name] > 0 for name in ("first_call_s", "naive_s", "honest_s"))
+    assert (timers["width"], timers["batch_size"]) == (32, 8)
+
+
+@pytest.mark.parametrize(
+    ("widths", "batches", "timed"), [([8, 32], [1, 4], (32, 4)), ([64, 2048], [4096], (1024, 1024))]
+)
+def test_the_timers_time_the_grids_largest_cell_at_most_1024(monkeypatch, widths, batches, timed):
+    seen = []
+    monkeypatch.setattr(microbench, "naive_vs_honest", lambda d, w, b: seen.append((w, b)) or {})
+    monkeypatch.setattr(microbench, "forward_grid", lambda *a, **k: [])
+    for name in ("policy_step_costs", "value_update_costs", "summarize"):
+        monkeypatch.setattr(microbench, name, lambda *a, **k: {})
+    microbench.building_blocks(widths, batches, devices=["cpu"])
+    assert seen == [timed]
 
 
 def test_no_devices_is_a_clear_error():

@@ -254,9 +254,15 @@ def classify(
 
 @lru_cache(maxsize=1024)
 def _phase_blocks(file: str) -> tuple[tuple[int, int, str], ...]:
-    """(first line, last line, name) of every ``with <obj>.phase("NAME"):`` block in ``file``."""
+    """(first line, last line, name) of every ``with <obj>.phase("NAME"):`` block in ``file``.
+
+    A file without ``.phase(`` is not parsed: most frames are PyTorch's, whose big modules
+    took seconds to parse and walk per profile."""
+    text = "".join(linecache.getlines(file))
+    if ".phase(" not in text:
+        return ()
     try:
-        tree = ast.parse("".join(linecache.getlines(file)))
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return ()
     blocks = []

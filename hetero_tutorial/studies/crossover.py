@@ -235,7 +235,8 @@ def naive_vs_honest(
         forward()
     naive = (time.perf_counter() - start) / calls
     honest = measure(forward, device=device, warmup=5, repeats=9, inner=max(1, calls // 5))
-    return {"first_call_s": first_call, "naive_s": naive, "honest_s": honest.median}
+    return {"first_call_s": first_call, "naive_s": naive, "honest_s": honest.median,
+            "width": width, "batch_size": batch_size}  # fmt: skip
 
 
 def _inference(net: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
@@ -253,6 +254,10 @@ def ratios(costs: dict[str, dict[str, float]]) -> dict[str, float]:
     }
 
 
+TIMER_SIZE = 1024
+"""The largest width and batch size :func:`building_blocks` times its three timers at."""
+
+
 def building_blocks(
     widths: Sequence[int],
     batch_sizes: Sequence[int],
@@ -262,11 +267,13 @@ def building_blocks(
     """All of notebook 00's measurements on ``devices`` (default: CPU and accelerator if any).
 
     The timers run first: their first call must be the first on each device (see
-    :func:`naive_vs_honest`); the grid's calls would otherwise have warmed cuBLAS.
+    :func:`naive_vs_honest`); the grid's calls would otherwise have warmed cuBLAS. They time
+    the grid's largest network and batch, at most :data:`TIMER_SIZE` each.
     """
     _check_sizes(widths, batch_sizes, repeats)
     devices = _check_devices(devices if devices is not None else devices_here())
-    timers = {str(d): naive_vs_honest(d) for d in devices}
+    width, batch_size = min(TIMER_SIZE, max(widths)), min(TIMER_SIZE, max(batch_sizes))
+    timers = {str(d): naive_vs_honest(d, width, batch_size) for d in devices}
     return summarize(
         devices,
         grid=forward_grid(widths, batch_sizes, devices, repeats=repeats),
