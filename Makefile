@@ -18,12 +18,13 @@ help: ## list the targets
 setup: $(STAMP) ## create .venv and install the pinned dependencies (only when missing or stale)
 setup-book: $(BOOK_STAMP) ## the same with the book's tools (make test needs them), in one pip pass
 
-# One pip pass into .venv with the extras $(1) (a comma-separated list). --no-compile: pip would byte-compile every
-# module of every package (a minute here); Python compiles what is imported, once, instead.
+# One pip pass into .venv with the extras $(1) (a comma-separated list). pip byte-compiles
+# every module as it installs (a minute here): where PYTHONDONTWRITEBYTECODE is set (as here),
+# Python would otherwise compile torch and Ray from source at every import.
 define install
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "hetero-tutorial needs Python 3.10 or newer; run: make PYTHON=python3.11 ...")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e ".[$(1)]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[$(1)]"
 	$(BIN)/python -m ipykernel install --user --name hetero-tutorial --display-name "Python (hetero-tutorial)"
 endef
 
@@ -50,9 +51,11 @@ lint: setup ## ruff lint and format check
 
 # Two pytest-xdist workers, one per core of a 2-core CI machine: the suite takes about half as
 # long (a third worker makes Ray's start time out and the load-sensitive tests fail).
-# Tests in one xdist_group (those that start Ray) run on one worker, one after another.
+# Tests in one xdist_group (those that start Ray) run on one worker, one after another. The
+# 20 slowest are listed (and each notebook's time under nbmake): where the CI minutes go.
 unit: $(BOOK_STAMP) ## unit tests (quick mode, two workers; the notebook-quality checks run in `make notebooks`, the browser's in `make book-test`)
-	$(QUICK_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup tests --ignore=tests/test_notebook_quality.py \
+	$(QUICK_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20 tests \
+		--ignore=tests/test_notebook_quality.py \
 		--ignore=tests/test_book_browser.py
 
 install-cells: setup ## put the hosted-runtime install cell (hetero_tutorial/app/hosted.py) into every notebook
@@ -69,7 +72,7 @@ install-test: setup ## run the install cell in a fresh venv with only PyTorch an
 SERIES := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 LEDGER := $(lastword $(SERIES))
 NBMAKE := $(QUICK_ENV) MPLBACKEND=module://hetero_tutorial.notebook.figure_audit \
-	$(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 --overwrite
+	$(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 --overwrite --durations=0
 notebooks: setup ## every notebook under nbmake (quick mode), then check what they printed
 	rm -rf build/nbmake && mkdir -p build/nbmake && cp notebooks/[0-9][0-9]_*.ipynb build/nbmake/
 	$(NBMAKE) -n 2 $(addprefix build/nbmake/,$(notdir $(filter-out $(LEDGER),$(SERIES))))

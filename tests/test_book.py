@@ -117,6 +117,24 @@ def test_assembly_lays_out_every_page_the_contents_name(tmp_path):
     assert "make run` executes them in full mode" not in index  # said only for quick pages
 
 
+@pytest.mark.parametrize("url", [None, "https://github.com/someone/hetero-tutorial"])
+def test_each_notebook_page_links_to_colab_under_its_title_where_a_repository_is_named(
+    tmp_path, monkeypatch, url
+):
+    monkeypatch.setattr(book.hosted, "repository_url", lambda: url)
+    executed = book.Executed(_executed_copies(tmp_path / "nb", "full"), "full", "make run")
+    source = book.assemble(executed, tmp_path / "src")
+    for name in readme.series_notebooks():
+        stored = nbformat.read(executed.directory / name, as_version=4)
+        page = nbformat.read(source / "notebooks" / name, as_version=4)
+        if url is None:
+            assert page == stored
+            continue
+        colab = "https://colab.research.google.com/github/someone/hetero-tutorial/blob/main"
+        assert page.cells[1].source == f"[{name} in Colab]({colab}/notebooks/{name})"
+        assert page.cells[0] == stored.cells[0] and page.cells[2:] == stored.cells[1:]
+
+
 def test_formulas_are_written_as_mathml():
     pytest.importorskip("latex2mathml")
     from docutils import nodes

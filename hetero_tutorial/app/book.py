@@ -7,7 +7,8 @@ copies that ``make run`` (full mode, ``build/notebooks/``) or ``make test`` (qui
 
 - ``index.md``: the README's front matter, and which run the pages show;
 - ``notebooks/``: the executed notebooks, rendered with their outputs and figures by
-  MyST-NB with execution off;
+  MyST-NB with execution off, each with its "open in Colab" link under its title where
+  ``pyproject.toml`` names the repository (:func:`hetero_tutorial.app.hosted.open_in_links`);
 - ``docs/``: the teacher's kit (glossary, workshop plan, questions, other hardware), its
   generated sections rendered fresh from ``data/reference/``;
 - ``ledger/<machine>.md``: every claim judged on each reference machine's records.
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from hetero_tutorial.app import kit, readme, runner
+from hetero_tutorial.app import hosted, kit, readme, runner
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR, display_path
@@ -238,14 +239,29 @@ def _kit_page(page: str) -> str:
     return readme.regenerated((kit.DOCS_DIR / page).read_text(), kit.PAGES.get(page, {}))
 
 
+def notebook_page(executed: Path, page: Path, url: str | None) -> None:
+    """Copy an executed notebook to its page, with its "open in Colab" link (if ``url``
+    gives one) as a paragraph under its title."""
+    links = hosted.open_in_links([executed.name], url)
+    if not links:
+        shutil.copy2(executed, page)
+        return
+    notebook = nbformat.read(executed, as_version=4)
+    cells = notebook.cells
+    titled = bool(cells) and cells[0].cell_type == "markdown" and cells[0].source.startswith("#")
+    cells.insert(int(titled), nbformat.v4.new_markdown_cell(links[0]))
+    nbformat.write(notebook, page)
+
+
 def assemble(executed: Executed, source: Path = SOURCE_DIR) -> Path:
     """Write the book's Sphinx project to ``source`` (emptied first); return it."""
     shutil.rmtree(source, ignore_errors=True)
     (source / "notebooks").mkdir(parents=True)
     (source / "docs").mkdir()
     (source / "ledger").mkdir()
+    url = hosted.repository_url()
     for name in readme.series_notebooks():
-        shutil.copy2(executed.directory / name, source / "notebooks" / name)
+        notebook_page(executed.directory / name, source / "notebooks" / name, url)
     for page in KIT_PAGES:
         (source / "docs" / page).write_text(_kit_page(page))
     machines = sorted(ledger.machines(include_this=False))

@@ -1,13 +1,14 @@
 """A route to a free GPU: every notebook runs unchanged on a hosted Jupyter runtime (Colab).
 
 Such a runtime has PyTorch and NumPy but not this package. So each notebook's first code
-cell (right after its opening card) is two lines that install the package where it is
-missing, and do nothing where it is installed: from a wheel file beside the notebook if
-there is one (``hetero_tutorial-*.whl``, e.g. uploaded with it), else from the repository
-URL in ``pyproject.toml``'s ``[project.urls]``. :func:`install_cell` writes those two
-lines; it is the one place their logic lives, and ``python -m hetero_tutorial.app.hosted``
+cell (right after its opening card) installs the package where it is missing, and does
+nothing where it is installed: from a wheel file beside the notebook if there is one
+(``hetero_tutorial-*.whl``, e.g. uploaded with it), else from the repository URL in
+``pyproject.toml``'s ``[project.urls]``. :func:`install_cell` writes that cell; it is the
+one place its logic lives, and ``python -m hetero_tutorial.app.hosted``
 puts its output into every notebook (replacing an older copy). :func:`open_in_links`
-gives the "open in Colab" links for the README and the book, from the same URL; with no
+gives the "open in Colab" links for the README and each of the book's notebook pages, from
+the same URL; with no
 URL set there are none, and :data:`NO_URL` says so.
 """
 
