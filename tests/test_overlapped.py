@@ -40,8 +40,13 @@ def run_children() -> list[psutil.Process]:
 
 
 def shared_memory_files() -> set[str]:
+    """The segments in /dev/shm, but for multiprocessing's semaphores (``sem.mp-*``): each
+    lock or queue of any program using multiprocessing keeps one there while it lives, so a
+    test running beside this one (on the other xdist worker) adds and removes them at will.
+    What the series itself shares are PyTorch's tensors and Ray's object store."""
     shm = Path("/dev/shm")
-    return {p.name for p in shm.iterdir()} if shm.is_dir() else set()
+    names = {p.name for p in shm.iterdir()} if shm.is_dir() else set()
+    return {name for name in names if not name.startswith("sem.mp-")}
 
 
 def slow_rollout_2(worker: int, rollout: int) -> None:
