@@ -25,9 +25,9 @@ from collections.abc import Callable
 
 import torch
 
-from hetero_tutorial import compile_cache, make_batched_env
+from hetero_tutorial import BatchedCartPole, compile_cache, make_batched_env
 
-CART = make_batched_env("CartPole-v1", 1, check_actions=False)
+CART = BatchedCartPole  # Gymnasium's constants, as class attributes
 M, ML, G = CART.total_mass, CART.polemass_length, CART.gravity
 PUSH = CART.force_mag / M
 

@@ -119,8 +119,8 @@ def test_learning_verdicts_pair_lag_one_with_lag_zero_and_ray_with_processes():
     ray = _entry(backend="ray", by_seed=(-155.0, -145.0, -130.0))
     study = {"rows": [], "env_id": "Acrobot-v1", "summary": [_entry(lag=0), worse, ray]}
     lag, backends = overlap_findings.learning_findings(study)
-    assert lag.startswith("lag 1 against lag 0 (mp, 1 worker): mp, 1 worker, lag 0 learned better")
-    assert backends.startswith("Ray against processes (1 worker, lag 1): no difference detected")
+    assert lag.startswith("mp, 1 worker, lag 1 against lag 0: mp, 1 worker, lag 0 learned better")
+    assert backends.startswith("ray, 1 worker, lag 1 against processes: no difference detected")
 
 
 def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():

@@ -241,15 +241,15 @@ def _kit_page(page: str) -> str:
 
 def notebook_page(executed: Path, page: Path, url: str | None) -> None:
     """Copy an executed notebook to its page, with its "open in Colab" link (if ``url``
-    gives one) as a paragraph under its title."""
+    gives one) as a paragraph under its opening card (the title)."""
     links = hosted.open_in_links([executed.name], url)
     if not links:
         shutil.copy2(executed, page)
         return
     notebook = nbformat.read(executed, as_version=4)
-    cells = notebook.cells
-    titled = bool(cells) and cells[0].cell_type == "markdown" and cells[0].source.startswith("#")
-    cells.insert(int(titled), nbformat.v4.new_markdown_cell(links[0]))
+    notebook.cells.insert(
+        hosted.after_card(notebook.cells), nbformat.v4.new_markdown_cell(links[0])
+    )
     nbformat.write(notebook, page)
 
 

@@ -12,7 +12,6 @@ installed.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import json
 import os

@@ -5,11 +5,10 @@ cell (right after its opening card) installs the package where it is missing, an
 nothing where it is installed: from a wheel file beside the notebook if there is one
 (``hetero_tutorial-*.whl``, e.g. uploaded with it), else from the repository URL in
 ``pyproject.toml``'s ``[project.urls]``. :func:`install_cell` writes that cell; it is the
-one place its logic lives, and ``python -m hetero_tutorial.app.hosted``
-puts its output into every notebook (replacing an older copy). :func:`open_in_links`
-gives the "open in Colab" links for the README and each of the book's notebook pages, from
-the same URL; with no
-URL set there are none, and :data:`NO_URL` says so.
+one place its logic lives, and ``python -m hetero_tutorial.app.hosted`` puts its output
+into every notebook (replacing an older copy). :func:`open_in_links` gives the "open in
+Colab" links for the README and each of the book's notebook pages, from the same URL;
+with no URL set there are none, and :data:`NO_URL` says so.
 """
 
 from __future__ import annotations
@@ -70,6 +69,11 @@ def install_cell(url: str | None = None) -> str:
     )
 
 
+def after_card(cells: list[nbformat.NotebookNode]) -> int:
+    """Where a notebook's body starts: after its opening card (a first Markdown cell)."""
+    return 1 if cells and cells[0].cell_type == "markdown" else 0
+
+
 def insert_install_cell(path: Path, url: str | None = None) -> None:
     """Put :func:`install_cell` into the notebook at ``path`` as its first code cell, after
     the opening card (replacing an install cell already there)."""
@@ -77,7 +81,7 @@ def insert_install_cell(path: Path, url: str | None = None) -> None:
     cells = [c for c in notebook.cells if INSTALL_TAG not in c.metadata.get("tags", [])]
     cell = nbformat.v4.new_code_cell(install_cell(url))
     cell.metadata["tags"] = [INSTALL_TAG]
-    first = 1 if cells and cells[0].cell_type == "markdown" else 0
+    first = after_card(cells)
     notebook.cells = [*cells[:first], cell, *cells[first:]]
     nbformat.write(notebook, path)
 

@@ -102,8 +102,8 @@ def learning_finding(a: dict[str, Any], b: dict[str, Any], env_id: str) -> str:
 
 def learning_findings(study: dict[str, Any]) -> list[str]:
     """:func:`learning_finding` of lag 1 against lag 0 per engine and worker count, then of
-        Ray against processes per worker count and lag bound: one sentence each, naming its pair
-    (a "no verdict" names no configuration of its own)."""
+    Ray against processes per worker count and lag bound: one sentence each, led by the
+    configuration it judges (a "no verdict" names none of its own)."""
     summary, env_id, found = study["summary"], study["env_id"], []
     overlapped = [e for e in summary if e["plan"] != SEQUENTIAL]
     for backend in dict.fromkeys(e["backend"] for e in overlapped):
@@ -111,16 +111,16 @@ def learning_findings(study: dict[str, Any]) -> list[str]:
             lag0 = find(summary, backend=backend, workers=workers, max_policy_lag=0)
             lag1 = find(summary, backend=backend, workers=workers, max_policy_lag=1)
             if lag0 and lag1:
-                pair = f"lag 1 against lag 0 ({backend}, {workers} worker{'s' * (workers > 1)})"
-                found.append(f"{pair}: {learning_finding(lag0, lag1, env_id)}")
+                judged = configuration_label(backend, workers, 1)
+                found.append(f"{judged} against lag 0: {learning_finding(lag0, lag1, env_id)}")
     for entry in overlapped:
         if entry["backend"] == "ray":
             key = {"workers": entry["workers"], "max_policy_lag": entry["max_policy_lag"]}
             mp = find(summary, backend="mp", **key)
             if mp:
-                workers, lag = entry["workers"], entry["max_policy_lag"]
-                pair = f"Ray against processes ({workers} worker{'s' * (workers > 1)}, lag {lag})"
-                found.append(f"{pair}: {learning_finding(mp, entry, env_id)}")
+                found.append(
+                    f"{label(entry)} against processes: {learning_finding(mp, entry, env_id)}"
+                )
     return found
 
 
