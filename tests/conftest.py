@@ -34,3 +34,9 @@ def float64_env_id() -> str:
     if env_id not in gym.registry:
         gym.register(env_id, entry_point=Float64Pendulum, max_episode_steps=200)
     return env_id
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first, each in collection order: two xdist workers then share them out
+    at the start, instead of one running a minutes-long test alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

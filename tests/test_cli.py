@@ -27,6 +27,8 @@ def doctor_run(tmp_path_factory):
     return status, printed.getvalue(), json.loads(path.read_text())
 
 
+# The tests that read one doctor run share an xdist group: one worker runs the doctor once.
+@pytest.mark.xdist_group("doctor")
 def test_doctor_reports_and_writes_json(doctor_run):
     status, text, report = doctor_run
     assert status == 0
@@ -61,6 +63,7 @@ def test_doctor_classroom_checks_say_what_caps_the_cores_and_who_owns_rays_folde
     assert doctor.native_check() == "not here (no native frames): 02 samples Python frames only"
 
 
+@pytest.mark.xdist_group("doctor")
 def test_doctor_is_unhealthy_when_the_accelerator_is_broken(doctor_run):
     _, _, report = doctor_run
     assert healthy(report)

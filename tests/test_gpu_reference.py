@@ -113,6 +113,7 @@ def _check_device_limits(out: Path) -> list[Path]:
     return files
 
 
+@pytest.mark.slow
 def test_a_dry_run_records_what_every_claim_needs_within_the_device_limits(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run(

@@ -218,19 +218,28 @@ def parse_stack(stack: Stack) -> tuple[Frame, ...]:
 
 
 def read_collapsed(text: str) -> Stacks:
-    """Parse collapsed stacks (py-spy's ``--format raw``): ``frame;frame;... count`` per line."""
+    """Parse collapsed stacks (py-spy's ``--format raw``): ``frame;frame;... count`` per line.
+
+    A frame's name can hold a line break (py-spy now and then reads a string while the
+    sampled interpreter changes it, e.g. during an import): a line without a count is the
+    start of a stack that the next line goes on with.
+    """
     stacks: Stacks = Counter()
+    pending, first = "", 0  # a stack broken over lines so far, and the line it began on
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+        if not pending and not line.strip():
             continue
-        frames, space, count = line.rstrip().rpartition(" ")
-        if not space or not count.isdigit():
-            raise UsageError(
-                f"line {number} is not a collapsed stack ('frame;frame;... count'): {line[:80]!r}. "
-                "Record with `py-spy record --format raw`."
-            )
-        # an empty stack: a thread sampled with no Python frame (``--idle`` keeps those)
-        stacks[tuple(frames.split(";")) if frames else ()] += int(count)
+        pending, first = pending + line, first or number
+        frames, space, count = pending.rstrip().rpartition(" ")
+        if space and count.isdigit():
+            # an empty stack: a thread sampled with no Python frame (``--idle`` keeps those)
+            stacks[tuple(frames.split(";")) if frames else ()] += int(count)
+            pending, first = "", 0
+    if pending:
+        raise UsageError(
+            f"line {first} is not a collapsed stack ('frame;frame;... count'): "
+            f"{pending[:80]!r}. Record with `py-spy record --format raw`."
+        )
     return stacks
 
 
