@@ -175,8 +175,25 @@ def test_rounds_of_one_seed_merge_into_one_study():
             row |= {"env_steps_per_s": 1.0, "eval_return_mean": -500.0, "other_load_cores": None}
         rows[1] |= {"ideal_speedup": 1.4, "share_of_ideal": 0.9, "learner_idle_share": 0.1,
                     "worker_idle_share": 0.1, "dropped_rollouts": 0}  # fmt: skip
-        return {"seeds": [seed], "rows": rows, "timelines": {"t": seed}, "env_id": "Acrobot-v1"}
+        return {"seeds": [seed], "rows": rows, "timelines": {"t": seed}, "env_id": "Acrobot-v1",
+                "seconds": 90.0 + seed}  # fmt: skip
 
     study = overlap.merge_studies([round_of(0), round_of(1)])
     assert study["seeds"] == [0, 1] and len(study["rows"]) == 4 and study["timelines"] == {"t": 0}
     assert [e["seeds"] for e in study["summary"]] == [2, 2]
+    assert study["seconds"] == 181.0
+
+
+def test_a_further_seed_runs_only_while_unresolved_and_within_the_budget():
+    sequential = _entry(plan=overlap.SEQUENTIAL)
+    straddles = _entry(speed=(1.1, 0.9, 1.2), by_seed=(-500.0, -500.0))
+    study = {"rows": [], "env_id": "Acrobot-v1", "config": {"total_steps": 150_000},
+             "seeds": [0, 1], "seconds": 180.0, "summary": [sequential, straddles]}  # fmt: skip
+    assert overlap_findings.further_seed(study, 2, None) is None
+    assert overlap_findings.further_seed(study, 2, 270.0) is None  # 180 s + 90 s fits
+    why = overlap_findings.further_seed(study, 2, 240.0)
+    assert why.startswith("seed 2 not run: a round takes about 90 s here")
+    assert "--env Acrobot-v1 --steps 150000 --seeds 0 1 2`" in why
+    faster = _entry(by_seed=(-500.0, -500.0))
+    settled = study | {"summary": [sequential, faster]}
+    assert overlap_findings.further_seed(settled, 2, None).startswith("every verdict is resolved")

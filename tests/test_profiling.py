@@ -144,7 +144,8 @@ def test_a_frame_name_with_a_line_break_joins_its_lines_into_one_stack():
     # as py-spy once wrote it here: a string read mid-import, its newline kept
     text = "a (x.py:1) 2\n (The following types\n);b (y.py:3) 1\na (x.py:1) 1\n"
     assert stacks.read_collapsed(text) == {
-        ("a (x.py:1)",): 3, (" (The following types)", "b (y.py:3)"): 1
+        ("a (x.py:1)",): 3,
+        (" (The following types)", "b (y.py:3)"): 1,
     }
     with pytest.raises(UsageError, match="line 2 is not a collapsed stack"):
         stacks.read_collapsed("a (x.py:1) 2\n (cut off here")

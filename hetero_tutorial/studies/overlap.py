@@ -14,6 +14,7 @@ The ideal speed-up comes from the sequential run's own phase times (:func:`ideal
 from __future__ import annotations
 
 import statistics
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -246,7 +247,8 @@ def overlap_study(
     Returns ``rows`` (one per run; sequential ones have ``plan`` "sequential"),
     ``summary`` (one per configuration, over seeds: see :func:`summarise`),
     ``timelines`` (the first seed's overlapped runs, and the sequential plan's, for
-    Gantt charts) and ``ray_start_seconds`` (None without Ray). With ``"ray"`` among
+    Gantt charts), ``ray_start_seconds`` (None without Ray) and ``seconds`` (the study's
+    wall time: what a further seed would cost). With ``"ray"`` among
     the backends, one local Ray serves every Ray run (its start is measured once).
     ``progress(label)`` is called before each run. ``address``: the Ray runs join that
     cluster (``"auto"``, ``"ray://host:10001"``) instead of a local Ray.
@@ -256,6 +258,7 @@ def overlap_study(
     placement = as_placement(placement)
     rows: list[dict[str, Any]] = []
     timelines: dict[str, list[dict[str, Any]]] = {}
+    began = time.perf_counter()
     with _ray_if("ray" in backends and address is None) as ray_start:
         for seed in seeds:
             if progress is not None:
@@ -303,13 +306,14 @@ def overlap_study(
         "summary": summarise(rows),
         "timelines": timelines,
         "ray_start_seconds": ray_start,
+        "seconds": time.perf_counter() - began,
     }
 
 
 def merge_studies(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One study from studies of one seed each (a notebook runs a round per cell): every
     round's rows, their summary over all the seeds, the first round's timelines and Ray
-    start."""
+    start, and the rounds' seconds added up."""
     if not rounds:
         raise UsageError("give at least one study round")
     rows = [row for part in rounds for row in part["rows"]]
@@ -317,6 +321,7 @@ def merge_studies(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "seeds": [seed for part in rounds for seed in part["seeds"]],
         "rows": rows,
         "summary": summarise(rows),
+        "seconds": sum(part["seconds"] for part in rounds),
     }
 
 

@@ -197,6 +197,25 @@ def resolved(study: dict[str, Any]) -> bool:
     return not any("no difference detected" in line for line in learning_findings(study))
 
 
+def further_seed(study: dict[str, Any], seed: int, budget_seconds: float | None) -> str | None:
+    """Why ``seed`` is not run, or None to run it: a further seed runs only while a verdict
+    is unresolved (:func:`resolved`) and one more round, as long as the rounds so far took
+    on average, keeps the study within ``budget_seconds`` (None: no budget)."""
+    seeds = len(study["seeds"])
+    if resolved(study):
+        return f"every verdict is resolved with {seeds} seeds: seed {seed} not run"
+    per_round = study["seconds"] / seeds
+    if budget_seconds is not None and study["seconds"] + per_round > budget_seconds:
+        return (
+            f"seed {seed} not run: a round takes about {per_round:.0f} s here and the study "
+            f"has had {study['seconds']:.0f} s of its {budget_seconds:.0f} s; the unresolved "
+            "verdicts stay unresolved (`python -m hetero_tutorial bench pipeline --env "
+            f"{study['env_id']} --steps {study['config']['total_steps']} --seeds "
+            f"{' '.join(str(s) for s in [*study['seeds'], seed])}` runs them outside class)"
+        )
+    return None
+
+
 def findings(study: dict[str, Any]) -> list[str]:
     """Every conclusion the study's numbers support, as sentences."""
     return [
