@@ -1,12 +1,17 @@
-"""Why the compiled batched CartPole is slower than the eager one here: two measurements.
+"""What a compiled call costs, and how a step must be written to gain from it: three probes.
 
 1. **A compiled call's fixed cost.** ``x * 2 + 1`` eagerly and under ``torch.compile`` at
    64 to 1,048,576 elements: where the compiled call is slower at 64 elements, its fixed
    cost (the Python wrappers around the generated kernel) is the difference.
-2. **A pure CartPole step.** The package's eager transition (in-place, each line one fused
-   PyTorch operation, :meth:`BatchedCartPole._transition`) against an out-of-place
-   version of the same physics, eager and compiled: the form ``torch.compile`` fuses
-   best, with no writes into its inputs. Same first states, same actions.
+2. **Two forms of CartPole's transition.** The package's eager transition (in place, each
+   line one fused PyTorch operation, :meth:`BatchedCartPole._transition`), eager and
+   compiled, against the out-of-place form written for the compiler
+   (:meth:`BatchedCartPole._fusable_transition`, what ``compile="compile"`` runs), compiled
+   with its flags as bytes (as the package returns them) and as bool. Same first states,
+   same actions, the random draw left out.
+3. **Storing flags.** ``x.abs() > 2.4`` compiled, returned as bool, against the same flags
+   returned as bytes (``torch.where(mask, 1, 0).to(torch.uint8)``): PyTorch 2.13's CPU
+   kernels store a bool tensor element by element.
 
 One PyTorch thread, every variant warmed up (compiled first), then ``--repeats`` rounds,
 the variants interleaved in each; the median seconds per call and the range over rounds.
@@ -25,36 +30,7 @@ from collections.abc import Callable
 
 import torch
 
-from hetero_tutorial import BatchedCartPole, compile_cache, make_batched_env
-
-CART = BatchedCartPole  # Gymnasium's constants, as class attributes
-M, ML, G = CART.total_mass, CART.polemass_length, CART.gravity
-PUSH = CART.force_mag / M
-
-
-def pure_transition(state, elapsed, actions, initial):
-    """CartPole's step out of place on (4, N) states: new tensors only, nothing written."""
-    x, x_dot, theta, theta_dot = state.unbind(0)
-    force = torch.where(actions.bool(), PUSH, -PUSH)
-    cos, sin = torch.cos(theta), torch.sin(theta)
-    temp = force + (ML / M) * theta_dot * theta_dot * sin
-    denominator = CART.length * (4.0 / 3.0) - (CART.length * CART.masspole / M) * cos * cos
-    theta_acc = (G * sin - cos * temp) / denominator
-    x_acc = temp - (ML / M) * theta_acc * cos
-    tau = CART.tau
-    moved = torch.stack(
-        [x + tau * x_dot, x_dot + tau * x_acc, theta + tau * theta_dot, theta_dot + tau * theta_acc]
-    )
-    terminated = (moved[0].abs() > CART.x_threshold) | (
-        moved[2].abs() > CART.theta_threshold_radians
-    )
-    elapsed = elapsed + 1
-    truncated = elapsed >= CART.max_episode_steps
-    done = terminated | truncated
-    state = torch.where(done, initial, moved)
-    obs = state.T.contiguous()
-    reward = torch.ones_like(x)
-    return state, torch.where(done, 0, elapsed), obs, reward, terminated, truncated, moved.T, done
+from hetero_tutorial import compile_cache, make_batched_env
 
 
 def timed(variants: dict[str, Callable[[], object]], repeats: int, calls: int) -> dict:
@@ -90,18 +66,40 @@ def affine_variants(size: int) -> dict[str, Callable[[], object]]:
 
 
 def cartpole_variants(size: int) -> dict[str, Callable[[], object]]:
-    """CartPole's transition at ``size`` environments: ours in place, then the pure one
-    eager and compiled, from the same first states and actions (no random draw)."""
-    env = make_batched_env("CartPole-v1", size, check_actions=False)
-    env.reset(seed=0)
+    """CartPole's transition at ``size`` environments in each form, from the same first
+    states and actions (no random draw): each variant steps an env of its own."""
     actions = torch.randint(0, 2, (size,), generator=torch.Generator().manual_seed(0))
-    initial, start = env._draw_initial_states().clone(), env._state.clone()
-    compiled = torch.compile(pure_transition, dynamic=False)
+    envs = [make_batched_env("CartPole-v1", size, check_actions=False) for _ in range(4)]
+    for env in envs:
+        env.reset(seed=0)
+    initial = envs[0]._draw_initial_states().clone()
+    eager, in_place, fused, as_bool = envs
+
+    def bool_flags(state, elapsed, actions, initial):
+        *tensors, terminated, truncated, done = as_bool._fusable_transition(
+            state, elapsed, actions, initial
+        )
+        return *tensors, terminated.bool(), truncated.bool(), done.bool()
+
+    compiled_in_place = torch.compile(in_place._transition, dynamic=False)
+    compiled_fused = torch.compile(fused._fusable_transition, dynamic=False)
+    compiled_bool = torch.compile(bool_flags, dynamic=False)
     return {
-        "ours, eager (in place)": lambda: env._transition(actions, initial),
-        "pure, eager": lambda: pure_transition(start, env._elapsed, actions, initial),
-        "pure, compiled": lambda: compiled(start, env._elapsed, actions, initial),
+        "in place, eager": lambda: eager._transition(actions, initial),
+        "in place, compiled": lambda: compiled_in_place(actions, initial),
+        "fusable, compiled": lambda: compiled_fused(fused._state, fused._elapsed, actions, initial),
+        "fusable, bool flags": lambda: compiled_bool(
+            as_bool._state, as_bool._elapsed, actions, initial
+        ),
     }
+
+
+def flag_variants(size: int) -> dict[str, Callable[[], object]]:
+    """One comparison's flags at ``size`` elements, compiled, stored as bool or as bytes."""
+    x = torch.rand(size) * 3
+    as_bool = torch.compile(lambda x: x.abs() > 2.4, dynamic=False)
+    as_bytes = torch.compile(lambda x: torch.where(x.abs() > 2.4, 1, 0).to(torch.uint8))
+    return {"bool": lambda: as_bool(x), "bytes": lambda: as_bytes(x)}
 
 
 def main() -> None:
@@ -117,7 +115,10 @@ def main() -> None:
     print("\n2. CartPole's transition (no random draw): envs, variant, seconds per step")
     for size in args.sizes:
         calls = max(20, (1 << 21) // size)
-        show(size, timed(cartpole_variants(size), args.repeats, calls), "ours, eager (in place)")
+        show(size, timed(cartpole_variants(size), args.repeats, calls), "in place, eager")
+    print("\n3. Flags of one comparison, compiled: elements, stored as, seconds per call")
+    for size in args.sizes:
+        show(size, timed(flag_variants(size), args.repeats, max(20, (1 << 21) // size)), "bool")
 
 
 if __name__ == "__main__":

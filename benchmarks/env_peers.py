@@ -6,6 +6,8 @@ with random valid actions, by
 * ``ours``: the package's batched tensor environments on the CPU, through the
   environment study's own stepper (``env_throughput.make_stepper("batched-cpu")``:
   SAME_STEP autoreset, action checks off as PPO runs them);
+* ``ours-compiled``: the same with ``compile="compile"`` (the step's tensor work
+  compiled by ``torch.compile``; its first step, where it compiles, is the untimed one);
 * ``gymnax``: gymnax 1.0.1, ``jax.jit`` of ``jax.vmap(env.step)`` (its step autoresets
   too), called once per step from Python as ours is, a fresh key split per step inside
   the jitted function; the first call (trace and compile) is timed apart, as
@@ -23,7 +25,7 @@ reset, one untimed step, then as many steps per repeat as fill ``--seconds``, re
 Actions come from 16 random batches drawn before the clock, cycled. The figure to
 quote is the ratio of medians over rounds (ours / peer), with the range of the
 per-round ratios. Targets: ours >= 1x gymnax at 4,096 and 65,536 envs, >= 10x
-EnvPool (one thread) at 4,096.
+EnvPool (one thread) at 4,096; ours-compiled >= 2x gymnax at 4,096 and 65,536.
 
     .venv/bin/python benchmarks/env_peers.py --quick        # smoke run, about a minute
     .venv/bin/python benchmarks/env_peers.py                # 5 rounds
@@ -47,8 +49,14 @@ ENV_IDS = ("CartPole-v1", "Pendulum-v1")
 NUM_ENVS = (1, 64, 4096, 65_536)
 ACTION_BANK = 16
 """Batches of random actions drawn before the clock and cycled through."""
-TARGETS = {("gymnax", 4096): 1.0, ("gymnax", 65_536): 1.0, ("envpool-1", 4096): 10.0}
-"""(peer, num_envs) -> the ratio ours / peer the race asks for (either environment)."""
+TARGETS = {
+    ("ours", "gymnax", 4096): 1.0,
+    ("ours", "gymnax", 65_536): 1.0,
+    ("ours", "envpool-1", 4096): 10.0,
+    ("ours-compiled", "gymnax", 4096): 2.0,
+    ("ours-compiled", "gymnax", 65_536): 2.0,
+}
+"""(ours, peer, num_envs) -> the ratio ours / peer the race asks for (either environment)."""
 
 
 # --- the workers: each runs in a fresh process and returns its metrics --------------------
@@ -96,7 +104,9 @@ def study_stepper(job: dict[str, Any]) -> race.Metrics:
     torch.set_num_threads(job["threads"])
 
     def build(n: int) -> tuple[Callable, Callable]:
-        stepper = env_throughput.make_stepper(job["implementation"], job["env_id"], n, job["seed"])
+        stepper = env_throughput.make_stepper(
+            job["implementation"], job["env_id"], n, job["seed"], compile=job["compile"]
+        )
         return stepper.step, lambda: None  # CPU tensors and NumPy: done when step returns
 
     return sweep(job, build)
@@ -168,8 +178,9 @@ def plan(args: Any) -> race.Plan:
     entries, pairs = [], []
     for env_id in ENV_IDS:
         job = {**common, "env_id": env_id}
+        ours = {**job, "implementation": "batched-cpu", "compile": "eager"}
         here = [
-            race.Entry(env_id, "ours", "study", {**job, "implementation": "batched-cpu"}),
+            race.Entry(env_id, "ours", "study", ours),
             race.Entry(env_id, "gymnax", "gymnax", job, venv="gymnax"),
             race.Entry(env_id, "envpool-1", "envpool", {**job, "num_threads": 1}, venv="envpool"),
             race.Entry(
@@ -179,15 +190,20 @@ def plan(args: Any) -> race.Plan:
         if env_id == "CartPole-v1":  # Gymnasium has no vector Pendulum
             here.append(
                 race.Entry(
-                    env_id, "gymnasium", "study", {**job, "implementation": "gymnasium-vector"}
+                    env_id,
+                    "gymnasium",
+                    "study",
+                    {**job, "implementation": "gymnasium-vector", "compile": "eager"},
                 )
             )
-        entries += here
-        for peer in [e.contestant for e in here[1:]]:
-            pairs += [
-                race.Pair(env_id, "ours", peer, f"steps_per_s@{n}", target=TARGETS.get((peer, n)))
-                for n in sizes
-            ]
+        compiled = race.Entry(env_id, "ours-compiled", "study", {**ours, "compile": "compile"})
+        entries += [*here, compiled]
+        matches = [("ours", e.contestant) for e in here[1:]] + [("ours-compiled", "gymnax")]
+        pairs += [
+            race.Pair(env_id, a, b, f"steps_per_s@{n}", target=TARGETS.get((a, b, n)))
+            for a, b in matches
+            for n in sizes
+        ]
     return race.Plan(
         kind="bench.env_peers",
         script=Path(__file__).resolve(),
@@ -202,6 +218,7 @@ def plan(args: Any) -> race.Plan:
         },
         timed={
             "ours": "env_throughput.make_stepper('batched-cpu').step: one batched step per call",
+            "ours-compiled": "the same, compile='compile' (first step, where it compiles, untimed)",
             "gymnax": "jit(vmap(env.step)) per call, a key split inside; compile_s@N: first call",
             "envpool-1": "envs.step(actions), synchronous, num_threads=1, pinned",
             "envpool-all": "envs.step(actions), synchronous, a thread per core, not pinned",

@@ -84,9 +84,15 @@ def _cycling(step: Callable[[Any], object], actions: Sequence[Any]) -> Callable[
 
 
 def make_stepper(
-    implementation: str, env_id: str, num_envs: int, seed: int = 0, check_actions: bool = False
+    implementation: str,
+    env_id: str,
+    num_envs: int,
+    seed: int = 0,
+    check_actions: bool = False,
+    compile: str = "eager",
 ) -> Stepper:
-    """Build ``implementation`` for ``num_envs`` copies of ``env_id``, reset, with its actions."""
+    """Build ``implementation`` for ``num_envs`` copies of ``env_id``, reset, with its actions;
+    ``compile``: the batched environments' compile mode (``hetero_tutorial.core.compiled``)."""
     rng = np.random.default_rng(seed)
     actions = _numpy_actions(env_id, num_envs, rng)
     cpu = torch.device("cpu")
@@ -100,7 +106,7 @@ def make_stepper(
             raise UsageError(
                 f"{implementation!r} is not available here; choose from {implementations(env_id)}"
             )
-        batched = make_batched_env(env_id, num_envs, device, check_actions=check_actions)
+        batched = make_batched_env(env_id, num_envs, device, check_actions, compile)
         batched.reset(seed=seed)
         on_device = [torch.as_tensor(a, device=device) for a in actions]  # before the clock
         return Stepper(_cycling(batched.step, on_device), batched.device, batched.close)
