@@ -241,9 +241,12 @@ class _BatchedEnv:
         raise NotImplementedError
 
     def _fusable_transition(
-        self, state: torch.Tensor, elapsed: torch.Tensor, actions: torch.Tensor,
+        self,
+        state: torch.Tensor,
+        elapsed: torch.Tensor,
+        actions: torch.Tensor,
         initial: torch.Tensor,
-    ) -> tuple[torch.Tensor, ...]:  # fmt: skip
+    ) -> tuple[torch.Tensor, ...]:
         """:meth:`_transition` written for ``torch.compile``, where a class has it: out of
         place, the state (D, N) and step counter (N,) written back once at the end; returns
         obs, reward, final obs and the terminated, truncated and ended flags as uint8.
@@ -365,9 +368,12 @@ class BatchedCartPole(_BatchedEnv):
         return reward, terminated
 
     def _fusable_transition(
-        self, state: torch.Tensor, elapsed: torch.Tensor, actions: torch.Tensor,
+        self,
+        state: torch.Tensor,
+        elapsed: torch.Tensor,
+        actions: torch.Tensor,
         initial: torch.Tensor,
-    ) -> tuple[torch.Tensor, ...]:  # fmt: skip
+    ) -> tuple[torch.Tensor, ...]:
         # The same equations as _advance, out of place: Inductor fuses them into one loop.
         x, x_dot, theta, theta_dot = state.unbind(0)
         M, ml, g, tau = self.total_mass, self.polemass_length, self.gravity, self.tau
