@@ -35,9 +35,10 @@ def data_dirs(tmp_path, monkeypatch):
 def stand_in(plan):
     """A measure for ``plan`` with no process: every metric its pairs read, known values.
 
-    Ours (each of our contestants) measures 2 x (round + 1), every peer 1 x (round + 1): ours is twice the peer's rate
-    and, where lower is better, twice its seconds; peers never solve (None) at the
-    ``solve_s`` metrics of the second round, so that rounds without a pair drop out.
+    Each of our contestants (ours, ours-compiled) measures 2 x (round + 1), every peer
+    1 x (round + 1): ours is twice the peer's rate and, where lower is better, twice its
+    seconds; peers never solve (None) at the ``solve_s`` metrics of the second round, so
+    that rounds without a pair drop out.
     """
     calls = []
     metrics = {}

@@ -62,6 +62,16 @@ def test_source_shows_our_code_without_its_docstring():
     assert "rl/ddpg/learner.py" in acting and "def act(" in acting and "_contextlib" not in acting
 
 
+def _commented_signature(x: int) -> int:  # fmt: skip
+    """A docstring that source() leaves out."""
+    return x
+
+
+def test_source_finds_the_body_after_a_signature_ending_in_a_comment():
+    shown = source(_commented_signature).data
+    assert "return x" in shown and "A docstring" not in shown
+
+
 def test_the_pipeline_diagram_marks_each_presets_copies():
     figure = diagrams.pipeline(["all-accelerator", "hybrid", "all-cpu"])
     red = [

@@ -19,7 +19,8 @@ from hetero_tutorial.core.paths import display_path
 
 def _docstring_lines(text: list[str]) -> range:
     """The indices of the docstring's lines in a function's source (empty if it has none)."""
-    body = next(i for i, line in enumerate(text) if line.rstrip().endswith(":"))
+    # the signature's last line ends with ":", before any comment (e.g. ``# fmt: skip``)
+    body = next(i for i, line in enumerate(text) if line.split("#")[0].rstrip().endswith(":"))
     first = body + 1
     if first >= len(text) or not text[first].strip().startswith(('"""', "'''")):
         return range(0)
