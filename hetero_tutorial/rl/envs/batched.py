@@ -38,6 +38,7 @@ generator is what makes the compiled step draw the same numbers as the eager one
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,12 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-from hetero_tutorial.core.compiled import CompiledPiece, compiled, require_compile_mode
+from hetero_tutorial.core.compiled import (
+    CompiledPiece,
+    compile_unavailable,
+    compiled,
+    require_compile_mode,
+)
 from hetero_tutorial.core.devices import resolve_device, same_device
 from hetero_tutorial.core.errors import UsageError, require_positive
 
@@ -104,18 +110,13 @@ class _BatchedEnv:
 
     def _compile_transition(self, mode: str) -> None:
         """This instance's transition in ``mode`` (the class's reads as before): the class's
-        :meth:`_fusable_transition` where it has one, else :meth:`_transition` itself; the
+        :attr:`_fusable_transition` where it has one, else :meth:`_transition` itself; the
         eager transition, with one line saying why, where compiling cannot run here."""
-        what = f"the {self.env_id} step"
-        fusable = type(self)._fusable_transition is not _BatchedEnv._fusable_transition
-        piece = compiled(self._fusable_transition if fusable else self._transition, mode,
-                         self.device, what)  # fmt: skip
-        if piece.mode == "eager":  # the fallback: the transition written for eager runs
-            piece = CompiledPiece(self._transition, "eager", what, piece.fallback)
-            self._transition = piece
-        else:
-            self._transition = self._fused_step if fusable else piece
-        self.compiled_step = piece
+        fusable = self._fusable_transition is not None
+        fusable = fusable and compile_unavailable(self.device, mode) is None
+        target = self._fusable_transition if fusable else self._transition
+        self.compiled_step = compiled(target, mode, self.device, f"the {self.env_id} step")
+        self._transition = self._fused_step if fusable else self.compiled_step
 
     def _fused_step(self, actions: torch.Tensor, initial: torch.Tensor) -> StepResult:
         """:meth:`_transition` through the compiled :meth:`_fusable_transition`, its flags
@@ -240,23 +241,12 @@ class _BatchedEnv:
         """Physics of one step, in place on ``self._state``: return (reward, terminated)."""
         raise NotImplementedError
 
-    def _fusable_transition(
-        self,
-        state: torch.Tensor,
-        elapsed: torch.Tensor,
-        actions: torch.Tensor,
-        initial: torch.Tensor,
-    ) -> tuple[torch.Tensor, ...]:
-        """:meth:`_transition` written for ``torch.compile``, where a class has it: out of
-        place, the state (D, N) and step counter (N,) written back once at the end; returns
-        obs, reward, final obs and the terminated, truncated and ended flags as uint8.
-
-        Why a second form: compiled, the in-place one is slower than eager (each write into
-        a live tensor is a pass of its own). And why bytes: in PyTorch 2.13, a compiled CPU
-        kernel stores a bool tensor element by element (about 1 ms for 65,536 on this
-        series' reference CPU, against 0.02 ms for the same flags as bytes).
-        """
-        raise NotImplementedError
+    _fusable_transition: Callable[..., tuple[torch.Tensor, ...]] | None = None
+    """:meth:`_transition` written for ``torch.compile``, where a class has it (None: compile
+    ``_transition`` itself): ``(state, elapsed, actions, initial)``, out of place, the state
+    (D, N) and step counter (N,) written back once at the end; returns obs, reward, final
+    obs and the terminated, truncated and ended flags as uint8 (:meth:`_fused_step` views
+    them as bool)."""
 
     def _observe(self, state: torch.Tensor) -> torch.Tensor:
         """Observations (N, obs_dim) of states (D, N): a new contiguous tensor."""
@@ -374,7 +364,11 @@ class BatchedCartPole(_BatchedEnv):
         actions: torch.Tensor,
         initial: torch.Tensor,
     ) -> tuple[torch.Tensor, ...]:
-        # The same equations as _advance, out of place: Inductor fuses them into one loop.
+        """The same equations as :meth:`_advance`, out of place: Inductor fuses them into one
+        loop. Why a second form: compiled, the in-place one is slower than eager (each write
+        into a live tensor is a pass of its own). And why bytes: in PyTorch 2.13 a compiled
+        CPU kernel stores a bool tensor element by element (862 us for 65,536 flags on this
+        series' Intel reference CPU, 48 us as bytes: ``benchmarks/compile_overhead.py``)."""
         x, x_dot, theta, theta_dot = state.unbind(0)
         M, ml, g, tau = self.total_mass, self.polemass_length, self.gravity, self.tau
         push = self.force_mag / M
