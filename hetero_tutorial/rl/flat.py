@@ -44,7 +44,8 @@ class FlatParameters:
     """
 
     def __init__(self, module: nn.Module, with_grad: bool = True) -> None:
-        params = list(module.parameters())
+        named = list(module.named_parameters())
+        params = [p for _, p in named]
         if not params:
             raise UsageError(f"{type(module).__name__} has no parameters to flatten")
         if len({(p.device, p.dtype) for p in params}) != 1:
@@ -62,6 +63,21 @@ class FlatParameters:
                 p.grad = self.grad[segment].view_as(p)
         self.parameter = nn.Parameter(self.data, requires_grad=with_grad)
         self.parameter.grad = self.grad
+        self.layout = [
+            (name, start, p.shape) for (name, p), start in zip(named, starts, strict=False)
+        ]
+        """``(name, offset, shape)`` of each parameter's segment, as :meth:`views` cuts them"""
+
+    def views(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The module's parameters, by name, as views into ``flat`` (laid out like :attr:`data`).
+
+        For ``torch.func.functional_call``: the module computed with ``flat`` as its weights,
+        so that a gradient with respect to ``flat`` is the whole flat gradient in one tensor.
+        """
+        return {
+            name: flat[start : start + shape.numel()].view(shape)
+            for name, start, shape in self.layout
+        }
 
     def adam(self, lr: float, eps: float = 1e-8) -> torch.optim.Adam:
         """An Adam optimiser over the flat parameter: one fused kernel where PyTorch has one.
@@ -81,13 +97,44 @@ class FlatParameters:
 
         The same rule as ``torch.nn.utils.clip_grad_norm_``, in three calls.
         """
-        norm = torch.linalg.vector_norm(self.grad)
-        self.grad.mul_((max_norm / (norm + 1e-6)).clamp(max=1.0))
-        return norm
+        return clip_norm_(self.grad, max_norm)
 
     def copy_from(self, source: FlatParameters) -> None:
         """Overwrite these weights with ``source``'s: one copy, whichever devices they are on."""
         self.data.copy_(source.data)
+
+
+def clip_norm_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
+    """Scale ``grad`` in place to an L2 norm of at most ``max_norm``; return its norm before."""
+    norm = torch.linalg.vector_norm(grad)
+    grad.mul_((max_norm / (norm + 1e-6)).clamp(max=1.0))
+    return norm
+
+
+def adam_update(
+    weights: torch.Tensor,
+    grad: torch.Tensor,
+    moments: tuple[torch.Tensor, torch.Tensor],
+    steps: torch.Tensor,
+    lr: torch.Tensor,
+    eps: float,
+    betas: tuple[float, float] = (0.9, 0.999),
+) -> None:
+    """One step of Adam on ``weights``, in place: ``torch.optim.Adam``'s rule (no weight decay),
+    as plain tensor operations, so that ``torch.compile`` traces it into the same graph as
+    the gradient (PyTorch's fused kernel would be a call of its own). ``moments`` are the
+    first and second moment estimates, ``steps`` the 0-d count of steps taken and ``lr`` a
+    0-d learning rate: tensors, so that a changing rate or count is data, not a recompile.
+    """
+    exp_avg, exp_avg_sq = moments
+    beta1, beta2 = betas
+    steps.add_(1)
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bias_correction1 = 1 - beta1**steps
+    bias_correction2_sqrt = (1 - beta2**steps).sqrt()
+    denominator = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+    weights.sub_(lr / bias_correction1 * exp_avg / denominator)
 
 
 class PerTensorParameters:
