@@ -72,7 +72,7 @@ def cartpole_variants(size: int) -> dict[str, Callable[[], object]]:
     envs = [make_batched_env("CartPole-v1", size, check_actions=False) for _ in range(4)]
     for env in envs:
         env.reset(seed=0)
-    initial = envs[0]._draw_initial_states().clone()
+    initial = envs[0].draw_initial_states().clone()
     eager, in_place, fused, as_bool = envs
 
     def bool_flags(state, elapsed, actions, initial):

@@ -79,12 +79,48 @@ def test_compiled_ppo_learns_as_eager_ppo_from_the_same_seed(trainers):
 
 
 def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
-    loss = trainers["compile"].learner.loss
-    assert loss.mode == "compile" and loss.first_call_seconds > 0
-    assert loss.steady_calls == 3 * 10 - 1  # every later minibatch: no recompile counted here
-    assert loss.compile_seconds > 10 * loss.steady_seconds / loss.steady_calls
-    step = trainers["compile"].envs.compiled_step
-    assert step.mode == "compile" and step.steady_calls == 3 * 32 - 1
+    update = trainers["compile"].learner.step
+    assert update.mode == "compile" and update.first_call_seconds > 0
+    assert update.steady_calls == 3 * 10 - 1  # every later minibatch: no recompile counted here
+    assert update.compile_seconds > 10 * update.steady_seconds / update.steady_calls
+    rollout = trainers["compile"].collector.step
+    assert rollout.mode == "compile" and rollout.steady_calls == 3 * 32 - 1
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 2
+
+
+def test_compiled_pendulum_ppo_collects_and_learns_as_eager():
+    """The Gaussian policy and Pendulum's eager transition, traced into the rollout's graph:
+    one iteration gives eager's rollout and weights within float tolerance."""
+    trained = {}
+    for mode in ("eager", "compile"):
+        config = PPOConfig.tuned(
+            "Pendulum-v1", num_envs=8, num_steps=64, minibatch_size=128, total_steps=512,
+            compile=mode,
+        )  # fmt: skip
+        trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
+        trainer.run_iteration()
+        trained[mode] = trainer
+    eager, comp = trained["eager"], trained["compile"]
+    assert comp.collector.step.mode == "compile" and comp.learner.step.mode == "compile"
+    torch.testing.assert_close(comp.storage.data, eager.storage.data, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        comp.learner.params.data, eager.learner.params.data, rtol=0, atol=1e-4
+    )
+
+
+def test_compiling_ppo_needs_flat_parameters():
+    config = PPOConfig.tuned("CartPole-v1", flat_parameters=False, compile="compile")
+    with pytest.raises(UsageError, match="flat_parameters=True"):
+        PPOTrainer(config, as_placement("all-device"), seed=0)
+
+
+def test_without_a_cpp_compiler_ppo_runs_eagerly_saying_why(monkeypatch, capsys):
+    monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
+    monkeypatch.setattr(compiled_module, "_SAID", set())
+    trainer = _trainer("compile", 1)
+    assert trainer.collector.step.mode == trainer.learner.step.mode == "eager"
+    assert trainer.collector.step.steady_calls == trainer.learner.step.steady_calls == 0
+    assert "no C++ compiler" in capsys.readouterr().err
 
 
 def test_without_a_cpp_compiler_the_run_falls_back_to_eager_with_one_line(monkeypatch, capsys):
@@ -138,12 +174,12 @@ def test_cuda_graphed_ppo_learns_as_eager_ppo_on_cuda():
             trainer.run_iteration()
         trained[mode] = trainer
     eager, graphed = trained["eager"], trained["cudagraphs"]
-    if graphed.learner.loss.fallback:
-        pytest.skip(f"compile unavailable here: {graphed.learner.loss.fallback}")
+    if graphed.learner.step.fallback:
+        pytest.skip(f"compile unavailable here: {graphed.learner.step.fallback}")
     torch.testing.assert_close(
         graphed.learner.params.data, eager.learner.params.data, rtol=0, atol=5e-3
     )
-    assert graphed.learner.loss.steady_calls == 3 * 10 - 1
+    assert graphed.learner.step.steady_calls == 3 * 10 - 1
 
 
 def test_doctor_says_whether_compile_works_and_how_long_it_took(monkeypatch):

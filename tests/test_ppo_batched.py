@@ -63,7 +63,7 @@ class GymnasiumAsTensors:
         return torch.as_tensor(np.stack(first)), {}
 
     def step(self, actions: torch.Tensor):
-        first_states = self.source._draw_initial_states().T.numpy()  # (N, D), the batched draw
+        first_states = self.source.draw_initial_states().T.numpy()  # (N, D), the batched draw
         obs, final, rewards, terminated, truncated = [], [], [], [], []
         for env, action, first in zip(self.envs, actions.numpy(), first_states, strict=True):
             last, reward, ended, cut, _ = env.step(

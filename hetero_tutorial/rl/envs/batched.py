@@ -65,7 +65,7 @@ class _BatchedEnv:
     """What both environments share: the state tensor, the step counter, seeding, autoreset.
 
     A subclass sets the class attributes and writes :meth:`_advance` (the physics),
-    :meth:`_observe` (state to observation), :meth:`_draw_initial_states` and
+    :meth:`_observe` (state to observation), :meth:`draw_initial_states` and
     :meth:`_check_action_values`.
     """
 
@@ -175,7 +175,7 @@ class _BatchedEnv:
         """
         if seed is not None:
             self._generator.manual_seed(seed)
-        self._state.copy_(self._draw_initial_states())
+        self._state.copy_(self.draw_initial_states())
         self._elapsed.zero_()
         self._was_reset = True
         return self._observe(self._state), {}
@@ -191,7 +191,7 @@ class _BatchedEnv:
         # Autoreset without asking the host which envs ended: every env draws a first state,
         # kept only where its episode ends. Drawn here, before the tensor work: the
         # generator is the one thing torch.compile cannot trace (see the module docstring).
-        initial = self._draw_initial_states()  # (D, N)
+        initial = self.draw_initial_states()  # (D, N)
         return self._transition(actions, initial)
 
     def _transition(self, actions: torch.Tensor, initial: torch.Tensor) -> StepResult:
@@ -206,6 +206,19 @@ class _BatchedEnv:
         self._elapsed.masked_fill_(done, 0)
         obs = self._observe(self._state)
         return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
+
+    def traceable_transition(
+        self, actions: torch.Tensor, initial: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        """The step's tensor work, for a caller that compiles it into a graph of its own
+        (PPO's compiled rollout step): no checks, and the first states ``initial`` (D, N)
+        drawn by the caller (:meth:`draw_initial_states`, outside its graph). Returns obs,
+        reward, final obs and the terminated, truncated and ended flags (bool, or uint8 where
+        the class's :attr:`_fusable_transition` makes bytes: compare them with 0)."""
+        if self._fusable_transition is not None:
+            return self._fusable_transition(self._state, self._elapsed, actions, initial)
+        obs, reward, terminated, truncated, info = _BatchedEnv._transition(self, actions, initial)
+        return obs, reward, info["final_obs"], terminated, truncated, info["_final_obs"]
 
     def close(self) -> None:
         """Nothing to release (the tensors go with the object); here for the Gymnasium API."""
@@ -252,8 +265,9 @@ class _BatchedEnv:
         """Observations (N, obs_dim) of states (D, N): a new contiguous tensor."""
         raise NotImplementedError
 
-    def _draw_initial_states(self) -> torch.Tensor:
-        """First states (D, N) for every environment, from the env's generator."""
+    def draw_initial_states(self) -> torch.Tensor:
+        """First states (D, N) for every environment, from the env's generator: what every
+        step draws for its autoreset (a buffer the next draw overwrites)."""
         raise NotImplementedError
 
 
@@ -405,7 +419,7 @@ class BatchedCartPole(_BatchedEnv):
         obs.T.copy_(state)
         return obs
 
-    def _draw_initial_states(self) -> torch.Tensor:
+    def draw_initial_states(self) -> torch.Tensor:
         # All N envs draw, every step, whether they ended or not: knowing which ended
         # would take a host sync. On a CPU this draw is a quarter of the step.
         return self._initial.uniform_(-0.05, 0.05, generator=self._generator)
@@ -493,7 +507,7 @@ class BatchedPendulum(_BatchedEnv):
         theta, theta_dot = state
         return torch.stack((torch.cos(theta), torch.sin(theta), theta_dot), dim=1)  # (N, 3)
 
-    def _draw_initial_states(self) -> torch.Tensor:
+    def draw_initial_states(self) -> torch.Tensor:
         # theta uniform in [-pi, pi), theta_dot uniform in [-1, 1) rad/s
         drawn = self._initial.uniform_(-1.0, 1.0, generator=self._generator)
         return drawn.mul_(self._reset_high)

@@ -64,8 +64,9 @@ class PPOConfig:
     gather_per_epoch: bool = True
     """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch)"""
     compile: str = "eager"
-    """speed: "eager", "compile" (torch.compile the batched env step and the minibatch loss) or
-    "cudagraphs" (the same, CUDA-graphed, on CUDA); see core/compiled.py"""
+    """speed: "eager", "compile" (torch.compile each step of a batched rollout and each minibatch
+    step, loss to Adam, as one graph apiece) or "cudagraphs" (the same, CUDA-graphed, on
+    CUDA); see core/compiled.py"""
 
     @classmethod
     def tuned(cls, env_id: str, **overrides: Any) -> PPOConfig:
