@@ -10,6 +10,8 @@ seeded ``r``:
 
 * ``ours``: the package's PPO under the ``all-device`` placement (batched tensor
   environments; on a machine without an accelerator, all on the CPU), eager;
+* ``ours-compiled``: the same with ``compile="compile"``: each rollout step and each
+  minibatch step one graph compiled by ``torch.compile`` (its compiling timed apart);
 * ``rejax``: rejax 0.1.3's PPO, its whole training loop one jitted program
   (``jax.jit(algo.train)``, lowered and compiled before the clock);
 * ``sb3`` and ``cleanrl`` (8 environments only, for scale): ``ppo_peers.py``'s own
@@ -20,7 +22,8 @@ logits, 10 episodes) every 8,192 steps at 8 environments and every iteration at 
 evaluations are never timed. *Solved*: the last ``--hold`` evaluations all reach 475;
 *seconds to solve*: training seconds up to the first of those. Metrics: ``steps_per_s``
 (the budget over the training seconds), ``train_s`` (training, no compile), ``total_s``
-(with compile: rejax's compile added; ours has none), ``solve_s`` and ``solve_total_s``
+(with compile: rejax's, or our compiled pieces' first calls over their steady ones;
+eager ours has none), ``solve_s`` and ``solve_total_s``
 (the same to the solving evaluation; rejax's program cannot stop early, so its seconds
 to solve are its training seconds times the share of the budget trained by then).
 Rejax's evaluation callback only keeps the actor's weights at each evaluation point (a
@@ -102,14 +105,16 @@ def ours(job: dict[str, Any]) -> race.Metrics:
     """Our PPO under the all-device placement; iterations timed, evaluations not."""
     import numpy as np
     import torch
-    from our_parts import PPOConfig, PPOTrainer, greedy_returns, placement
+    from our_parts import PPOConfig, PPOTrainer, compile_cache, greedy_returns, placement
 
     torch.set_num_threads(job["threads"])
+    _, cache_warm = compile_cache()  # build/torch-compile-cache, as the notebooks use it
     config = PPOConfig.tuned(
         "CartPole-v1",
         **job["setting"],
         num_envs=job["num_envs"],
         total_steps=job["budget"],
+        compile=job["compile"],
     )
     trainer = PPOTrainer(config, placement("all-device"), job["seed"])
     evaluations, seconds_at = [], {}
@@ -120,14 +125,17 @@ def ours(job: dict[str, Any]) -> race.Metrics:
             evaluations.append((trainer.global_step, mean))
             seconds_at[trainer.global_step] = sum(trainer.iteration_seconds)
     trainer.close()
-    metrics = outcome(
-        evaluations, job["hold"], trainer.global_step, sum(trainer.iteration_seconds), 0
-    )
+    pieces = (trainer.collector.step, trainer.learner.step)
+    compile_s = sum(piece.compile_seconds for piece in pieces)
+    train_s = sum(trainer.iteration_seconds) - compile_s
+    metrics = outcome(evaluations, job["hold"], trainer.global_step, train_s, compile_s)
     metrics["first_iteration_s"] = trainer.iteration_seconds[0]
+    metrics["compile_modes"] = [piece.mode for piece in pieces]
+    metrics["compile_cache_warm"] = cache_warm
     metrics["placement"] = trainer.placement.describe()
     if metrics["solved"]:
-        metrics["solve_s"] = seconds_at[metrics["solve_steps"]]
-        metrics["solve_total_s"] = metrics["solve_s"]
+        metrics["solve_s"] = seconds_at[metrics["solve_steps"]] - compile_s
+        metrics["solve_total_s"] = seconds_at[metrics["solve_steps"]]
     return metrics
 
 
@@ -211,15 +219,18 @@ def plan(args: Any) -> race.Plan:
                "budget": spans * point["eval_every"], "hold": args.hold}  # fmt: skip
         name = f"{n} envs"
         entries += [
-            race.Entry(name, "ours", "ours", job),
+            race.Entry(name, "ours", "ours", {**job, "compile": "eager"}),
+            race.Entry(name, "ours-compiled", "ours", {**job, "compile": "compile"}),
             race.Entry(name, "rejax", "rejax", job, venv="rejax"),
         ]
-        for metric, higher in (("steps_per_s", True), ("train_s", False), ("total_s", False),
-                               ("solve_s", False), ("solve_total_s", False)):  # fmt: skip
-            pairs.append(race.Pair(name, "ours", "rejax", metric, higher_is_better=higher))
+        for ours_entry in ("ours", "ours-compiled"):
+            for metric, higher in (("steps_per_s", True), ("train_s", False), ("total_s", False),
+                                   ("solve_s", False), ("solve_total_s", False)):  # fmt: skip
+                pairs.append(race.Pair(name, ours_entry, "rejax", metric, higher_is_better=higher))
+        pairs.append(race.Pair(name, "ours-compiled", "ours", "steps_per_s"))
         if n == 8:
             for peer in ("sb3", "cleanrl"):
-                entries.append(race.Entry(name, peer, "ppo_peer", {**job, "peer": peer}, peer))
+                entries.append(race.Entry(name, peer, "ppo_peer", {**job, "peer": peer}, venv=peer))
                 pairs.append(race.Pair(name, "ours", peer, "steps_per_s"))
     return race.Plan(
         kind="bench.device_ppo_peers",
@@ -237,6 +248,8 @@ def plan(args: Any) -> race.Plan:
         },
         timed={
             "ours": "sum of PPOTrainer.iteration_seconds (every iteration; evaluations apart)",
+            "ours-compiled": "the same, less the compiled pieces' compile_seconds (their first "
+            "calls over their steady calls), reported as compile_s",
             "rejax": "the compiled train program (compile apart), its evaluation callback "
             "keeping the actor's weights, evaluated greedily after the clock",
             "sb3": "ppo_peers.sb3: env steps / wall time of model.learn",

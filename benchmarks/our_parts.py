@@ -19,6 +19,7 @@ from hetero_tutorial import (
     results,
     train,
 )
+from hetero_tutorial.core.compiled import compile_cache
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
 from hetero_tutorial.rl.envs.spec import env_spec
@@ -39,6 +40,7 @@ __all__ = [
     "RolloutStorage",
     "Spread",
     "buffer_designs",
+    "compile_cache",
     "env_spec",
     "env_throughput",
     "greedy_returns",

@@ -11,6 +11,7 @@ import argparse
 import pytest
 
 from hetero_tutorial.app.bench import compile as bench_compile
+from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import as_placement
 from hetero_tutorial.notebook import compile_report as report
@@ -93,3 +94,27 @@ def test_bench_compile_parses_its_sizes():
     args = parser.parse_args(["--act-sizes", "8", "--env-step-sizes", "64", "--no-ppo"])
     assert args.act_sizes == [8] and args.env_step_sizes == [64] and args.no_ppo
     assert args.update_sizes == list(compiling.SIZES["update"])
+
+
+def _race_record(contestants):
+    stats = {"8 envs": {name: {metric: {"median": value} for metric, value in figures.items()}
+                        for name, figures in contestants.items()}}  # fmt: skip
+    return results.Record("bench.device_ppo_peers", {"summary": {"stats": stats}})
+
+
+def test_the_race_lines_quote_the_compiled_contestant_where_it_raced():
+    rejax = {"steps_per_s": 40_000.0, "compile_s": 13.0}
+    eager = {"steps_per_s": 10_000.0}
+    raced = _race_record(
+        {
+            "ours": eager,
+            "ours-compiled": {"steps_per_s": 20_000.0, "compile_s": 4.0},
+            "rejax": rejax,
+        }
+    )
+    line = report.rejax_lines(raced, [])[1]
+    assert "ours eager 10,000 (0.25x rejax)" in line
+    assert "ours compiled 20,000 (0.50x rejax; its compile 4.0 s)" in line
+    live = [{"size": 8, "piece": "ppo-all-device", "mode": "compile", "speedup": 1.5}]
+    estimated = report.rejax_lines(_race_record({"ours": eager, "rejax": rejax}), live)[1]
+    assert "about 15,000 (0.38x rejax): an estimate" in estimated

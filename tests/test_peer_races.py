@@ -78,9 +78,10 @@ def test_each_race_runs_its_plan_end_to_end_with_stand_in_contestants(name, data
     cores = {(e.point, e.contestant): e.core or "none" for e in plan.entries}
     assert all(cores[(point, who)] == core for point, who, _, _, core in calls)
 
-    # Ratios: ours is 2x every peer, oriented so that above 1 is ours ahead.
+    # Ratios: ours is 2x every peer (1x another of ours), oriented so that above 1 is ours ahead.
     for pair in record.data["summary"]["pairs"]:
-        expected = 2.0 if pair["higher_is_better"] else 0.5
+        ahead = 1.0 if pair["peer"].startswith("ours") else 2.0
+        expected = ahead if pair["higher_is_better"] else 1 / ahead
         assert pair["ratio_of_medians"] == pytest.approx(expected), pair
         assert pair["round_ratios"] == pytest.approx([expected] * len(pair["round_ratios"]))
         dropped = pair["metric"].startswith("solve")
