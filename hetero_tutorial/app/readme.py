@@ -202,8 +202,12 @@ PEERS = {
     "torchrl": "TorchRL",
     "torchrl-sync": "TorchRL's MultiSyncCollector",
     "torchrl-async": "TorchRL's MultiAsyncCollector",
+    "ours": "ours eager",
 }
 """How the speed table names each peer contestant of the races in ``benchmarks/``."""
+
+OURS = {"ours": "", "ours-compiled": "ours compiled (torch.compile), "}
+"""How a row names our contestant (eager: not named), before its peer."""
 
 
 def _env_race(pair: dict) -> str:
@@ -244,14 +248,14 @@ are rows (the rates; for the environments, the sizes with a target)."""
 def _race_rows(kind: str) -> list[str]:
     """One row per raced pair (point, peer, metric) of ``kind``, over every recorded run."""
     _, name_of, keep = RACES[kind]
-    grouped: dict[tuple[str, str, str], list[tuple[results.Record, dict]]] = {}
+    grouped: dict[tuple[str, str, str, str], list[tuple[results.Record, dict]]] = {}
     for record in results.load_references(kind):
         for pair in record.data["summary"]["pairs"]:
             if keep(pair) and pair["round_ratios"]:
-                key = (pair["point"], pair["peer"], pair["metric"])
+                key = (pair["point"], pair["ours"], pair["peer"], pair["metric"])
                 grouped.setdefault(key, []).append((record, pair))
     lines = []
-    for (point, peer, metric), found in grouped.items():
+    for (point, us, peer, metric), found in grouped.items():
         ours, theirs, ratios, runs = [], [], [], []
         for record, pair in found:
             stats = record.data["summary"]["stats"][point]
@@ -260,7 +264,7 @@ def _race_rows(kind: str) -> list[str]:
             ratios += pair["round_ratios"]
             runs.append(_run_note(record, pair["round_ratios"]))
         target = found[-1][1].get("target")
-        name = f"{name_of(found[-1][1])}, vs {PEERS.get(peer, peer)}"
+        name = f"{name_of(found[-1][1])}, {OURS.get(us, us)}vs {PEERS.get(peer, peer)}"
         lines.append(_row(name, ours, theirs, ratios, f">= {target:g}x" if target else "—", runs))
     return lines
 
