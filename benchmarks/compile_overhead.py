@@ -12,6 +12,11 @@
 3. **Storing flags.** ``x.abs() > 2.4`` compiled, returned as bool, against the same flags
    returned as bytes (``torch.where(mask, 1, 0).to(torch.uint8)``): PyTorch 2.13's CPU
    kernels store a bool tensor element by element.
+4. **tanh against its sigmoid form.** ``torch.tanh(x)`` and ``2 * torch.sigmoid(2 * x) - 1``
+   (the same function, what the policies' hidden layers compute inside a compiled graph:
+   :func:`hetero_tutorial.rl.nets.traced_tanh`), eager and compiled, on a hidden layer's
+   activations (2 networks x batch x 64 units): on the series' CPUs PyTorch's tanh kernel,
+   and the one Inductor generates, cost several times a sigmoid.
 
 One PyTorch thread, every variant warmed up (compiled first), then ``--repeats`` rounds,
 the variants interleaved in each; the median seconds per call and the range over rounds.
@@ -102,6 +107,23 @@ def flag_variants(size: int) -> dict[str, Callable[[], object]]:
     return {"bool": lambda: as_bool(x), "bytes": lambda: as_bytes(x)}
 
 
+def tanh_variants(batch: int) -> dict[str, Callable[[], object]]:
+    """A paired hidden layer's tanh at ``batch`` rows: as tanh and in its sigmoid form."""
+    x = torch.randn(2, batch, 64)
+
+    def sigmoid_form(x: torch.Tensor) -> torch.Tensor:
+        return 2 * torch.sigmoid(2 * x) - 1
+
+    compiled_tanh = torch.compile(torch.tanh, dynamic=False)
+    compiled_form = torch.compile(sigmoid_form, dynamic=False)
+    return {
+        "tanh, eager": lambda: torch.tanh(x),
+        "sigmoid form, eager": lambda: sigmoid_form(x),
+        "tanh, compiled": lambda: compiled_tanh(x),
+        "sigmoid form, compiled": lambda: compiled_form(x),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 65536])
@@ -119,6 +141,11 @@ def main() -> None:
     print("\n3. Flags of one comparison, compiled: elements, stored as, seconds per call")
     for size in args.sizes:
         show(size, timed(flag_variants(size), args.repeats, max(20, (1 << 21) // size)), "bool")
+    print("\n4. tanh of a hidden layer (2 x batch x 64): batch, variant, seconds per call")
+    for batch in (8, 256, 1024):
+        show(
+            batch, timed(tanh_variants(batch), args.repeats, max(20, 4096 // batch)), "tanh, eager"
+        )
 
 
 if __name__ == "__main__":

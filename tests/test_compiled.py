@@ -19,6 +19,7 @@ from hetero_tutorial.core.compiled import (
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import as_placement
 from hetero_tutorial.rl.envs.batched import make_batched_env
+from hetero_tutorial.rl.nets import traced_tanh
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
@@ -190,3 +191,10 @@ def test_doctor_says_whether_compile_works_and_how_long_it_took(monkeypatch):
     monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
     missing = compile_check()
     assert not missing["works"] and "no C++ compiler" in missing["message"]
+
+
+def test_the_hidden_layers_tanh_is_tanh_eagerly_and_within_rounding_compiled():
+    x = torch.linspace(-10, 10, 20_001)
+    assert torch.equal(traced_tanh(x), torch.tanh(x))  # eager: the one call, exactly
+    compiled_form = torch.compile(traced_tanh, dynamic=False)(x)
+    torch.testing.assert_close(compiled_form, torch.tanh(x), rtol=0, atol=3e-7)
