@@ -35,7 +35,7 @@ def ppo_loss(
     ``advantages``, ``returns``); ``logprobs`` are the behaviour policy's, so the
     ratio compares the learner with the policy that acted. ``clip_coef`` is the clipping
     coefficient of this iteration: ``c.clip_coef``, or less as :meth:`PPOLearner.anneal`
-    decays it (a 0-d tensor where the loss is compiled).
+    decays it (a 0-d tensor in the compiled step).
     """
     logprob, entropy, value = policy.evaluate(mb["obs"], mb["actions"])
     log_ratio = logprob - mb["logprobs"]
