@@ -12,6 +12,7 @@ import time
 import pytest
 from test_overlapped import run_children, shared_memory_files
 
+from hetero_tutorial.rl.overlapped.interrupts import interrupts_deferred
 from hetero_tutorial.rl.overlapped.loop import train_overlapped
 from hetero_tutorial.rl.overlapped.process_engine import ProcessEngine
 from hetero_tutorial.rl.overlapped.worker import RolloutRequest, WorkerFailed
@@ -136,19 +137,29 @@ def test_keyboard_interrupt_in_the_learner_stops_every_worker():
 
 
 def test_sigint_as_a_notebooks_stop_button_sends_it_stops_every_worker():
+    """SIGINT, what Jupyter's stop button sends the kernel, pressed until the run stops: a
+    signal that lands while CPython runs a finalizer (multiprocessing's, torch's) is
+    swallowed there ("Exception ignored in ..."), as a second press then stops it; presses
+    while the workers are being stopped wait until they are (so none outlives the run)."""
     shm_before = shared_memory_files()
-    started = threading.Event()
+    started, stopped = threading.Event(), threading.Event()
+    presses = []
 
-    def interrupt_soon() -> None:
+    def press_until_stopped() -> None:
         started.wait(30)
-        time.sleep(0.3)
-        os.kill(os.getpid(), signal.SIGINT)  # what Jupyter's stop button sends the kernel
+        while not stopped.wait(0.3) and len(presses) < 5:
+            presses.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
 
-    timer = threading.Thread(target=interrupt_soon, daemon=True)
+    timer = threading.Thread(target=press_until_stopped, daemon=True)
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        train_overlapped(LONG, workers=1, eval_episodes=0, progress=lambda d, t: started.set())
-    timer.join()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train_overlapped(LONG, workers=1, eval_episodes=0, progress=lambda d, t: started.set())
+        assert presses and time.monotonic() - presses[0] < 10  # LONG would run far longer
+    finally:
+        stopped.set()
+        timer.join()
     _assert_nothing_left(shm_before)
 
 
@@ -164,3 +175,13 @@ def test_a_script_without_a_main_guard_is_told_what_to_do(tmp_path):
     )
     assert done.returncode != 0
     assert 'if __name__ == "__main__":' in done.stderr and "while starting" in done.stderr
+
+
+def test_ctrl_c_while_the_workers_are_stopped_waits_until_they_are():
+    finished = []
+    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.1)  # the handler has run: it held the interrupt back
+        finished.append(True)
+    assert finished == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -35,6 +35,7 @@ import torch
 import torch.multiprocessing as torch_mp
 
 from hetero_tutorial.rl.envs.spec import EnvSpec
+from hetero_tutorial.rl.overlapped.interrupts import interrupts_deferred
 from hetero_tutorial.rl.overlapped.worker import (
     Hook,
     RolloutReport,
@@ -288,10 +289,15 @@ class ProcessEngine:
             target.copy_(source)
 
     def close(self) -> None:
-        """Stop every worker: ask, wait ``GRACE_SECONDS``, terminate, kill; always join."""
+        """Stop every worker: ask, wait ``GRACE_SECONDS``, terminate, kill; always join (a
+        Ctrl-C meanwhile is raised once they are stopped)."""
         if getattr(self, "_closed", False):
             return
         self._closed = True
+        with interrupts_deferred():
+            self._stop_workers()
+
+    def _stop_workers(self) -> None:
         for conn in self.conns:
             with suppress(OSError, ValueError):  # that worker is gone already
                 conn.send(None)

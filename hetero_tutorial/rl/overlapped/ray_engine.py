@@ -46,6 +46,7 @@ import torch
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.rl.envs.spec import EnvSpec
+from hetero_tutorial.rl.overlapped.interrupts import interrupts_deferred
 from hetero_tutorial.rl.overlapped.worker import (
     Hook,
     RolloutReport,
@@ -313,7 +314,12 @@ class RayEngine:
                 target.copy_(torch.from_numpy(source))
 
     def close(self) -> None:
-        """Stop this run's actors; shut Ray down only if this run started it."""
+        """Stop this run's actors; shut Ray down only if this run started it (a Ctrl-C
+        meanwhile is raised once they are stopped)."""
+        with interrupts_deferred():
+            self._stop_actors()
+
+    def _stop_actors(self) -> None:
         ray = self.ray
         for actor in self.actors:
             with suppress(Exception):  # already gone
