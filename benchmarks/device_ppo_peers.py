@@ -131,6 +131,8 @@ def ours(job: dict[str, Any]) -> race.Metrics:
     metrics = outcome(evaluations, job["hold"], trainer.global_step, train_s, compile_s)
     metrics["first_iteration_s"] = trainer.iteration_seconds[0]
     metrics["compile_modes"] = [piece.mode for piece in pieces]
+    if job["compile"] != "eager" and "eager" in metrics["compile_modes"]:  # fell back
+        raise RuntimeError(f"ours-compiled ran eagerly here: {[p.fallback for p in pieces]}")
     metrics["compile_cache_warm"] = cache_warm
     metrics["placement"] = trainer.placement.describe()
     if metrics["solved"]:

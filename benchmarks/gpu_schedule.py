@@ -72,10 +72,11 @@ buffers                2           28      42  fill 1e6 transitions, two Python 
                                                tensor 1; 1e4 and 1e5 2; timings to CPU and CUDA 2;
                                                batch correlation and pinned sampling 2; START_S
 compile                2           55      83  14 Inductor compiles (act 2 sizes, env step 2 sizes
-                                               x 2 graphs, update, PPO's step and loss; each in
-                                               compile and cudagraphs) x COMPILE_S 42; interleaved
-                                               timing 3; PPO 6 iterations x 3 modes x 33 ms 0.6;
-                                               fallback to eager if Triton is missing; START_S
+                                               x 2 graphs, update, PPO's rollout and minibatch
+                                               steps; each in compile and cudagraphs) x COMPILE_S
+                                               42; interleaved timing 3; PPO 6 iterations x 3
+                                               modes x 33 ms 0.6; fallback to eager if Triton is
+                                               missing; START_S
 part 1 total                      188     284
 part 2 total                      192     289
 =====================  ====  ========  ======  ===================================================
@@ -250,8 +251,9 @@ ARITHMETIC = {
     "buffers": "fill 1e6 transitions, two Python designs 2 x 8 + tensor 1; 1e4 and 1e5 2; "
     "timings to CPU and CUDA 2; batch correlation and pinned sampling 2; START_S",
     "compile": "14 Inductor compiles (act 2 sizes, env step 2 sizes x 2 graphs, update, PPO's "
-    "step and loss; each in compile and cudagraphs) x COMPILE_S 42; interleaved timing 3; "
-    "PPO 6 iterations x 3 modes x 33 ms 0.6; fallback to eager if Triton is missing; START_S",
+    "rollout and minibatch steps; each in compile and cudagraphs) x COMPILE_S 42; interleaved "
+    "timing 3; PPO 6 iterations x 3 modes x 33 ms 0.6; fallback to eager if Triton is missing; "
+    "START_S",
 }
 """How each step's expected seconds were reached (the module's table prints them)."""
 

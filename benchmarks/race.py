@@ -365,7 +365,7 @@ def table(summary: dict[str, Any]) -> str:
             verdict = {True: "met", False: "NOT met", None: "not judged"}[p["met"]]
             shown += f", target >= {p['target']:g}x {verdict}"
         lines.append(
-            f"{p['point']:>16s}  {p['metric']:<14s} {p['ours']:<14s} {_number(ours):>10s}  "
+            f"{p['point']:>16s}  {p['metric']:<22s} {p['ours']:<14s} {_number(ours):>10s}  "
             f"{p['peer']:<14s} {_number(peer):>10s}  {p['orientation']} {shown}"
         )
     return "\n".join(lines)

@@ -5,7 +5,7 @@ import copy
 import torch
 from torch import nn
 
-from hetero_tutorial.rl.flat import FlatParameters
+from hetero_tutorial.rl.flat import FlatParameters, adam_update, clip_norm_
 from hetero_tutorial.rl.nets import GaussianActorCritic, mlp
 
 
@@ -65,3 +65,30 @@ def test_padding_changes_no_result_and_stays_zero():
     target.data.lerp_(flat.data, 0.5)  # a Polyak average over the whole flat tensor
     target.copy_from(flat)
     assert torch.equal(target.data, flat.data)
+
+
+def test_adam_update_steps_as_torch_adam_with_a_changing_rate():
+    """The compiled minibatch step's Adam (tensor operations) against torch.optim.Adam."""
+    torch.manual_seed(0)
+    start = torch.randn(100)
+    grads = [torch.randn(100) for _ in range(5)]
+    reference = nn.Parameter(start.clone())
+    optimizer = torch.optim.Adam([reference], lr=1e-3, eps=1e-5)
+    weights, moments = start.clone(), (torch.zeros(100), torch.zeros(100))
+    steps, lr = torch.zeros(()), torch.tensor(1e-3)
+    for i, grad in enumerate(grads):
+        rate = 1e-3 * (1 - i / 5)  # an annealed rate, as PPOLearner.anneal sets it
+        optimizer.param_groups[0]["lr"] = rate
+        lr.fill_(rate)
+        reference.grad = grad.clone()
+        optimizer.step()
+        adam_update(weights, grad, moments, steps, lr, eps=1e-5)
+    torch.testing.assert_close(weights, reference.detach(), rtol=0, atol=3e-7)  # float rounding
+    assert steps.item() == 5
+
+
+def test_clip_norm_scales_only_above_the_limit():
+    grad = torch.tensor([3.0, 4.0])
+    assert clip_norm_(grad, 10.0).item() == 5.0 and torch.equal(grad, torch.tensor([3.0, 4.0]))
+    clip_norm_(grad, 1.0)
+    torch.testing.assert_close(torch.linalg.vector_norm(grad), torch.tensor(1.0), atol=1e-5, rtol=0)

@@ -119,6 +119,14 @@ def ppo_sentence(row: dict[str, Any]) -> str:
     return text + "."
 
 
+def _cache_state(record: Any, point: str) -> str:
+    """ ", from a warm cache" where every compiled round of ``point`` found Inductor's cache
+    warm (its kernels built by an earlier run; rejax compiles from nothing each time)."""
+    rounds = record.data.get("runs", {}).get(point, {}).get("ours-compiled", [])
+    warm = [found.get("compile_cache_warm") for found in rounds]
+    return ", from a warm cache" if warm and all(warm) else ""
+
+
 def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
     """The recorded race at 8 and 1,024 envs: ours eager, and ours compiled where the record
     raced it (else what this run's compiled/eager ratio would make of ours, labelled as the
@@ -142,7 +150,7 @@ def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
             compiled_sps = raced["steps_per_s"]["median"]
             line += (
                 f", ours compiled {compiled_sps:,.0f} ({compiled_sps / rejax_sps:.2f}x rejax; "
-                f"its compile {raced['compile_s']['median']:.1f} s)"
+                f"its compile {raced['compile_s']['median']:.1f} s{_cache_state(record, point)})"
             )
         elif found is not None:
             estimate = ours_sps * found["speedup"]

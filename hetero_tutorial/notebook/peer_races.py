@@ -66,8 +66,8 @@ def _ratio(pair: dict[str, Any]) -> float | None:
 def race_table(
     record: Record, keep: Callable[[dict[str, Any]], bool] = lambda pair: True
 ) -> Markdown:
-    """One row per (point, metric, peer) of the record's ``pairs`` that ``keep`` keeps: the
-    ratio (median over rounds) and its range, which way it reads, and the target if any."""
+    """One row per (point, metric, which of ours, peer) of the record's ``pairs`` that ``keep``
+    keeps: the ratio (median over rounds) and its range, which way it reads, the target if any."""
     rows = []
     for pair in record.data["summary"]["pairs"]:
         if not keep(pair):
@@ -77,6 +77,7 @@ def race_table(
             {
                 "point": pair["point"],
                 "metric": metric_label(pair["metric"]),
+                "ours": pair["ours"],
                 "peer": pair["peer"],
                 "ratio": _ratio(pair),
                 "range": f"{low:.2f}-{high:.2f}x" if low is not None else pair.get("how"),
@@ -87,6 +88,7 @@ def race_table(
     columns = {
         "point": "point",
         "metric": "measure",
+        "ours": "ours",
         "peer": "peer",
         "ratio": "ratio (median over rounds)",
         "range": "range over rounds",
@@ -109,7 +111,7 @@ def behind(record: Record, metrics: Sequence[str] | None = None) -> list[str]:
         spread = f"; rounds {low:.2f}-{high:.2f}x" if low is not None else f"; {pair['how']}"
         found.append(
             f"{pair['peer']} is ahead at {pair['point']}, {metric_label(pair['metric'])}: "
-            f"{1 / ratio:.1f}x ours (ratio {ratio:.2f}x, {pair['orientation']}{spread})"
+            f"{1 / ratio:.1f}x {pair['ours']} (ratio {ratio:.2f}x, {pair['orientation']}{spread})"
         )
     return found
 

@@ -56,9 +56,8 @@ def traced_tanh(x: torch.Tensor) -> torch.Tensor:
     """``tanh(x)``; where ``torch.compile`` traces it, as ``2 sigmoid(2x) - 1``, the same function.
 
     On the series' CPUs PyTorch's tanh kernel, and the one Inductor generates, cost several
-    times a sigmoid of the same tensor (``benchmarks/compile_overhead.py``, probe 4): at a
-    minibatch of 256 the hidden layers' tanh were a fifth of a compiled update step. In a
-    compiled graph the sigmoid form fuses into the neighbouring loop and costs about half.
+    times a sigmoid of the same tensor (``benchmarks/compile_overhead.py``, probe 4, measures
+    both). In a compiled graph the sigmoid form fuses into one loop with its neighbours.
     Eager code keeps the one tanh call: there the form is three calls (slower at a rollout's
     few rows, faster at a minibatch's), and eager PPO learns exactly what it learned before.
     The two forms differ by float rounding (about 2e-7).

@@ -33,8 +33,9 @@ The *tensor interface* the batched collector needs of its environments:
 a tensor and returns tensors ``obs, reward, terminated, truncated`` and an ``info``
 whose ``"final_obs"`` holds every environment's observation before any autoreset; and
 the attributes ``device``, ``num_envs``, ``single_observation_space``,
-``single_action_space`` and ``close()``. The batched environments have it; so does the
-tests' wrapper of Gymnasium's own CartPole.
+``single_action_space`` and ``close()``; in a compile mode also ``draw_initial_states()``
+and ``traceable_transition(actions, initial)``. The batched environments have all of it;
+the tests' wrapper of Gymnasium's own CartPole has the eager part.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ With ``config.compile`` each gradient step is one compiled graph: the loss, its 
 and Adam's update (:func:`~hetero_tutorial.rl.flat.adam_update`), all on the flat
 parameters. Compiling the loss alone leaves a dozen calls per step outside the graph
 (zeroing, the backward pass's own, clipping, the optimizer) at microseconds each; the one
-graph computes the same step, to float rounding, in about half the time of eager on this
-series' CPUs at minibatches of 256 (``bench compile``).
+graph computes the same step, to float rounding (``bench compile`` measures the gain).
 """
 
 from __future__ import annotations
