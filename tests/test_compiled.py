@@ -109,10 +109,14 @@ def test_compiled_pendulum_ppo_collects_and_learns_as_eager():
     )
 
 
-def test_compiling_ppo_needs_flat_parameters():
+def test_compiling_ppo_needs_flat_parameters_and_eager_ppo_does_not():
     config = PPOConfig.tuned("CartPole-v1", flat_parameters=False, compile="compile")
     with pytest.raises(UsageError, match="flat_parameters=True"):
         PPOTrainer(config, as_placement("all-device"), seed=0)
+    eager = PPOConfig.tuned("CartPole-v1", flat_parameters=False, total_steps=256)
+    trainer = PPOTrainer(eager, as_placement("all-device"), seed=0)
+    trainer.run_iteration()
+    assert trainer.learner.step.mode == "eager" and trainer.done
 
 
 def test_without_a_cpp_compiler_ppo_runs_eagerly_saying_why(monkeypatch, capsys):

@@ -104,7 +104,8 @@ class PPOLearner:
         self.clip_tensor = torch.tensor(self.clip_coef, **on)
         self.lr_tensor = torch.tensor(config.learning_rate, **on)
         self.adam_steps = torch.zeros((), **on)
-        self.moments = (torch.zeros_like(params.data), torch.zeros_like(params.data))
+        flat = params.data if self.step.mode != "eager" else None  # (per-tensor: eager only)
+        self.moments = tuple(torch.zeros_like(flat) for _ in range(2)) if flat is not None else ()
         self._loss_module = _LossModule(policy, config)
 
     def anneal(self, iteration: int) -> None:
