@@ -217,7 +217,8 @@ class _BatchedEnv:
         the class's :attr:`_fusable_transition` makes bytes: compare them with 0)."""
         if self._fusable_transition is not None:
             return self._fusable_transition(self._state, self._elapsed, actions, initial)
-        obs, reward, terminated, truncated, info = _BatchedEnv._transition(self, actions, initial)
+        # The class's eager form: a compiled env instance holds its compiled piece in _transition.
+        obs, reward, terminated, truncated, info = type(self)._transition(self, actions, initial)
         return obs, reward, info["final_obs"], terminated, truncated, info["_final_obs"]
 
     def close(self) -> None:

@@ -269,16 +269,13 @@ class BatchedCollector:
             self.obs, _ = self.envs.reset(seed=self.seed)
         first_step = self.global_step
         noise = self.policy.sample_noise((c.num_steps, c.num_envs), self.generator)  # on device
-        if self.step.mode != "eager":
-            rows = s.data[:, :, self.row_columns]  # (T, N, row): each step writes one
-            for t in range(c.num_steps):
-                initial = self.envs.draw_initial_states()  # outside the graph: see the module doc
-                self.obs, row, self.finished[t] = self.step(self.obs, noise[t], initial)
-                rows[t] = row
-                self.global_step += c.num_envs
-            self.read_back_episodes(first_step)
-            return self.policy.value(self.obs).to(s.data.device)
+        rows = s.data[:, :, self.row_columns]  # (T, N, row): a compiled step writes one
         for t in range(c.num_steps):
+            self.global_step += c.num_envs
+            if self.step.mode != "eager":
+                initial = self.envs.draw_initial_states()  # outside the graph: see the module doc
+                self.obs, rows[t], self.finished[t] = self.step(self.obs, noise[t], initial)
+                continue
             actions = self.act(self.obs, noise[t], t)
             self.obs, rewards, terminated, truncated, info = self.envs.step(actions)
             done = terminated | truncated
@@ -326,7 +323,6 @@ class BatchedCollector:
 
     def record_episodes(self, rewards: torch.Tensor, dones: torch.Tensor, t: int) -> None:
         """Add step ``t``'s rewards to the running returns; keep those of episodes that ended."""
-        self.global_step += self.config.num_envs
         self.episode_returns += rewards
         torch.where(dones, self.episode_returns, self._nan, out=self.finished[t])
         self.episode_returns.masked_fill_(dones, 0.0)

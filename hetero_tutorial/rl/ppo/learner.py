@@ -64,6 +64,10 @@ def ratio_stats(ratio: torch.Tensor, log_ratio: torch.Tensor, clip_coef: float) 
     return torch.stack([approx_kl, clipfrac])
 
 
+ADAM_EPS = 1e-5
+"""Adam's epsilon, CleanRL's, in the eager optimizer and the compiled step alike."""
+
+
 class _LossModule(nn.Module):
     """:func:`ppo_loss` of ``policy`` as a module's forward: what ``functional_call`` needs to
     evaluate it with other weights (the flat tensor that the compiled step differentiates)."""
@@ -83,7 +87,7 @@ class PPOLearner:
 
     def __init__(self, policy: nn.Module, params: Parameters, config: PPOConfig, seed: int) -> None:
         self.policy, self.params, self.config = policy, params, config
-        self.optimizer = params.adam(lr=config.learning_rate, eps=1e-5)
+        self.optimizer = params.adam(lr=config.learning_rate, eps=ADAM_EPS)
         self.generator = torch.Generator().manual_seed(seed)  # minibatch order, on the CPU
         self.clip_coef = config.clip_coef
         """the clipping coefficient of the current iteration (see :meth:`anneal`)"""
@@ -104,8 +108,11 @@ class PPOLearner:
         self.clip_tensor = torch.tensor(self.clip_coef, **on)
         self.lr_tensor = torch.tensor(config.learning_rate, **on)
         self.adam_steps = torch.zeros((), **on)
-        flat = params.data if self.step.mode != "eager" else None  # (per-tensor: eager only)
-        self.moments = tuple(torch.zeros_like(flat) for _ in range(2)) if flat is not None else ()
+        self.moments = (  # per-tensor parameters run eagerly and have no flat tensor
+            (torch.zeros_like(params.data), torch.zeros_like(params.data))
+            if self.step.mode != "eager"
+            else ()
+        )
         self._loss_module = _LossModule(policy, config)
 
     def anneal(self, iteration: int) -> None:
@@ -157,7 +164,7 @@ class PPOLearner:
 
         grad, out = torch.func.grad(loss_of, has_aux=True)(weights)
         clip_norm_(grad, self.config.max_grad_norm)
-        adam_update(weights, grad, moments, steps, lr, eps=1e-5)
+        adam_update(weights, grad, moments, steps, lr, eps=ADAM_EPS)
         return out
 
     def update(self, batch: list[torch.Tensor], storage: RolloutStorage) -> dict[str, float]:
