@@ -125,7 +125,7 @@ def ours(job: dict[str, Any]) -> race.Metrics:
             evaluations.append((trainer.global_step, mean))
             seconds_at[trainer.global_step] = sum(trainer.iteration_seconds)
     trainer.close()
-    pieces = (trainer.collector.step, trainer.learner.step)
+    pieces = trainer.compiled_pieces
     compile_s = sum(piece.compile_seconds for piece in pieces)
     train_s = sum(trainer.iteration_seconds) - compile_s
     metrics = outcome(evaluations, job["hold"], trainer.global_step, train_s, compile_s)

@@ -81,6 +81,14 @@ def test_ppo_rows_take_the_first_iteration_apart():
         compiling.ppo_rows(config, as_placement("all-device"), ["eager"], timed=3)
 
 
+def test_a_ppo_sentence_says_when_cuda_graphs_were_declined():
+    row = {"piece": "ppo-all-device", "mode": "cudagraphs", "size": 64, "env_steps_per_s": 9e4,
+           "speedup": 2.0, "low": 1.8, "high": 2.2, "compile_seconds": 30.0,
+           "break_even_iterations": 12.0, "graph_skips": 0}  # fmt: skip
+    assert "declined" not in report.ppo_sentence(row)
+    assert "declined 2 of its graphs" in report.ppo_sentence(row | {"graph_skips": 2})
+
+
 def test_the_grid_and_its_crossovers():
     grid = compiling.forward_grid_rows([8], [4], ["cpu"], repeats=2, seconds_per_repeat=0.001)
     assert {(r["width"], r["batch_size"]) for r in grid} == {(8, 4)}

@@ -185,6 +185,20 @@ def test_cuda_graphed_ppo_learns_as_eager_ppo_on_cuda():
         graphed.learner.params.data, eager.learner.params.data, rtol=0, atol=5e-3
     )
     assert graphed.learner.step.steady_calls == 3 * 10 - 1
+    # Captured, not merely compiled: the steps write their weights, moments and env state in
+    # place, which CUDA graph trees refuse to capture unless those are static addresses.
+    assert graphed.learner.step.graph_skips == 0 and graphed.collector.step.graph_skips == 0
+
+
+def test_a_graph_break_in_a_compiled_piece_is_an_error_not_a_silent_split():
+    def broken(x: torch.Tensor) -> torch.Tensor:
+        y = x + 1
+        torch._dynamo.graph_break()
+        return y * 2
+
+    piece = compiled(broken, "compile", "cpu", "a broken piece")
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        piece(torch.ones(3))
 
 
 def test_doctor_says_whether_compile_works_and_how_long_it_took(monkeypatch):

@@ -109,12 +109,19 @@ def say_fallback(what: str, reason: str) -> None:
         print(f"compile: {what} runs eagerly: {reason}", file=sys.stderr)
 
 
+def _cudagraph_skips() -> int:
+    """How many graphs CUDA graph trees have declined to capture in this process so far."""
+    return int(torch._dynamo.utils.counters["inductor"]["cudagraph_skips"])
+
+
 class CompiledPiece:
     """A function in one compile mode; times its first call apart from the later ones.
 
     ``first_call_seconds`` holds the first call (where compiling happens, with one run),
     ``steady_seconds`` the later calls. ``mode`` is the mode it really runs in:
-    ``"eager"`` after a fallback, with ``fallback`` saying why.
+    ``"eager"`` after a fallback, with ``fallback`` saying why. ``graph_skips``: how many of
+    its graphs CUDA graph trees declined to capture (they then run uncaptured: correct, and
+    as slow as ``"compile"``); 0 outside ``"cudagraphs"``.
     """
 
     def __init__(self, fn: Callable[..., Any], mode: str, what: str, fallback: str | None) -> None:
@@ -125,11 +132,27 @@ class CompiledPiece:
             options = {"mode": "reduce-overhead"} if mode == "cudagraphs" else {}
             # A run's shapes never change: specialise on them (without this, a second size of
             # the same piece, as a benchmark's, turns the graph dynamic for every later size).
-            self.fn = torch.compile(fn, dynamic=False, **options)
+            # One graph or an error: a graph break would split the piece silently.
+            self.fn = torch.compile(fn, dynamic=False, fullgraph=True, **options)
         self.first_call_seconds: float | None = None
         self.steady_seconds = 0.0
         self.steady_calls = 0
+        self.graph_skips = 0
         functools.update_wrapper(self, fn)
+
+    def writes_in_place(self, *tensors: torch.Tensor) -> None:
+        """Declare the tensors the piece updates in place (weights, optimizer state, the
+        environments' state) that it reads as inputs or attributes, before its first call.
+
+        Under ``"cudagraphs"`` they are marked as static addresses: the captured graph then
+        writes them where they live. CUDA graph trees copy any other input into a buffer of
+        their own at each replay, so they decline to capture a graph that mutates one (it
+        would write the copy); :attr:`graph_skips` counts such refusals. Nothing to do in
+        the other modes.
+        """
+        if self.mode == "cudagraphs":
+            for tensor in tensors:
+                torch._dynamo.mark_static_address(tensor)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.first_call_seconds is not None:
@@ -138,9 +161,11 @@ class CompiledPiece:
             self.steady_seconds += time.perf_counter() - began
             self.steady_calls += 1
             return out
+        skips = _cudagraph_skips()
         began = time.perf_counter()
         out = self.fn(*args, **kwargs)
         self.first_call_seconds = time.perf_counter() - began
+        self.graph_skips = _cudagraph_skips() - skips
         return out
 
     @property

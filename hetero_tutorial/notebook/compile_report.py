@@ -116,6 +116,8 @@ def ppo_sentence(row: dict[str, Any]) -> str:
         text += f", paid back after {iterations:,.0f} iterations"
     elif verdict(row) != "faster":
         text += ", never paid back at this speed"
+    if row.get("graph_skips"):  # records before graph_skips was recorded have none
+        text += f"; CUDA graph trees declined {row['graph_skips']} of its graphs (run uncaptured)"
     return text + "."
 
 

@@ -345,6 +345,7 @@ def ppo_rows(
                 "break_even_iterations": None
                 if mode == "eager"
                 else break_even_iterations(max(0.0, first - eager_first), eager_median, median),
+                "graph_skips": sum(piece.graph_skips for piece in trainer.compiled_pieces),
             }
         )
     return rows

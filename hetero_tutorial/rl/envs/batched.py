@@ -116,6 +116,7 @@ class _BatchedEnv:
         fusable = fusable and compile_unavailable(self.device, mode) is None
         target = self._fusable_transition if fusable else self._transition
         self.compiled_step = compiled(target, mode, self.device, f"the {self.env_id} step")
+        self.compiled_step.writes_in_place(*self.state_tensors)
         self._transition = self._fused_step if fusable else self.compiled_step
 
     def _fused_step(self, actions: torch.Tensor, initial: torch.Tensor) -> StepResult:
@@ -220,6 +221,11 @@ class _BatchedEnv:
         # The class's eager form: a compiled env instance holds its compiled piece in _transition.
         obs, reward, terminated, truncated, info = type(self)._transition(self, actions, initial)
         return obs, reward, info["final_obs"], terminated, truncated, info["_final_obs"]
+
+    @property
+    def state_tensors(self) -> tuple[torch.Tensor, ...]:
+        """The tensors a step updates in place: the state (D, N) and the step counter (N,)."""
+        return self._state, self._elapsed
 
     def close(self) -> None:
         """Nothing to release (the tensors go with the object); here for the Gymnasium API."""

@@ -133,6 +133,11 @@ class PPOConfig:
             if not getattr(self, name) > 0:
                 raise UsageError(f"{name} must be positive, got {getattr(self, name)}")
         require_compile_mode(self.compile)
+        if self.compile != "eager" and not self.flat_parameters:
+            raise UsageError(
+                f"compile={self.compile!r} needs flat_parameters=True: the compiled minibatch "
+                "step is one graph over the one flat parameter tensor"
+            )
 
 
 TUNED: dict[str, dict[str, Any]] = {

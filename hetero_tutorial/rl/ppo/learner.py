@@ -18,8 +18,7 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.compiled import compiled
-from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.rl.flat import FlatParameters, adam_update, clip_norm_
+from hetero_tutorial.rl.flat import adam_update, clip_norm_
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.policy import Parameters
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
@@ -92,11 +91,6 @@ class PPOLearner:
         self.clip_coef = config.clip_coef
         """the clipping coefficient of the current iteration (see :meth:`anneal`)"""
         device = next(policy.parameters()).device
-        if config.compile != "eager" and not isinstance(params, FlatParameters):
-            raise UsageError(
-                "compile needs flat_parameters=True: the compiled step is one graph over the "
-                "one flat parameter tensor"
-            )
         self.step = compiled(self.one_graph_step, config.compile, device, "PPO's minibatch step")
         """:meth:`one_graph_step` in the config's compile mode (first call timed apart); eager:
         :meth:`minibatch_step` takes PyTorch's own autograd and fused Adam instead"""
@@ -108,11 +102,10 @@ class PPOLearner:
         self.clip_tensor = torch.tensor(self.clip_coef, **on)
         self.lr_tensor = torch.tensor(config.learning_rate, **on)
         self.adam_steps = torch.zeros((), **on)
-        self.moments = (  # per-tensor parameters run eagerly and have no flat tensor
-            (torch.zeros_like(params.data), torch.zeros_like(params.data))
-            if self.step.mode != "eager"
-            else ()
-        )
+        self.moments: tuple[torch.Tensor, ...] = ()  # eager: per-tensor parameters may run
+        if self.step.mode != "eager":
+            self.moments = (torch.zeros_like(params.data), torch.zeros_like(params.data))
+            self.step.writes_in_place(params.data, *self.moments, self.adam_steps)
         self._loss_module = _LossModule(policy, config)
 
     def anneal(self, iteration: int) -> None:

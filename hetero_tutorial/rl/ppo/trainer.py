@@ -37,12 +37,13 @@ import torch
 from torch import nn
 from torch.profiler import record_function
 
+from hetero_tutorial.core.compiled import CompiledPiece
 from hetero_tutorial.core.placement import Placement, require_placement
 from hetero_tutorial.core.timing import PhaseTimer
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.envs.spec import spec_of
 from hetero_tutorial.rl.ppo.advantages import compute_advantages
-from hetero_tutorial.rl.ppo.collectors import make_collector, make_envs
+from hetero_tutorial.rl.ppo.collectors import BatchedCollector, make_collector, make_envs
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import PPOLearner
 from hetero_tutorial.rl.ppo.policy import make_policy, place_policy
@@ -110,6 +111,13 @@ class PPOTrainer:
     def global_step(self) -> int:
         """Environment steps taken so far, over all parallel environments."""
         return self.collector.global_step
+
+    @property
+    def compiled_pieces(self) -> list[CompiledPiece]:
+        """What this run compiles in its compile mode: a batched rollout's step (Gymnasium's
+        environments step eagerly) and the learner's minibatch step."""
+        rollout = [self.collector.step] if isinstance(self.collector, BatchedCollector) else []
+        return [*rollout, self.learner.step]
 
     @property
     def done(self) -> bool:
