@@ -67,6 +67,18 @@ def test_padding_changes_no_result_and_stays_zero():
     assert torch.equal(target.data, flat.data)
 
 
+def test_flatten_lays_per_parameter_tensors_out_as_the_flat_tensor_padding_zero():
+    _, flattened, flat = _flattened(OneFloatFirst())
+    assert torch.equal(flat.flatten(flat.views(flat.data)), flat.data)
+    x = torch.randn(2, 3)
+    flat.zero_grad()  # (the module's own zero_grad would set them to None)
+    flattened(x).sum().backward()  # autograd writes the gradients into flat.grad's views
+    grads = torch.func.grad(
+        lambda params: torch.func.functional_call(flattened, params, (x,)).sum()
+    )(flat.views(flat.data))
+    assert torch.equal(flat.flatten(grads), flat.grad)
+
+
 def test_adam_update_steps_as_torch_adam_with_a_changing_rate():
     """The compiled minibatch step's Adam (tensor operations) against torch.optim.Adam."""
     torch.manual_seed(0)

@@ -79,6 +79,21 @@ class FlatParameters:
             for name, start, shape in self.layout
         }
 
+    def flatten(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
+        """One tensor per parameter, by name (as :meth:`views` gives them), laid out flat like
+        :attr:`data`, its padding zero: one ``torch.cat``.
+
+        The compiled PPO step differentiates the views, not the flat tensor: the flat
+        tensor's gradient would be assembled by a loop that tests, for every element, which
+        segment it lies in, where a concatenation lets each gradient be written in place.
+        """
+        pieces = []
+        for name, start, shape in self.layout:
+            pieces.append(tensors[name].reshape(-1))
+            if pad := _padded(shape.numel()) - shape.numel():
+                pieces.append(tensors[name].new_zeros(pad))
+        return torch.cat(pieces)
+
     def adam(self, lr: float, eps: float = 1e-8) -> torch.optim.Adam:
         """An Adam optimiser over the flat parameter: one fused kernel where PyTorch has one.
 

@@ -145,17 +145,21 @@ class PPOLearner:
         clip_coef: torch.Tensor,
     ) -> tuple[torch.Tensor, ...]:
         """The eager step's arithmetic as a function of tensors, for ``torch.compile`` to trace
-        whole: the gradient of :func:`ppo_loss` with respect to the flat ``weights``, clipped,
-        then Adam's update of ``weights`` and its ``moments`` in place."""
+        whole: the gradient of :func:`ppo_loss` with respect to each parameter's view of the
+        flat ``weights``, laid out flat (:meth:`~hetero_tutorial.rl.flat.FlatParameters.flatten`) and clipped, then
+        Adam's update of ``weights`` and its ``moments`` in place."""
 
-        def loss_of(flat: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-            named = {f"policy.{name}": view for name, view in self.params.views(flat).items()}
+        def loss_of(
+            parameters: dict[str, torch.Tensor],
+        ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+            named = {f"policy.{name}": tensor for name, tensor in parameters.items()}
             loss, ratio, log_ratio = torch.func.functional_call(
                 self._loss_module, named, (mb, clip_coef)
             )
             return loss, (loss, ratio, log_ratio)
 
-        grad, out = torch.func.grad(loss_of, has_aux=True)(weights)
+        grads, out = torch.func.grad(loss_of, has_aux=True)(self.params.views(weights))
+        grad = self.params.flatten(grads)
         clip_norm_(grad, self.config.max_grad_norm)
         adam_update(weights, grad, moments, steps, lr, eps=ADAM_EPS)
         return out
