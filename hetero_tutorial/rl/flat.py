@@ -88,7 +88,7 @@ class FlatParameters:
         segment it lies in, where a concatenation lets each gradient be written in place.
         """
         pieces = []
-        for name, start, shape in self.layout:
+        for name, _, shape in self.layout:
             pieces.append(tensors[name].reshape(-1))
             if pad := _padded(shape.numel()) - shape.numel():
                 pieces.append(tensors[name].new_zeros(pad))

@@ -146,7 +146,7 @@ class PPOLearner:
     ) -> tuple[torch.Tensor, ...]:
         """The eager step's arithmetic as a function of tensors, for ``torch.compile`` to trace
         whole: the gradient of :func:`ppo_loss` with respect to each parameter's view of the
-        flat ``weights``, laid out flat (:meth:`~hetero_tutorial.rl.flat.FlatParameters.flatten`) and clipped, then
+        flat ``weights``, laid out flat (``FlatParameters.flatten``) and clipped, then
         Adam's update of ``weights`` and its ``moments`` in place."""
 
         def loss_of(
