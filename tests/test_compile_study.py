@@ -127,3 +127,37 @@ def test_the_race_lines_quote_the_compiled_contestant_where_it_raced():
     live = [{"size": 8, "piece": "ppo-all-device", "mode": "compile", "speedup": 1.5}]
     estimated = report.rejax_lines(_race_record({"ours": eager, "rejax": rejax}), live)[1]
     assert "about 15,000 (0.38x rejax): an estimate" in estimated
+
+
+_BREAKDOWN = {"size": 256, "step_s": 400e-6, "matmul_s": 200e-6, "matmul_calls": 8,
+              "matmul_flops": 12_000_000, "peak_flops_per_s": 80e9}  # fmt: skip
+
+
+def test_the_breakdown_sentence_splits_the_step_at_its_products():
+    text = report.breakdown_sentence(_BREAKDOWN)
+    assert "8 matrix products take 200 us of it (50%): 12.0 MFLOP at 60 GFLOP/s" in text
+    assert "runs at 80 GFLOP/s here (at that rate they would take 150 us)" in text
+    assert "The other 200 us are what compiling left" in text
+
+
+def test_rejax_per_gradient_step_is_set_against_our_products():
+    def record(rejax_steps_per_s, minibatch=256):
+        setting = {"num_steps": 32, "minibatch_size": minibatch, "update_epochs": 10}
+        stats = {"1024 envs": {"rejax": {"steps_per_s": {"median": rejax_steps_per_s}}}}
+        fields = {"setting": setting, "points": {"8": {}, "1024": {}}, "summary": {"stats": stats}}
+        return results.Record("bench.device_ppo_peers", fields)
+
+    # 1,024 envs x 32 steps = 32,768 per iteration, 10 epochs x 128 minibatches of 256:
+    # at 102,400 steps/s an iteration is 0.32 s, 250 us per gradient step.
+    line = report.rejax_step_line(record(102_400.0), _BREAKDOWN)
+    assert "at most 250 us per gradient step" in line and "1.25x our products alone" in line
+    assert "would have to fit in 50 us; here it takes 200 us" in line
+    faster = report.rejax_step_line(record(204_800.0), _BREAKDOWN)  # 125 us: under our products
+    assert "Its products ran faster than ours do here" in faster
+    assert report.rejax_step_line(record(102_400.0, minibatch=64), _BREAKDOWN) is None
+
+
+def test_a_products_flops_come_from_its_shapes():
+    assert compiling._matmul_flops("aten::mm", [[256, 64], [64, 32]]) == 2 * 256 * 64 * 32
+    bias, left, right = [2, 1, 64], [2, 256, 4], [2, 4, 64]
+    assert compiling._matmul_flops("aten::baddbmm", [bias, left, right]) == 2 * 2 * 256 * 4 * 64

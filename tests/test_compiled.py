@@ -190,6 +190,26 @@ def test_cuda_graphed_ppo_learns_as_eager_ppo_on_cuda():
     assert graphed.learner.step.graph_skips == 0 and graphed.collector.step.graph_skips == 0
 
 
+def test_the_step_breakdown_finds_the_paired_networks_products():
+    from hetero_tutorial.studies.compiling import step_breakdown
+
+    found = step_breakdown(256, calls=3, repeats=1)
+    # Forward: 3 paired products (4->64, 64->64, 64->2, two networks each); backward: the
+    # three weight gradients and the two input gradients that reach a weight (not the obs').
+    forward = 2 * 2 * 256 * (4 * 64 + 64 * 64 + 64 * 2)
+    backward = 2 * 2 * 256 * (64 * 2 + 64 * 64 + 4 * 64) + 2 * 2 * 256 * (2 * 64 + 64 * 64)
+    assert found["matmul_calls"] == 8 and found["matmul_flops"] == forward + backward
+    assert 0 < found["matmul_s"] < found["step_s"] and found["peak_flops_per_s"] > 0
+
+
+def test_the_step_breakdown_needs_a_compiler(monkeypatch):
+    from hetero_tutorial.studies.compiling import step_breakdown
+
+    monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
+    with pytest.raises(UsageError, match="no C\\+\\+ compiler"):
+        step_breakdown()
+
+
 def test_a_graph_break_in_a_compiled_piece_is_an_error_not_a_silent_split():
     def broken(x: torch.Tensor) -> torch.Tensor:
         y = x + 1

@@ -165,6 +165,52 @@ def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def breakdown_sentence(found: dict[str, Any]) -> str:
+    """Where one compiled minibatch step's time went (``compiling.step_breakdown``): its
+    matrix products, their rate, and the rest."""
+    step, products = found["step_s"], found["matmul_s"]
+    rate, peak = found["matmul_flops"] / products, found["peak_flops_per_s"]
+    return (
+        f"One compiled minibatch step of {found['size']} takes {format_seconds(step)}. Its "
+        f"{found['matmul_calls']} matrix products take {format_seconds(products)} of it "
+        f"({products / step:.0%}): {found['matmul_flops'] / 1e6:.1f} MFLOP at "
+        f"{rate / 1e9:.0f} GFLOP/s, where one 1,024-square product runs at {peak / 1e9:.0f} "
+        f"GFLOP/s here (at that rate they would take "
+        f"{format_seconds(found['matmul_flops'] / peak)}). The other "
+        f"{format_seconds(step - products)} are what compiling left: the generated kernels, "
+        "the Python that calls them, the guards."
+    )
+
+
+def rejax_step_line(record: Any, found: dict[str, Any]) -> str | None:
+    """rejax's seconds per gradient step at the race's largest point (its iteration's seconds
+    over its gradient steps: an upper bound, its rollout's share included) against our
+    products alone (a recorded figure against a live one: the two runs' drift is in the
+    ratio); None where the record's minibatch is not the breakdown's."""
+    setting = record.data["setting"]
+    if setting["minibatch_size"] != found["size"]:
+        return None
+    num_envs = max(int(point) for point in record.data["points"])
+    rejax = record.data["summary"]["stats"].get(f"{num_envs} envs", {}).get("rejax")
+    if rejax is None:
+        return None
+    batch = num_envs * setting["num_steps"]
+    gradient_steps = setting["update_epochs"] * (batch // setting["minibatch_size"])
+    per_step = batch / rejax["steps_per_s"]["median"] / gradient_steps
+    products, rest = found["matmul_s"], found["step_s"] - found["matmul_s"]
+    text = (
+        f"rejax at {num_envs:,} envs (recorded): at most {format_seconds(per_step)} per "
+        f"gradient step, its share of the rollout included, {per_step / products:.2f}x our "
+        "products alone. "
+    )
+    if per_step <= products:
+        return text + "Its products ran faster than ours do here: no overhead removed closes that."
+    return text + (
+        f"To match it, the rest of our step would have to fit in "
+        f"{format_seconds(per_step - products)}; here it takes {format_seconds(rest)}."
+    )
+
+
 def summary_lines(
     speedups: list[dict[str, Any]], ppo: list[dict[str, Any]], fallback: str | None
 ) -> list[str]:

@@ -20,6 +20,8 @@ where a call is tiny. This study measures that, per piece and end to end:
 * :func:`ppo_rows`: PPO trained a few iterations under one placement in each mode,
   interleaved: steady seconds per iteration, env steps per second, the first iteration's
   seconds (where both pieces compile) and the iterations to break even.
+* :func:`step_breakdown`: where a compiled minibatch step's time goes on the CPU: its
+  matrix products (arithmetic that no compiler removes) against everything else.
 """
 
 from __future__ import annotations
@@ -349,3 +351,62 @@ def ppo_rows(
             }
         )
     return rows
+
+
+MATMULS = {"aten::mm": 0, "aten::bmm": 0, "aten::addmm": 1, "aten::baddbmm": 1}
+"""The matrix products a compiled graph calls (MKL's, on a CPU), each with the position of
+its first matrix among its inputs (after the added bias, for ``addmm`` and ``baddbmm``)."""
+
+
+def _matmul_flops(name: str, shapes: list[list[int]]) -> int:
+    """Floating-point operations of one product: 2 x rows x inner x columns (x batch)."""
+    left, right = shapes[MATMULS[name]], shapes[MATMULS[name] + 1]
+    return 2 * int(np.prod(left)) * right[-1]
+
+
+def _peak_flops_per_s(device: torch.device, size: int = 1024, calls: int = 5) -> float:
+    """The rate of one large square product (``size`` x ``size``): about the core's peak."""
+    a, b = (torch.randn(size, size, device=device) for _ in range(2))
+    a @ b  # warm-up
+    synchronize(device)
+    began = time.perf_counter()
+    for _ in range(calls):
+        a @ b
+    synchronize(device)
+    return 2 * size**3 * calls / (time.perf_counter() - began)
+
+
+def step_breakdown(
+    size: int = 256, calls: int = 50, threads: int | None = 1, repeats: int = 5
+) -> dict[str, Any]:
+    """One compiled PPO minibatch step of ``size`` on the CPU, taken apart.
+
+    ``step_s``: its seconds per call (median of ``repeats`` timed runs, no profiler);
+    ``matmul_s``: the seconds per call its matrix products ran (torch.profiler's self time
+    of :data:`MATMULS` over ``calls`` calls); ``matmul_flops``: their floating-point
+    operations per call, from their shapes; ``peak_flops_per_s``: this core's rate on one
+    large product. The products are the arithmetic that any compiler, XLA too, must do; the
+    rest of the step (generated kernels, the Python that calls them, the guards) is the
+    overhead compiling has left. Raises a UsageError where compiling cannot run here.
+    """
+    device = torch.device("cpu")
+    if reason := compile_unavailable(device):
+        raise UsageError(f"the breakdown times a compiled step, and compiling cannot run: {reason}")
+    with torch_threads(threads):
+        call = _update_call(size, "compile", device)
+        for _ in range(3):  # compile and warm up
+            call()
+        timing = compare({"step": call}, device=device, warmup=1, repeats=repeats, inner=calls)
+        with torch.profiler.profile(record_shapes=True) as profile:
+            for _ in range(calls):
+                call()
+        peak = _peak_flops_per_s(device)
+    products = [e for e in profile.events() if e.name in MATMULS]
+    return {
+        "size": size,
+        "step_s": timing["step"].median,
+        "matmul_s": sum(e.self_cpu_time_total for e in products) / 1e6 / calls,
+        "matmul_calls": len(products) // calls,
+        "matmul_flops": sum(_matmul_flops(e.name, e.input_shapes) for e in products) // calls,
+        "peak_flops_per_s": peak,
+    }
