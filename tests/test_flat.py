@@ -5,7 +5,7 @@ import copy
 import torch
 from torch import nn
 
-from hetero_tutorial.rl.flat import FlatParameters, adam_update, clip_norm_
+from hetero_tutorial.rl.flat import AdamState, FlatParameters, adam_update, clip_norm_
 from hetero_tutorial.rl.nets import GaussianActorCritic, mlp
 
 
@@ -86,17 +86,17 @@ def test_adam_update_steps_as_torch_adam_with_a_changing_rate():
     grads = [torch.randn(100) for _ in range(5)]
     reference = nn.Parameter(start.clone())
     optimizer = torch.optim.Adam([reference], lr=1e-3, eps=1e-5)
-    weights, moments = start.clone(), (torch.zeros(100), torch.zeros(100))
-    steps, lr = torch.zeros(()), torch.tensor(1e-3)
+    weights = start.clone()
+    state = AdamState.of(weights, 1e-3)
     for i, grad in enumerate(grads):
         rate = 1e-3 * (1 - i / 5)  # an annealed rate, as PPOLearner.anneal sets it
         optimizer.param_groups[0]["lr"] = rate
-        lr.fill_(rate)
+        state.lr.fill_(rate)
         reference.grad = grad.clone()
         optimizer.step()
-        adam_update(weights, grad, moments, steps, lr, eps=1e-5)
+        adam_update(weights, grad, state, eps=1e-5)
     torch.testing.assert_close(weights, reference.detach(), rtol=0, atol=3e-7)  # float rounding
-    assert steps.item() == 5
+    assert state.steps.item() == 5
 
 
 def test_clip_norm_scales_only_above_the_limit():

@@ -20,6 +20,8 @@ nothing to the gradient norm.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import nn
 
@@ -126,30 +128,52 @@ def clip_norm_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
     return norm
 
 
+class AdamState(NamedTuple):
+    """What :func:`adam_update` keeps between the steps of one flat tensor, on its device:
+    the first and second moment estimates, the 0-d count of steps taken and the 0-d learning
+    rate. Tensors all, so that a compiled step reads a changing rate or count as data, where
+    a Python number would be a constant of the graph and compile it again when it changed."""
+
+    exp_avg: torch.Tensor
+    exp_avg_sq: torch.Tensor
+    steps: torch.Tensor
+    lr: torch.Tensor
+
+    @classmethod
+    def of(cls, weights: torch.Tensor, lr: float) -> AdamState:
+        """A fresh state for ``weights`` (no steps taken) at learning rate ``lr``."""
+        return cls(
+            torch.zeros_like(weights),
+            torch.zeros_like(weights),
+            weights.new_zeros(()),
+            torch.tensor(lr, device=weights.device),
+        )
+
+    @property
+    def written(self) -> tuple[torch.Tensor, ...]:
+        """The tensors a step updates in place (the learning rate only its owner sets)."""
+        return self.exp_avg, self.exp_avg_sq, self.steps
+
+
 def adam_update(
     weights: torch.Tensor,
     grad: torch.Tensor,
-    moments: tuple[torch.Tensor, torch.Tensor],
-    steps: torch.Tensor,
-    lr: torch.Tensor,
+    state: AdamState,
     eps: float,
     betas: tuple[float, float] = (0.9, 0.999),
 ) -> None:
-    """One step of Adam on ``weights``, in place: ``torch.optim.Adam``'s rule (no weight decay),
-    as plain tensor operations, so that ``torch.compile`` traces it into the same graph as
-    the gradient (PyTorch's fused kernel would be a call of its own). ``moments`` are the
-    first and second moment estimates, ``steps`` the 0-d count of steps taken and ``lr`` a
-    0-d learning rate: tensors, so that a changing rate or count is data, not a recompile.
+    """One step of Adam on ``weights`` and its ``state``, in place: ``torch.optim.Adam``'s
+    rule (no weight decay) as plain tensor operations, so that ``torch.compile`` traces it
+    into the same graph as the gradient (PyTorch's fused kernel would be a call of its own).
     """
-    exp_avg, exp_avg_sq = moments
     beta1, beta2 = betas
-    steps.add_(1)
-    exp_avg.lerp_(grad, 1 - beta1)
-    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    bias_correction1 = 1 - beta1**steps
-    bias_correction2_sqrt = (1 - beta2**steps).sqrt()
-    denominator = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-    weights.sub_(lr / bias_correction1 * exp_avg / denominator)
+    state.steps.add_(1)
+    state.exp_avg.lerp_(grad, 1 - beta1)
+    state.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bias_correction1 = 1 - beta1**state.steps
+    bias_correction2_sqrt = (1 - beta2**state.steps).sqrt()
+    denominator = state.exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+    weights.sub_(state.lr / bias_correction1 * state.exp_avg / denominator)
 
 
 class PerTensorParameters:

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.compiled import compiled
-from hetero_tutorial.rl.flat import adam_update, clip_norm_
+from hetero_tutorial.rl.flat import AdamState, adam_update, clip_norm_
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.policy import Parameters
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
@@ -98,14 +98,11 @@ class PPOLearner:
         # coefficient that decays every iteration would compile it again. The graph reads
         # them from 0-d tensors on the device, refilled by anneal, and keeps Adam's state as
         # tensors of its own (the eager optimizer's stays unused).
-        on = {"device": device}
-        self.clip_tensor = torch.tensor(self.clip_coef, **on)
-        self.lr_tensor = torch.tensor(config.learning_rate, **on)
-        self.adam_steps = torch.zeros((), **on)
-        self.moments: tuple[torch.Tensor, ...] = ()  # eager: per-tensor parameters may run
+        self.clip_tensor = torch.tensor(self.clip_coef, device=device)
+        self.adam: AdamState | None = None  # eager: per-tensor parameters may run
         if self.step.mode != "eager":
-            self.moments = (torch.zeros_like(params.data), torch.zeros_like(params.data))
-            self.step.writes_in_place(params.data, *self.moments, self.adam_steps)
+            self.adam = AdamState.of(params.data, config.learning_rate)
+            self.step.writes_in_place(params.data, *self.adam.written)
         self._loss_module = _LossModule(policy, config)
 
     def anneal(self, iteration: int) -> None:
@@ -116,18 +113,16 @@ class PPOLearner:
         if c.anneal_lr:
             for group in self.optimizer.param_groups:
                 group["lr"] = c.learning_rate * left
-            self.lr_tensor.fill_(c.learning_rate * left)
+            if self.adam is not None:
+                self.adam.lr.fill_(c.learning_rate * left)
         if c.anneal_clip:
             self.clip_coef = c.clip_coef * left
             self.clip_tensor.fill_(self.clip_coef)
 
     def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """One gradient step on one minibatch; returns ``(loss, ratio, log_ratio)``."""
-        if self.step.mode != "eager":
-            p = self.params
-            return self.step(
-                p.data, self.moments, self.adam_steps, self.lr_tensor, mb, self.clip_tensor
-            )
+        if self.adam is not None:
+            return self.step(self.params.data, self.adam, mb, self.clip_tensor)
         loss, ratio, log_ratio = ppo_loss(self.policy, mb, self.config, self.clip_coef)
         self.params.zero_grad()
         loss.backward()
@@ -138,16 +133,14 @@ class PPOLearner:
     def one_graph_step(
         self,
         weights: torch.Tensor,
-        moments: tuple[torch.Tensor, torch.Tensor],
-        steps: torch.Tensor,
-        lr: torch.Tensor,
+        adam: AdamState,
         mb: dict[str, torch.Tensor],
         clip_coef: torch.Tensor,
     ) -> tuple[torch.Tensor, ...]:
         """The eager step's arithmetic as a function of tensors, for ``torch.compile`` to trace
         whole: the gradient of :func:`ppo_loss` with respect to each parameter's view of the
         flat ``weights``, laid out flat (``FlatParameters.flatten``) and clipped, then
-        Adam's update of ``weights`` and its ``moments`` in place."""
+        Adam's update of ``weights`` and its state in place."""
 
         def loss_of(
             parameters: dict[str, torch.Tensor],
@@ -161,7 +154,7 @@ class PPOLearner:
         grads, out = torch.func.grad(loss_of, has_aux=True)(self.params.views(weights))
         grad = self.params.flatten(grads)
         clip_norm_(grad, self.config.max_grad_norm)
-        adam_update(weights, grad, moments, steps, lr, eps=ADAM_EPS)
+        adam_update(weights, grad, adam, eps=ADAM_EPS)
         return out
 
     def update(self, batch: list[torch.Tensor], storage: RolloutStorage) -> dict[str, float]:
