@@ -71,14 +71,15 @@ device_envs            2           56      84  throughput 36 cells x 0.3 + two 4
 buffers                2           28      42  fill 1e6 transitions, two Python designs 2 x 8 +
                                                tensor 1; 1e4 and 1e5 2; timings to CPU and CUDA 2;
                                                batch correlation and pinned sampling 2; START_S
-compile                2           55      83  14 Inductor compiles (act 2 sizes, env step 2 sizes
+compile                2           62      93  16 Inductor compiles (act 2 sizes, env step 2 sizes
                                                x 2 graphs, update, PPO's rollout and minibatch
-                                               steps; each in compile and cudagraphs) x COMPILE_S
-                                               42; interleaved timing 3; PPO 6 iterations x 3
-                                               modes x 33 ms 0.6; fallback to eager if Triton is
-                                               missing; START_S
+                                               steps, DDPG's update; each in compile and
+                                               cudagraphs) x COMPILE_S 48; interleaved timing 3;
+                                               PPO 6 iterations x 3 modes x 33 ms 0.6; DDPG 1,000
+                                               random and 100 updating steps x 3 modes 1.4;
+                                               fallback to eager if Triton is missing; START_S
 part 1 total                      188     284
-part 2 total                      192     289
+part 2 total                      199     299
 =====================  ====  ========  ======  ===================================================
 
 ``OP_S`` is 10 us, ``START_S`` 5 s and ``COMPILE_S`` (one small torch.compile) 3 s. The
@@ -110,6 +111,7 @@ BUDGET_OPTIONS = frozenset({
     "--hidden", "--batch-size", "--workers", "--seeds", "--seed", "--eval-episodes",
     "--num-envs", "--seconds-per-repeat", "--ppo-num-envs", "--ppo-seeds", "--ppo-steps",
     "--numprocesses", "--act-sizes", "--env-step-sizes", "--update-sizes", "--ppo-iterations",
+    "--ddpg-steps",
 })  # fmt: skip
 """Options that say how much work a step does, never which code it runs."""
 
@@ -185,9 +187,9 @@ STEPS = (
          ("--capacities", "1000", "--repeats", "2"), 28),
     Step("compile", 2, "compile", (),
          ("--act-sizes", "8", "1024", "--env-step-sizes", "64", "65536", "--update-sizes", "256",
-          "--repeats", "5", "--ppo-num-envs", "8", "--ppo-iterations", "5"),
+          "--repeats", "5", "--ppo-num-envs", "8", "--ppo-iterations", "5", "--ddpg-steps", "100"),
          ("--act-sizes", "8", "--env-step-sizes", "64", "--update-sizes", "64", "--repeats", "2",
-          "--ppo-num-envs", "8", "--ppo-iterations", "1"), 55),
+          "--ppo-num-envs", "8", "--ppo-iterations", "1", "--ddpg-steps", "10"), 62),
 )  # fmt: skip
 """Every step in the order it runs (the set-up starts each part; the test slice opens part 1).
 
@@ -250,10 +252,10 @@ ARITHMETIC = {
     "2 x (37 x 0.22 + 18 evaluations x 0.25) 25; counted iterations 3; START_S",
     "buffers": "fill 1e6 transitions, two Python designs 2 x 8 + tensor 1; 1e4 and 1e5 2; "
     "timings to CPU and CUDA 2; batch correlation and pinned sampling 2; START_S",
-    "compile": "14 Inductor compiles (act 2 sizes, env step 2 sizes x 2 graphs, update, PPO's "
-    "rollout and minibatch steps; each in compile and cudagraphs) x COMPILE_S 42; interleaved "
-    "timing 3; PPO 6 iterations x 3 modes x 33 ms 0.6; fallback to eager if Triton is missing; "
-    "START_S",
+    "compile": "16 Inductor compiles (act 2 sizes, env step 2 sizes x 2 graphs, update, PPO's "
+    "rollout and minibatch steps, DDPG's update; each in compile and cudagraphs) x COMPILE_S 48; "
+    "interleaved timing 3; PPO 6 iterations x 3 modes x 33 ms 0.6; DDPG 1,000 random and 100 "
+    "updating steps x 3 modes 1.4; fallback to eager if Triton is missing; START_S",
 }
 """How each step's expected seconds were reached (the module's table prints them)."""
 

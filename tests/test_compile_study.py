@@ -16,6 +16,7 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import as_placement
 from hetero_tutorial.notebook import compile_report as report
 from hetero_tutorial.notebook.solutions.compile_and_graphs import largest_gain
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import compiling
 
@@ -81,12 +82,12 @@ def test_ppo_rows_take_the_first_iteration_apart():
         compiling.ppo_rows(config, as_placement("all-device"), ["eager"], timed=3)
 
 
-def test_a_ppo_sentence_says_when_cuda_graphs_were_declined():
+def test_a_run_sentence_says_when_cuda_graphs_were_declined():
     row = {"piece": "ppo-all-device", "mode": "cudagraphs", "size": 64, "env_steps_per_s": 9e4,
            "speedup": 2.0, "low": 1.8, "high": 2.2, "compile_seconds": 30.0,
            "break_even_iterations": 12.0, "graph_skips": 0}  # fmt: skip
-    assert "declined" not in report.ppo_sentence(row)
-    assert "declined 2 of its graphs" in report.ppo_sentence(row | {"graph_skips": 2})
+    assert "declined" not in report.run_sentence(row)
+    assert "declined 2 of its graphs" in report.run_sentence(row | {"graph_skips": 2})
 
 
 def test_the_grid_and_its_crossovers():
@@ -94,6 +95,23 @@ def test_the_grid_and_its_crossovers():
     assert {(r["width"], r["batch_size"]) for r in grid} == {(8, 4)}
     assert compiling.crossovers_by_mode(grid) == {}  # the CPU alone: no crossover
     assert "Only the CPU" in report.crossover_lines({})[0]
+
+
+def test_ddpg_rows_pair_turns_of_steps_eagerly():
+    config = DDPGConfig(learning_starts=300, hidden=16, batch_size=32)
+    (row,) = compiling.ddpg_rows(config, as_placement("all-cpu"), ["eager"], 20, chunk=10)
+    assert row["piece"] == "ddpg-all-cpu" and row["unit"] == "update" and row["size"] == 32
+    assert row["env_steps_per_s"] > 0 and row["first_iteration_s"] > 0 and row["speedup"] == 1.0
+    assert report.run_sentence(row).startswith("- ddpg-all-cpu eager, batch 32: ")
+    with pytest.raises(UsageError, match="timed_steps"):
+        compiling.ddpg_rows(config, as_placement("all-cpu"), ["eager"], 0)
+
+
+def test_bench_compile_refuses_a_negative_ddpg_budget_before_measuring():
+    parser = argparse.ArgumentParser()
+    bench_compile.add_arguments(parser)
+    with pytest.raises(UsageError, match="--ddpg-steps must be 0"):
+        bench_compile.run(parser.parse_args(["--ddpg-steps", "-1"]))
 
 
 def test_bench_compile_parses_its_sizes():

@@ -6,6 +6,7 @@ each piece is compiled once per module here (the fixtures), at small sizes.
 
 from __future__ import annotations
 
+import gymnasium as gym
 import pytest
 import torch
 
@@ -18,6 +19,10 @@ from hetero_tutorial.core.compiled import (
 )
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import as_placement
+from hetero_tutorial.core.transfers import CopyCounter
+from hetero_tutorial.rl.buffers import Batch
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.nets import traced_tanh
 from hetero_tutorial.rl.ppo.config import PPOConfig
@@ -107,6 +112,60 @@ def test_compiled_pendulum_ppo_collects_and_learns_as_eager():
     torch.testing.assert_close(
         comp.learner.params.data, eager.learner.params.data, rtol=0, atol=1e-4
     )
+
+
+def _ddpg_learners(modes: tuple[str, ...]) -> dict[str, DDPGLearner]:
+    env = gym.make("Pendulum-v1")
+    return {m: DDPGLearner(env, DDPGConfig(compile=m), as_placement("all-cpu"), 0) for m in modes}
+
+
+def _pendulum_batches(count: int, size: int = 256) -> list[Batch]:
+    g = torch.Generator().manual_seed(1)
+    normal = lambda *shape: torch.randn(*shape, generator=g)  # noqa: E731
+    ended = lambda: (torch.rand(size, generator=g) < 0.05).float()  # noqa: E731
+    return [Batch(normal(size, 3), normal(size, 1).clamp(-2, 2), normal(size), normal(size, 3),
+                  ended(), torch.zeros(size)) for _ in range(count)]  # fmt: skip
+
+
+def test_the_compiled_ddpg_update_learns_as_the_eager_one():
+    """Five updates on the same batches: all four networks' weights (the targets averaged)
+    within float rounding, amplified a little by Adam's normalised steps; one compile."""
+    learners = _ddpg_learners(("eager", "compile"))
+    start = learners["eager"].critic_flat.data.clone()
+    for batch in _pendulum_batches(5):
+        for learner in learners.values():
+            learner.update(batch)
+    eager, comp = learners["eager"], learners["compile"]
+    assert comp.step.mode == "compile" and comp.step.steady_calls == 4
+    assert (eager.critic_flat.data - start).abs().max() > 1e-3  # the updates moved the weights
+    for mine, theirs in zip(comp.flats, eager.flats, strict=True):
+        torch.testing.assert_close(mine.data, theirs.data, rtol=0, atol=2e-5)
+
+
+def test_under_a_copy_counter_a_compiled_piece_runs_its_arithmetic_eagerly():
+    """The copy counter watches every operation (a dispatch mode, which Dynamo refuses to
+    trace under): a compiled update there runs eagerly, uncounted by the piece's clock, and
+    updates the weights as the compiled one would."""
+    learners = _ddpg_learners(("eager", "compile"))
+    first, counted = _pendulum_batches(2)
+    for learner in learners.values():
+        learner.update(first)
+    comp = learners["compile"]
+    with CopyCounter():
+        comp.update(counted)
+    learners["eager"].update(counted)
+    assert comp.step.steady_calls == 0  # the counted call ran on no clock
+    for mine, theirs in zip(comp.flats, learners["eager"].flats, strict=True):
+        torch.testing.assert_close(mine.data, theirs.data, rtol=0, atol=2e-5)
+
+
+def test_without_a_cpp_compiler_ddpg_updates_eagerly_saying_why(monkeypatch, capsys):
+    monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
+    monkeypatch.setattr(compiled_module, "_SAID", set())
+    (learner,) = _ddpg_learners(("compile",)).values()
+    learner.update(_pendulum_batches(1)[0])
+    assert learner.step.mode == "eager" and learner.adam is None
+    assert "DDPG's update runs eagerly: no C++ compiler" in capsys.readouterr().err
 
 
 def test_compiling_ppo_needs_flat_parameters_and_eager_ppo_does_not():

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import is_in_torch_dispatch_mode
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
@@ -155,6 +156,11 @@ class CompiledPiece:
                 torch._dynamo.mark_static_address(tensor)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.mode != "eager" and is_in_torch_dispatch_mode(include_infra_modes=False):
+            # A dispatch mode that watches every operation (the copy counter) cannot see
+            # inside a compiled graph, and Dynamo refuses to trace under one: run the same
+            # arithmetic eagerly, on no clock.
+            return self.eager_fn(*args, **kwargs)
         if self.first_call_seconds is not None:
             began = time.perf_counter()
             out = self.fn(*args, **kwargs)

@@ -98,22 +98,23 @@ def speedup_figure(speedups: list[dict[str, Any]]) -> Figure:
     return fig
 
 
-def ppo_sentence(row: dict[str, Any]) -> str:
-    """A compiled PPO run against eager: steady speed, first iteration, break-even."""
+def run_sentence(row: dict[str, Any]) -> str:
+    """A compiled run (PPO's or DDPG's) against eager: steady speed, the first iteration (or
+    update, for DDPG), break-even."""
+    unit = row.get("unit", "iteration")  # records before DDPG's rows hold PPO's only
+    size = f"{row['size']:,} envs" if unit == "iteration" else f"batch {row['size']:,}"
+    per = unit if unit == "iteration" else "turn of updates"  # the repeats that were paired
+    head = f"- {row['piece']} {row['mode']}, {size}: {row['env_steps_per_s']:,.0f} env steps/s"
     if row["mode"] == "eager":
-        return (
-            f"- {row['piece']} eager, {row['size']:,} envs: {row['env_steps_per_s']:,.0f} env "
-            f"steps/s steady, first iteration {format_seconds(row['first_iteration_s'])}."
-        )
+        return f"{head} steady, first {unit} {format_seconds(row['first_iteration_s'])}."
     text = (
-        f"- {row['piece']} {row['mode']}, {row['size']:,} envs: {row['env_steps_per_s']:,.0f} "
-        f"env steps/s steady, {row['speedup']:.2f}x eager"
-        + (f" ({row['low']:.2f}-{row['high']:.2f}x per iteration)" if row["low"] else "")
-        + f", {verdict(row)}; the first iteration {row['compile_seconds']:.1f} s longer"
+        f"{head} steady, {row['speedup']:.2f}x eager"
+        + (f" ({row['low']:.2f}-{row['high']:.2f}x per {per})" if row["low"] else "")
+        + f", {verdict(row)}; the first {unit} {row['compile_seconds']:.1f} s longer"
     )
     iterations = row.get("break_even_iterations")
     if iterations is not None and verdict(row) == "faster":
-        text += f", paid back after {iterations:,.0f} iterations"
+        text += f", paid back after {iterations:,.0f} {unit}s"
     elif verdict(row) != "faster":
         text += ", never paid back at this speed"
     if row.get("graph_skips"):  # records before graph_skips was recorded have none
@@ -212,9 +213,9 @@ def rejax_step_line(record: Any, found: dict[str, Any]) -> str | None:
 
 
 def summary_lines(
-    speedups: list[dict[str, Any]], ppo: list[dict[str, Any]], fallback: str | None
+    speedups: list[dict[str, Any]], runs: list[dict[str, Any]], fallback: str | None
 ) -> list[str]:
-    """The notebook's summary, from its numbers."""
+    """The notebook's summary, from its numbers (``runs``: PPO's and DDPG's rows)."""
     if fallback:
         return [f"- Compiling could not run here ({fallback}); every piece ran eagerly."]
     lines = [f"- {largest_gain_sentence(speedups)}"]
@@ -222,9 +223,9 @@ def summary_lines(
     if losses:
         pieces = ", ".join(f"{r['piece']} at {r['size']:,}" for r in losses)
         lines.append(f"- Compiling lost here on: {pieces} (guards and glue outweigh the fusion).")
-    for row in ppo:
+    for row in runs:
         if row["mode"] != "eager":
-            lines.append(ppo_sentence(row))
+            lines.append(run_sentence(row))
     return lines
 
 

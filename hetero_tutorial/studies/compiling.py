@@ -20,6 +20,8 @@ where a call is tiny. This study measures that, per piece and end to end:
 * :func:`ppo_rows`: PPO trained a few iterations under one placement in each mode,
   interleaved: steady seconds per iteration, env steps per second, the first iteration's
   seconds (where both pieces compile) and the iterations to break even.
+* :func:`ddpg_rows`: DDPG (one update per environment step) in each mode, interleaved: the
+  same fields per update step.
 * :func:`step_breakdown`: where a compiled minibatch step's time goes on the CPU: its
   matrix products (arithmetic that no compiler removes) against everything else.
 """
@@ -41,9 +43,11 @@ from hetero_tutorial.core.compiled import (
     compiled,
 )
 from hetero_tutorial.core.devices import resolve_device, synchronize
-from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.errors import UsageError, require_positive
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import Spread, compare, torch_threads
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
 from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, mlp
@@ -334,6 +338,7 @@ def ppo_rows(
         rows.append(
             {
                 "piece": f"ppo-{placement.name}",
+                "unit": "iteration",
                 "mode": mode,
                 "device": str(placement.update_device),
                 "size": config.num_envs,
@@ -348,6 +353,67 @@ def ppo_rows(
                 if mode == "eager"
                 else break_even_iterations(max(0.0, first - eager_first), eager_median, median),
                 "graph_skips": sum(piece.graph_skips for piece in trainer.compiled_pieces),
+            }
+        )
+    return rows
+
+
+def ddpg_rows(
+    config: DDPGConfig,
+    placement: Placement,
+    modes: Sequence[str],
+    timed_steps: int = 200,
+    chunk: int = 25,
+    seed: int = 0,
+    threads: int | None = 1,
+) -> list[dict[str, Any]]:
+    """DDPG under ``placement`` in each mode: the first update (where compiling happens),
+    then ``timed_steps`` steps with an update each, ``chunk`` steps per mode in turn; one row
+    per mode, as :func:`ppo_rows`'s with an update step in place of an iteration
+    (``size``: the batch of an update; ``first_iteration_s``: the step of the first update).
+    The runs stop there (``config.total_steps`` is set to fit).
+    """
+    require_positive(timed_steps=timed_steps, chunk=chunk)
+    steps = config.learning_starts + 1 + timed_steps + config.count_copies_steps
+    trainers = {
+        m: DDPGTrainer(
+            replace(config, compile=m, total_steps=steps), placement, seed, threads=threads
+        )
+        for m in modes
+    }
+    for trainer in trainers.values():
+        trainer.advance(config.learning_starts + 1)  # random actions, then the first update
+    for done in range(0, timed_steps, chunk):
+        for trainer in trainers.values():
+            trainer.advance(min(chunk, timed_steps - done))
+    steady = {m: [1 / rate for rate in t.chunk_steps_per_s] for m, t in trainers.items()}
+    eager = steady.get("eager")
+    rows = []
+    for mode, trainer in trainers.items():
+        median = float(np.median(steady[mode]))
+        first = trainer.first_update_seconds or 0.0
+        eager_first = (trainers["eager"].first_update_seconds or 0.0) if eager else first
+        ratios = [e / s for e, s in zip(eager, steady[mode], strict=True)] if eager else []
+        spread = Spread.of_ratios(ratios, per="turn")
+        extra = max(0.0, first - eager_first) if mode != "eager" else 0.0
+        rows.append(
+            {
+                "piece": f"ddpg-{placement.name}",
+                "unit": "update",
+                "mode": mode,
+                "device": str(placement.update_device),
+                "size": config.batch_size,
+                "seconds": median,
+                "env_steps_per_s": 1 / median,
+                "first_iteration_s": first,
+                "compile_seconds": extra,
+                "speedup": spread.value if mode != "eager" else 1.0,
+                "low": spread.low if mode != "eager" else None,
+                "high": spread.high if mode != "eager" else None,
+                "break_even_iterations": None
+                if mode == "eager"
+                else break_even_iterations(extra, float(np.median(eager)), median),
+                "graph_skips": trainer.learner.step.graph_skips,
             }
         )
     return rows

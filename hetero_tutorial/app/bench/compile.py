@@ -5,8 +5,9 @@ Writes ``rows``: one per piece, mode, device and size, with ``piece``, ``mode``,
 ``compile_seconds``; ``speedups``: each compiled mode over eager at each size, the range
 of the paired repeats, and the calls (or PPO iterations) to break even. Pieces: ``act``
 at batches of observations, ``env_step`` at numbers of batched CartPole environments,
-``update`` at minibatch sizes (see :mod:`hetero_tutorial.studies.compile`); end to end
-(unless ``--no-ppo``): PPO under ``all-device`` at the races' settings, and ``hybrid``.
+``update`` at minibatch sizes (see :mod:`hetero_tutorial.studies.compiling`); end to end:
+PPO under ``all-device`` at the races' settings, and ``hybrid`` (unless ``--no-ppo``), and
+DDPG on Pendulum under ``hybrid``, its update compiled (unless ``--ddpg-steps 0``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
+from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import compiling as study
 
@@ -41,9 +44,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--ppo-iterations", type=int, default=5, help="timed PPO iterations")
     parser.add_argument("--no-ppo", action="store_true", help="leave out the PPO runs")
+    parser.add_argument(
+        "--ddpg-steps", type=int, default=200, help="timed DDPG update steps (0: no DDPG run)"
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.ddpg_steps < 0:  # before any measuring
+        raise UsageError(f"--ddpg-steps must be 0 (no DDPG run) or more; got {args.ddpg_steps}")
     device = accelerator() or placement("all-cpu").update_device
     modes = study.modes_here(device)
     rows: list[dict[str, Any]] = []
@@ -68,6 +76,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 speedups += [r for r in found if r["mode"] != "eager"]
                 for row in found:
                     print(_describe(row))
+    if args.ddpg_steps > 0:
+        found = study.ddpg_rows(
+            DDPGConfig(), placement("hybrid"), modes, args.ddpg_steps, threads=args.threads
+        )
+        rows += found
+        speedups += [r for r in found if r["mode"] != "eager"]
+        for row in found:
+            print(_describe(row))
     return {
         "device": str(device),
         "modes": modes,
