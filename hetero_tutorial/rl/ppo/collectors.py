@@ -269,6 +269,7 @@ class BatchedCollector:
         s.wait_for_copy_out()
         if self.obs is None:
             self.obs, _ = self.envs.reset(seed=self.seed)
+            self.step.writes_in_place(self.obs)  # compiled, each step overwrites it
         first_step = self.global_step
         noise = self.policy.sample_noise((c.num_steps, c.num_envs), self.generator)  # on device
         rows = s.data[:, :, self.row_columns]  # (T, N, row): a compiled step writes one
@@ -276,7 +277,7 @@ class BatchedCollector:
             self.global_step += c.num_envs
             if self.step.mode != "eager":
                 initial = self.envs.draw_initial_states()  # outside the graph: see the module doc
-                self.obs, rows[t], self.finished[t] = self.step(self.obs, noise[t], initial)
+                rows[t], self.finished[t] = self.step(self.obs, noise[t], initial)
                 continue
             actions = self.act(self.obs, noise[t], t)
             self.obs, rewards, terminated, truncated, info = self.envs.step(actions)
@@ -290,12 +291,14 @@ class BatchedCollector:
 
     def one_graph_step(
         self, obs: torch.Tensor, noise: torch.Tensor, initial: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """One step of the rollout as a function of tensors, for ``torch.compile`` to trace
         whole: what :meth:`act`, the environments' step, :meth:`record_episodes` and
         :meth:`bootstrap_truncations` do eagerly. ``initial``: the environments' drawn first
-        states. Returns the next observations, the step's row of storage (:data:`ROW_FIELDS`,
-        (N, row)) and the returns of the episodes that ended at this step (NaN elsewhere)."""
+        states. Overwrites ``obs`` with the next observations (a buffer that stays in place,
+        as CUDA graphs need: a graph's output is overwritten by its next replay) and returns
+        the step's row of storage (:data:`ROW_FIELDS`, (N, row)) and the returns of the
+        episodes that ended at this step (NaN elsewhere)."""
         c = self.config
         action, logprob, value = self.policy.act(obs, noise)
         if self.spec.discrete:
@@ -311,7 +314,9 @@ class BatchedCollector:
         finished = torch.where(done, returns, float("nan"))
         stored_reward = torch.add(bootstrap, reward, alpha=c.reward_scale)
         scalars = torch.stack([logprob, value, stored_reward, done.float()], dim=1)
-        return next_obs, torch.cat([obs, action, scalars], dim=1), finished
+        row = torch.cat([obs, action, scalars], dim=1)
+        obs.copy_(next_obs)
+        return row, finished
 
     @torch.inference_mode()
     def act(self, obs: torch.Tensor, noise: torch.Tensor, t: int) -> torch.Tensor:
