@@ -26,6 +26,7 @@ from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.nets import traced_tanh
 from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.runs import train
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
 NUM_ENVS = 64
@@ -92,6 +93,25 @@ def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
     rollout = trainers["compile"].collector.step
     assert rollout.mode == "compile" and rollout.steady_calls == 3 * 32 - 1
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 2
+
+
+def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(trainers):
+    """Under the copy counter the first iteration runs eagerly, so the pieces compile in the
+    second: both are start-up, and the run learns as the eager one still."""
+    config = PPOConfig.tuned("CartPole-v1", total_steps=256 * 3, compile="compile")
+    run = train(config, "all-device", count_copies=True, eval_episodes=0)
+    assert run.start_iterations == 2 and run.steady_iterations == run.iteration_seconds[2:]
+    assert run.fields()["start_iterations"] == 2
+    eager = trainers["eager"].learner.policy.state_dict()
+    for name, weights in run.policy.state_dict().items():
+        torch.testing.assert_close(weights, eager[name], rtol=0, atol=2e-3)
+    counted = PPOTrainer(config, as_placement("all-device"), seed=0, count_copies=True)
+    for _ in range(3):
+        counted.run_iteration()
+    rollout, update = counted.compiled_pieces
+    assert rollout.steady_calls == 2 * 32 - 1 and update.steady_calls == 2 * 10 - 1
+    uncounted = PPOTrainer(config, as_placement("all-device"), seed=0)
+    assert uncounted.start_iterations == 1
 
 
 def test_compiled_pendulum_ppo_collects_and_learns_as_eager():

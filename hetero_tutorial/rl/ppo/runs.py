@@ -5,12 +5,14 @@
 in the machine's speed hits every placement alike (sweeps and the allocator time a few
 iterations of any trainer with ``studies.interleave``).
 
-Speeds leave out the first iteration: it runs under the copy counter (a Python call
-per tensor operation) and pays each device's one-off start (CUDA's context, cuBLAS
-handles, lazy kernel loading: 0.1-0.5 s). ``wall_seconds``, ``env_steps_per_s`` and
-``phase_seconds`` count the later iterations only, so a phase's share of the wall time
-compares like with like; ``first_iteration_seconds`` and ``first_phase_seconds`` say
-what was left out.
+Speeds leave out the start-up iterations: the first runs under the copy counter (a
+Python call per tensor operation) and pays each device's one-off start (CUDA's context,
+cuBLAS handles, lazy kernel loading: 0.1-0.5 s); where pieces compile, the first one
+compiles them, or the second where the first was counted
+(:attr:`~hetero_tutorial.rl.ppo.trainer.PPOTrainer.start_iterations`). ``wall_seconds``,
+``env_steps_per_s`` and ``phase_seconds`` count the later iterations only, so a phase's
+share of the wall time compares like with like; ``first_iteration_seconds`` and
+``first_phase_seconds`` say what was left out.
 """
 
 from __future__ import annotations
@@ -62,12 +64,14 @@ class PPOResult:
     policy: nn.Module = field(repr=False)
     """the trained learner (on the update device)"""
     first_phase_seconds: dict[str, float] = field(default_factory=dict)
-    """seconds per phase of the first iteration, left out of ``phase_seconds``"""
+    """seconds per phase of the start-up iterations, left out of ``phase_seconds``"""
+    start_iterations: int = 1
+    """how many iterations were start-up (see the module docstring)"""
 
     @property
     def steady_iterations(self) -> list[float]:
-        """Every iteration's seconds but the first (all of them if there is only one)."""
-        return self.iteration_seconds[1:] or self.iteration_seconds
+        """Every iteration's seconds after the start-up ones (all if there are no more)."""
+        return self.iteration_seconds[self.start_iterations :] or self.iteration_seconds
 
     @property
     def wall_seconds(self) -> float:
@@ -103,6 +107,7 @@ class PPOResult:
             "env_steps": self.env_steps,
             "wall_seconds": self.wall_seconds,
             "first_iteration_seconds": self.iteration_seconds[0],
+            "start_iterations": self.start_iterations,
             "env_steps_per_s": self.env_steps_per_s,
             "eval_return_mean": self.eval_return_mean,
             "eval_returns": self.eval_returns,
@@ -169,14 +174,14 @@ class _Run:
         self.trainer, self.eval_every, self.eval_episodes = trainer, eval_every, eval_episodes
         self.evaluations: list[tuple[int, float]] = []
         self.first_phases: dict[str, float] = {}
-        """the phase timer's seconds after the first iteration"""
+        """the phase timer's seconds after the start-up iterations"""
         if eval_every:
             self.evaluate()
 
     def run_iteration(self) -> None:
-        """The trainer's next iteration; the phase seconds of the first are noted apart."""
+        """The trainer's next iteration; the phase seconds of the start-up ones are noted apart."""
         self.trainer.run_iteration()
-        if len(self.trainer.iteration_seconds) == 1:
+        if len(self.trainer.iteration_seconds) == self.trainer.start_iterations:
             self.first_phases = dict(self.trainer.timer.seconds)
 
     def evaluate(self) -> None:
@@ -199,8 +204,8 @@ class _Run:
         t = self.trainer
         eval_returns = greedy_returns(t, self.eval_episodes) if self.eval_episodes else []
         t.close()
-        # the iterations wall_seconds covers: all but the first, unless there is only one
-        first = self.first_phases if len(t.iteration_seconds) > 1 else {}
+        # the iterations wall_seconds covers: all after the start-up ones, unless no more ran
+        first = self.first_phases if len(t.iteration_seconds) > t.start_iterations else {}
         steady = {phase: sec - first.get(phase, 0.0) for phase, sec in t.timer.seconds.items()}
         return PPOResult(
             config=t.config,
@@ -218,6 +223,7 @@ class _Run:
             threads=threads,
             policy=t.learner.policy,
             first_phase_seconds=first,
+            start_iterations=t.start_iterations,
         )
 
 

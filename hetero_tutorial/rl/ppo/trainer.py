@@ -65,7 +65,9 @@ class PPOTrainer:
     ``env_device`` if it has ``batched_envs``) and actor-critic; the allocator's CNN
     workload passes Atari frames and Nature CNNs instead.
     ``count_copies``: run the first iteration under a :class:`CopyCounter` (which
-    slows it; every iteration runs the same code, so its counts hold for all).
+    slows it; every iteration runs the same code, so its counts hold for all). Compiled
+    pieces run their arithmetic eagerly under the counter, so they compile in the second
+    iteration then (:attr:`start_iterations`).
     :func:`~hetero_tutorial.rl.ppo.runs.train` runs trainers to the end and measures them.
     """
 
@@ -118,6 +120,14 @@ class PPOTrainer:
         environments step eagerly) and the learner's minibatch step."""
         rollout = [self.collector.step] if isinstance(self.collector, BatchedCollector) else []
         return [*rollout, self.learner.step]
+
+    @property
+    def start_iterations(self) -> int:
+        """The iterations that pay one-off costs, left out of a run's steady speed: the
+        first (each device's start, the copy counter), and the second too where the first
+        was counted and pieces compile (they compile in the second, see above)."""
+        compiling = any(piece.mode != "eager" for piece in self.compiled_pieces)
+        return 2 if self.counter is not None and compiling else 1
 
     @property
     def done(self) -> bool:
