@@ -18,10 +18,10 @@ The modes (:data:`COMPILE_MODES`):
 
 :func:`compiled` wraps a function in the mode asked for and returns a
 :class:`CompiledPiece`, which records the first call's seconds (where the compiling
-happens) apart from the later, steady calls. Where compiling cannot work here (no C++
-compiler, a Python or platform that ``torch.compile`` does not support, no Triton for a
-GPU) the piece runs eagerly and says why in one line, once per reason
-(:func:`compile_unavailable`).
+happens; under CUDA graphs the second call's too, where the graph is captured) apart from
+the later, steady calls. Where compiling cannot work here (no C++ compiler, a Python or
+platform that ``torch.compile`` does not support, no Triton for a GPU) the piece runs
+eagerly and says why in one line, once per reason (:func:`compile_unavailable`).
 """
 
 from __future__ import annotations
@@ -115,14 +115,20 @@ def _cudagraph_skips() -> int:
     return int(torch._dynamo.utils.counters["inductor"]["cudagraph_skips"])
 
 
-class CompiledPiece:
-    """A function in one compile mode; times its first call apart from the later ones.
+START_CALLS = {"eager": 1, "compile": 1, "cudagraphs": 2}
+"""The calls a piece takes to start, by mode: the first compiles (CUDA graph trees then run
+it once uncaptured, a warm-up); under ``"cudagraphs"`` the second captures the graph."""
 
-    ``first_call_seconds`` holds the first call (where compiling happens, with one run),
-    ``steady_seconds`` the later calls. ``mode`` is the mode it really runs in:
-    ``"eager"`` after a fallback, with ``fallback`` saying why. ``graph_skips``: how many of
-    its graphs CUDA graph trees declined to capture (they then run uncaptured: correct, and
-    as slow as ``"compile"``); 0 outside ``"cudagraphs"``.
+
+class CompiledPiece:
+    """A function in one compile mode; times its start apart from the later calls.
+
+    ``start_seconds`` holds the start calls (:data:`START_CALLS`: where compiling and
+    capturing happen, with a run each), ``steady_seconds`` the later calls. ``mode`` is the
+    mode it really runs in: ``"eager"`` after a fallback, with ``fallback`` saying why.
+    ``graph_skips``: how many graphs CUDA graph trees declined to capture for it (they then
+    run uncaptured: correct, and as slow as ``"compile"``), over all its calls; 0 outside
+    ``"cudagraphs"``.
     """
 
     def __init__(self, fn: Callable[..., Any], mode: str, what: str, fallback: str | None) -> None:
@@ -135,7 +141,10 @@ class CompiledPiece:
             # the same piece, as a benchmark's, turns the graph dynamic for every later size).
             # One graph or an error: a graph break would split the piece silently.
             self.fn = torch.compile(fn, dynamic=False, fullgraph=True, **options)
-        self.first_call_seconds: float | None = None
+        self.start_calls = START_CALLS[mode]
+        self.start_seconds = 0.0
+        """seconds of the start calls so far"""
+        self.calls = 0
         self.steady_seconds = 0.0
         self.steady_calls = 0
         self.graph_skips = 0
@@ -161,25 +170,29 @@ class CompiledPiece:
             # inside a compiled graph, and Dynamo refuses to trace under one: run the same
             # arithmetic eagerly, on no clock.
             return self.eager_fn(*args, **kwargs)
-        if self.first_call_seconds is not None:
-            began = time.perf_counter()
-            out = self.fn(*args, **kwargs)
-            self.steady_seconds += time.perf_counter() - began
-            self.steady_calls += 1
-            return out
-        skips = _cudagraph_skips()
+        graphed = self.mode == "cudagraphs"
+        skips = _cudagraph_skips() if graphed else 0
         began = time.perf_counter()
         out = self.fn(*args, **kwargs)
-        self.first_call_seconds = time.perf_counter() - began
-        self.graph_skips = _cudagraph_skips() - skips
+        seconds = time.perf_counter() - began
+        if graphed:  # a graph may be declined at any call that meets a new one
+            self.graph_skips += _cudagraph_skips() - skips
+        self.calls += 1
+        if self.calls <= self.start_calls:
+            self.start_seconds += seconds
+        else:
+            self.steady_seconds += seconds
+            self.steady_calls += 1
         return out
 
     @property
     def compile_seconds(self) -> float:
-        """The first call's seconds over a steady call's (0 before two calls, or eagerly)."""
-        if self.mode == "eager" or self.first_call_seconds is None or not self.steady_calls:
+        """The start calls' seconds over as many steady calls' (0 before a steady call, or
+        eagerly): what compiling and capturing cost."""
+        if self.mode == "eager" or not self.steady_calls:
             return 0.0
-        return max(0.0, self.first_call_seconds - self.steady_seconds / self.steady_calls)
+        steady = self.steady_seconds / self.steady_calls
+        return max(0.0, self.start_seconds - self.start_calls * steady)
 
 
 def compiled(
