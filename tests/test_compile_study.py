@@ -105,6 +105,9 @@ def test_ddpg_rows_pair_turns_of_steps_eagerly():
     assert report.run_sentence(row).startswith("- ddpg-all-cpu eager, batch 32: ")
     with pytest.raises(UsageError, match="timed_steps"):
         compiling.ddpg_rows(config, as_placement("all-cpu"), ["eager"], 0)
+    for rows in (compiling.ddpg_rows, compiling.ppo_rows):  # ratios to eager need eager
+        with pytest.raises(UsageError, match="must include 'eager'"):
+            rows(config, as_placement("all-cpu"), ["compile"], 20)
 
 
 def test_bench_compile_refuses_a_negative_ddpg_budget_before_measuring():
@@ -145,17 +148,25 @@ def test_the_race_lines_quote_the_compiled_contestant_where_it_raced():
     live = [{"size": 8, "piece": "ppo-all-device", "mode": "compile", "speedup": 1.5}]
     estimated = report.rejax_lines(_race_record({"ours": eager, "rejax": rejax}), live)[1]
     assert "about 15,000 (0.38x rejax): an estimate" in estimated
+    pair = {"point": "8 envs", "ours": "ours-compiled", "peer": "rejax", "metric": "steps_per_s",
+            "median_of_round_ratios": 0.55, "low": 0.45, "high": 0.6}  # fmt: skip
+    raced.data["summary"]["pairs"] = [pair]  # rounds paired: their ratios, as the tables
+    paired = report.rejax_lines(raced, [])[1]
+    assert "ours compiled 20,000 (0.55x rejax, rounds 0.45-0.60x; its compile" in paired
 
 
 _BREAKDOWN = {"size": 256, "step_s": 400e-6, "matmul_s": 200e-6, "matmul_calls": 8,
-              "matmul_flops": 12_000_000, "peak_flops_per_s": 80e9}  # fmt: skip
+              "matmul_flops": 12_000_000, "peak_flops_per_s": 80e9, "peak_size": 512}  # fmt: skip
 
 
 def test_the_breakdown_sentence_splits_the_step_at_its_products():
     text = report.breakdown_sentence(_BREAKDOWN)
     assert "8 matrix products take 200 us of it (50%): 12.0 MFLOP at 60 GFLOP/s" in text
-    assert "runs at 80 GFLOP/s here (at that rate they would take 150 us)" in text
+    assert "one 512-square product runs at 80 GFLOP/s here" in text
+    assert "(at that rate they would take 150 us)" in text
     assert "The other 200 us are what compiling left" in text
+    drifted = report.breakdown_sentence(_BREAKDOWN | {"step_s": 190e-6})
+    assert "took the whole untimed step: measure again" in drifted and "other" not in drifted
 
 
 def test_rejax_per_gradient_step_is_set_against_our_products():
@@ -169,10 +180,24 @@ def test_rejax_per_gradient_step_is_set_against_our_products():
     # at 102,400 steps/s an iteration is 0.32 s, 250 us per gradient step.
     line = report.rejax_step_line(record(102_400.0), _BREAKDOWN)
     assert "at most 250 us per gradient step" in line and "1.25x our products alone" in line
-    assert "would have to fit in 50 us; here it takes 200 us" in line
+    assert "would have to fit in 50 us; here it takes 200 us, 4.0x that" in line
     faster = report.rejax_step_line(record(204_800.0), _BREAKDOWN)  # 125 us: under our products
     assert "Its products ran faster than ours do here" in faster
-    assert report.rejax_step_line(record(102_400.0, minibatch=64), _BREAKDOWN) is None
+    slower = report.rejax_step_line(record(51_200.0), _BREAKDOWN)  # 500 us: room for our rest
+    assert "fits in the 300 us that leaves: the gap is outside the update step" in slower
+    other = report.rejax_step_line(record(102_400.0, minibatch=64), _BREAKDOWN)
+    assert other.startswith("The race's minibatch (64) is not the breakdown's (256)")
+    missing = record(102_400.0)
+    missing.data["summary"]["stats"] = {}
+    assert "no rejax run at 1,024 envs" in report.rejax_step_line(missing, _BREAKDOWN)
+
+
+def test_the_run_lengths_come_from_the_configs():
+    ppo = PPOConfig.tuned("CartPole-v1", num_envs=8, total_steps=100_000)
+    text = report.run_lengths_sentence(ppo, DDPGConfig())
+    assert f"at 8 environments has {ppo.num_iterations:,} iterations" in text
+    updates = DDPGConfig().total_steps - DDPGConfig().learning_starts
+    assert f"default {DDPGConfig().total_steps:,} steps makes {updates:,} updates" in text
 
 
 def test_a_products_flops_come_from_its_shapes():

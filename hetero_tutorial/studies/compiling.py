@@ -300,6 +300,50 @@ def speedup_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _require_eager(modes: Sequence[str]) -> None:
+    """A run's rows are ratios to its eager run: refuse modes without one."""
+    if "eager" not in modes:
+        raise UsageError(f"the modes must include 'eager' (the rows are ratios to it); got {modes}")
+
+
+def _run_rows(
+    head: dict[str, Any],
+    per: str,
+    steady: dict[str, list[float]],
+    first: dict[str, float],
+    graph_skips: dict[str, int],
+) -> list[dict[str, Any]]:
+    """One row per mode of a run timed in units (PPO's iterations, DDPG's updates):
+    ``steady`` holds each mode's seconds per unit, turn by turn with eager's; ``first`` the
+    first unit's seconds, where compiling happens; ``head`` the fields every row shares;
+    ``per`` names what the paired ratios were measured over."""
+    eager, eager_first = steady["eager"], first["eager"]
+    eager_median = float(np.median(eager))
+    rows = []
+    for mode, seconds in steady.items():
+        median = float(np.median(seconds))
+        compiling = mode != "eager"
+        spread = Spread.of_ratios([e / s for e, s in zip(eager, seconds, strict=True)], per=per)
+        extra = max(0.0, first[mode] - eager_first) if compiling else 0.0
+        rows.append(
+            head
+            | {
+                "mode": mode,
+                "seconds": median,
+                "first_iteration_s": first[mode],
+                "compile_seconds": extra,
+                "speedup": spread.value if compiling else 1.0,
+                "low": spread.low if compiling else None,
+                "high": spread.high if compiling else None,
+                "break_even_iterations": break_even_iterations(extra, eager_median, median)
+                if compiling
+                else None,
+                "graph_skips": graph_skips[mode],
+            }
+        )
+    return rows
+
+
 def ppo_rows(
     config: PPOConfig,
     placement: Placement,
@@ -308,54 +352,40 @@ def ppo_rows(
     seed: int = 0,
     threads: int | None = 1,
 ) -> list[dict[str, Any]]:
-    """PPO under ``placement`` in each mode: the first iteration (where compiling happens)
-    and ``timed`` steady iterations, interleaved across modes; one row per mode.
+    """PPO under ``placement`` in each mode (eager among them): the first iteration (where
+    compiling happens) and ``timed`` steady iterations, interleaved across modes; one row
+    per mode.
 
-    ``iteration_s`` is the median steady iteration; ``ratios`` each steady iteration's
-    eager seconds over the mode's, paired by turn; ``break_even_iterations`` the
-    iterations after which the first iteration's extra seconds were paid back.
+    ``seconds`` is the median steady iteration; ``speedup``, ``low`` and ``high`` the
+    median and range of each steady iteration's eager seconds over the mode's, paired by
+    turn; ``break_even_iterations`` the iterations after which the first iteration's extra
+    seconds were paid back.
     """
+    _require_eager(modes)
+    total = 1 + timed
+    if config.num_iterations < total:
+        raise UsageError(f"the config runs {config.num_iterations} iterations; need {total}")
     with torch_threads(threads):
         trainers = {m: PPOTrainer(replace(config, compile=m), placement, seed) for m in modes}
-        total = 1 + timed
-        if config.num_iterations < total:
-            raise UsageError(f"the config runs {config.num_iterations} iterations; need {total}")
         for _ in range(total):
             for trainer in trainers.values():
                 trainer.run_iteration()
         for trainer in trainers.values():
             trainer.close()
-    steady = {m: t.iteration_seconds[1:] for m, t in trainers.items()}
-    eager = steady.get("eager")
-    rows = []
-    for mode, trainer in trainers.items():
-        median = float(np.median(steady[mode]))
-        first = trainer.iteration_seconds[0]
-        ratios = [e / s for e, s in zip(eager, steady[mode], strict=True)] if eager else []
-        spread = Spread.of_ratios(ratios, per="iteration")
-        eager_first = trainers["eager"].iteration_seconds[0] if eager else first
-        eager_median = float(np.median(eager)) if eager else median
-        rows.append(
-            {
-                "piece": f"ppo-{placement.name}",
-                "unit": "iteration",
-                "mode": mode,
-                "device": str(placement.update_device),
-                "size": config.num_envs,
-                "seconds": median,
-                "env_steps_per_s": config.batch_size / median,
-                "first_iteration_s": first,
-                "compile_seconds": max(0.0, first - eager_first) if mode != "eager" else 0.0,
-                "speedup": spread.value if mode != "eager" else 1.0,
-                "low": spread.low if mode != "eager" else None,
-                "high": spread.high if mode != "eager" else None,
-                "break_even_iterations": None
-                if mode == "eager"
-                else break_even_iterations(max(0.0, first - eager_first), eager_median, median),
-                "graph_skips": sum(piece.graph_skips for piece in trainer.compiled_pieces),
-            }
-        )
-    return rows
+    head = {
+        "piece": f"ppo-{placement.name}",
+        "unit": "iteration",
+        "device": str(placement.update_device),
+        "size": config.num_envs,
+    }
+    rows = _run_rows(
+        head,
+        "iteration",
+        {m: t.iteration_seconds[1:] for m, t in trainers.items()},
+        {m: t.iteration_seconds[0] for m, t in trainers.items()},
+        {m: sum(piece.graph_skips for piece in t.compiled_pieces) for m, t in trainers.items()},
+    )
+    return [row | {"env_steps_per_s": config.batch_size / row["seconds"]} for row in rows]
 
 
 def ddpg_rows(
@@ -367,13 +397,14 @@ def ddpg_rows(
     seed: int = 0,
     threads: int | None = 1,
 ) -> list[dict[str, Any]]:
-    """DDPG under ``placement`` in each mode: the first update (where compiling happens),
-    then ``timed_steps`` steps with an update each, ``chunk`` steps per mode in turn; one row
-    per mode, as :func:`ppo_rows`'s with an update step in place of an iteration
-    (``size``: the batch of an update; ``first_iteration_s``: the step of the first update).
-    The runs stop there (``config.total_steps`` is set to fit).
+    """DDPG under ``placement`` in each mode (eager among them): the first update (where
+    compiling happens), then ``timed_steps`` steps with an update each, ``chunk`` steps per
+    mode in turn; one row per mode, as :func:`ppo_rows`'s with an update step in place of
+    an iteration (``size``: the batch of an update; ``first_iteration_s``: the step of the
+    first update). The runs stop there (``config.total_steps`` is set to fit).
     """
     require_positive(timed_steps=timed_steps, chunk=chunk)
+    _require_eager(modes)
     steps = config.learning_starts + 1 + timed_steps + config.count_copies_steps
     trainers = {
         m: DDPGTrainer(
@@ -386,37 +417,20 @@ def ddpg_rows(
     for done in range(0, timed_steps, chunk):
         for trainer in trainers.values():
             trainer.advance(min(chunk, timed_steps - done))
-    steady = {m: [1 / rate for rate in t.chunk_steps_per_s] for m, t in trainers.items()}
-    eager = steady.get("eager")
-    rows = []
-    for mode, trainer in trainers.items():
-        median = float(np.median(steady[mode]))
-        first = trainer.first_update_seconds or 0.0
-        eager_first = (trainers["eager"].first_update_seconds or 0.0) if eager else first
-        ratios = [e / s for e, s in zip(eager, steady[mode], strict=True)] if eager else []
-        spread = Spread.of_ratios(ratios, per="turn")
-        extra = max(0.0, first - eager_first) if mode != "eager" else 0.0
-        rows.append(
-            {
-                "piece": f"ddpg-{placement.name}",
-                "unit": "update",
-                "mode": mode,
-                "device": str(placement.update_device),
-                "size": config.batch_size,
-                "seconds": median,
-                "env_steps_per_s": 1 / median,
-                "first_iteration_s": first,
-                "compile_seconds": extra,
-                "speedup": spread.value if mode != "eager" else 1.0,
-                "low": spread.low if mode != "eager" else None,
-                "high": spread.high if mode != "eager" else None,
-                "break_even_iterations": None
-                if mode == "eager"
-                else break_even_iterations(extra, float(np.median(eager)), median),
-                "graph_skips": trainer.learner.step.graph_skips,
-            }
-        )
-    return rows
+    head = {
+        "piece": f"ddpg-{placement.name}",
+        "unit": "update",
+        "device": str(placement.update_device),
+        "size": config.batch_size,
+    }
+    rows = _run_rows(
+        head,
+        "turn",
+        {m: [1 / rate for rate in t.chunk_steps_per_s] for m, t in trainers.items()},
+        {m: t.first_update_seconds or 0.0 for m, t in trainers.items()},
+        {m: t.learner.step.graph_skips for m, t in trainers.items()},
+    )
+    return [row | {"env_steps_per_s": 1 / row["seconds"]} for row in rows]
 
 
 MATMULS = {"aten::mm": 0, "aten::bmm": 0, "aten::addmm": 1, "aten::baddbmm": 1}
@@ -430,7 +444,11 @@ def _matmul_flops(name: str, shapes: list[list[int]]) -> int:
     return 2 * int(np.prod(left)) * right[-1]
 
 
-def _peak_flops_per_s(device: torch.device, size: int = 1024, calls: int = 5) -> float:
+PEAK_SIZE = 1024
+"""Rows (and columns) of the square product whose rate stands for a core's peak."""
+
+
+def _peak_flops_per_s(device: torch.device, size: int = PEAK_SIZE, calls: int = 5) -> float:
     """The rate of one large square product (``size`` x ``size``): about the core's peak."""
     a, b = (torch.randn(size, size, device=device) for _ in range(2))
     a @ b  # warm-up
@@ -451,9 +469,10 @@ def step_breakdown(
     ``matmul_s``: the seconds per call its matrix products ran (torch.profiler's self time
     of :data:`MATMULS` over ``calls`` calls); ``matmul_flops``: their floating-point
     operations per call, from their shapes; ``peak_flops_per_s``: this core's rate on one
-    large product. The products are the arithmetic that any compiler, XLA too, must do; the
-    rest of the step (generated kernels, the Python that calls them, the guards) is the
-    overhead compiling has left. Raises a UsageError where compiling cannot run here.
+    large product (``peak_size`` square). The products are the arithmetic that any
+    compiler, XLA too, must do; the rest of the step (generated kernels, the Python that
+    calls them, the guards) is the overhead compiling has left. Raises a UsageError where
+    compiling cannot run here.
     """
     device = torch.device("cpu")
     if reason := compile_unavailable(device):
@@ -475,4 +494,5 @@ def step_breakdown(
         "matmul_calls": len(products) // calls,
         "matmul_flops": sum(_matmul_flops(e.name, e.input_shapes) for e in products) // calls,
         "peak_flops_per_s": peak,
+        "peak_size": PEAK_SIZE,
     }
