@@ -130,10 +130,25 @@ def _cache_state(record: Any, point: str) -> str:
     return ", from a warm cache" if warm and all(warm) else ""
 
 
+def _vs_rejax(record: Any, point: str, ours: str, medians: float) -> str:
+    """``ours`` over rejax in env steps/s at ``point``, as the race's tables give it: the
+    median of the rounds' paired ratios, with their range (``medians``, the ratio of the
+    medians, where the record paired no rounds)."""
+    wanted = (point, ours, "rejax", "steps_per_s")
+    for pair in record.data["summary"].get("pairs", []):
+        found = (pair["point"], pair["ours"], pair["peer"], pair["metric"]) == wanted
+        if found and pair.get("median_of_round_ratios") is not None:
+            low, high = pair.get("low"), pair.get("high")
+            spread = f", rounds {low:.2f}-{high:.2f}x" if low is not None else ""
+            return f"{pair['median_of_round_ratios']:.2f}x rejax{spread}"
+    return f"{medians:.2f}x rejax"
+
+
 def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
-    """The recorded race at 8 and 1,024 envs: ours eager, and ours compiled where the record
-    raced it (else what this run's compiled/eager ratio would make of ours, labelled as the
-    estimate it is), against rejax, with each side's compile seconds."""
+    """The recorded race at 8 and 1,024 envs: medians of env steps/s, and our ratios to
+    rejax as the race's tables give them (:func:`_vs_rejax`): ours eager, ours compiled
+    where the record raced it (else what this run's compiled/eager ratio would make of
+    ours, labelled as the estimate it is), and each side's compile seconds."""
     stats = record.data["summary"]["stats"]
     live = {(r["size"], r["piece"]): r for r in ppo if r["mode"] == "compile"}
     lines = [f"Recorded on {record.hardware} ({record.provenance['date'][:10]}, one thread):"]
@@ -145,14 +160,15 @@ def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
         line = (
             f"- {point}: rejax {rejax_sps:,.0f} env steps/s (its compile "
             f"{rejax['compile_s']['median']:.1f} s); ours eager {ours_sps:,.0f} "
-            f"({ours_sps / rejax_sps:.2f}x rejax)"
+            f"({_vs_rejax(record, point, 'ours', ours_sps / rejax_sps)})"
         )
         raced = contestants.get("ours-compiled")
         found = live.get((int(point.split()[0]), "ppo-all-device"))
         if raced:
             compiled_sps = raced["steps_per_s"]["median"]
+            versus = _vs_rejax(record, point, "ours-compiled", compiled_sps / rejax_sps)
             line += (
-                f", ours compiled {compiled_sps:,.0f} ({compiled_sps / rejax_sps:.2f}x rejax; "
+                f", ours compiled {compiled_sps:,.0f} ({versus}; "
                 f"its compile {raced['compile_s']['median']:.1f} s{_cache_state(record, point)})"
             )
         elif found is not None:
@@ -171,44 +187,68 @@ def breakdown_sentence(found: dict[str, Any]) -> str:
     matrix products, their rate, and the rest."""
     step, products = found["step_s"], found["matmul_s"]
     rate, peak = found["matmul_flops"] / products, found["peak_flops_per_s"]
-    return (
+    text = (
         f"One compiled minibatch step of {found['size']} takes {format_seconds(step)}. Its "
         f"{found['matmul_calls']} matrix products take {format_seconds(products)} of it "
         f"({products / step:.0%}): {found['matmul_flops'] / 1e6:.1f} MFLOP at "
-        f"{rate / 1e9:.0f} GFLOP/s, where one 1,024-square product runs at {peak / 1e9:.0f} "
-        f"GFLOP/s here (at that rate they would take "
-        f"{format_seconds(found['matmul_flops'] / peak)}). The other "
-        f"{format_seconds(step - products)} are what compiling left: the generated kernels, "
-        "the Python that calls them, the guards."
+        f"{rate / 1e9:.0f} GFLOP/s, where one {found['peak_size']:,}-square product runs at "
+        f"{peak / 1e9:.0f} GFLOP/s here (at that rate they would take "
+        f"{format_seconds(found['matmul_flops'] / peak)})."
+    )
+    if products >= step:  # the profiler's own cost can outweigh a busy machine's drift
+        return text + " The profiled products took the whole untimed step: measure again."
+    return text + (
+        f" The other {format_seconds(step - products)} are what compiling left: the "
+        "generated kernels, the Python that calls them, the guards."
     )
 
 
-def rejax_step_line(record: Any, found: dict[str, Any]) -> str | None:
+def rejax_step_line(record: Any, found: dict[str, Any]) -> str:
     """rejax's seconds per gradient step at the race's largest point (its iteration's seconds
     over its gradient steps: an upper bound, its rollout's share included) against our
     products alone (a recorded figure against a live one: the two runs' drift is in the
-    ratio); None where the record's minibatch is not the breakdown's."""
+    ratio), and how far the rest of our step would have to shrink to match it."""
     setting = record.data["setting"]
     if setting["minibatch_size"] != found["size"]:
-        return None
+        return (
+            f"The race's minibatch ({setting['minibatch_size']}) is not the breakdown's "
+            f"({found['size']}): no step to set against it."
+        )
     num_envs = max(int(point) for point in record.data["points"])
     rejax = record.data["summary"]["stats"].get(f"{num_envs} envs", {}).get("rejax")
     if rejax is None:
-        return None
+        return f"The race recorded no rejax run at {num_envs:,} envs: no step to set against it."
     batch = num_envs * setting["num_steps"]
     gradient_steps = setting["update_epochs"] * (batch // setting["minibatch_size"])
     per_step = batch / rejax["steps_per_s"]["median"] / gradient_steps
-    products, rest = found["matmul_s"], found["step_s"] - found["matmul_s"]
+    products, rest = found["matmul_s"], max(0.0, found["step_s"] - found["matmul_s"])
     text = (
-        f"rejax at {num_envs:,} envs (recorded): at most {format_seconds(per_step)} per "
-        f"gradient step, its share of the rollout included, {per_step / products:.2f}x our "
-        "products alone. "
+        f"rejax at {num_envs:,} envs (recorded on {record.hardware}): at most "
+        f"{format_seconds(per_step)} per gradient step, its share of the rollout included, "
+        f"{per_step / products:.2f}x our products alone. "
     )
     if per_step <= products:
         return text + "Its products ran faster than ours do here: no overhead removed closes that."
+    budget = per_step - products
+    if rest <= budget:
+        return text + (
+            f"The rest of our step ({format_seconds(rest)}) fits in the "
+            f"{format_seconds(budget)} that leaves: the gap is outside the update step."
+        )
     return text + (
-        f"To match it, the rest of our step would have to fit in "
-        f"{format_seconds(per_step - products)}; here it takes {format_seconds(rest)}."
+        f"To match it, the rest of our step would have to fit in {format_seconds(budget)}; "
+        f"here it takes {format_seconds(rest)}, {rest / budget:.1f}x that."
+    )
+
+
+def run_lengths_sentence(ppo: Any, ddpg: Any) -> str:
+    """How many iterations a PPO run and how many updates a DDPG run hold (``ppo``,
+    ``ddpg``: their configs), to read the break-even figures against."""
+    updates = ddpg.total_steps - ddpg.learning_starts
+    return (
+        f"For scale: a {ppo.total_steps:,}-step {ppo.env_id} PPO run at {ppo.num_envs:,} "
+        f"environments has {ppo.num_iterations:,} iterations, and a DDPG run of the default "
+        f"{ddpg.total_steps:,} steps makes {updates:,} updates."
     )
 
 

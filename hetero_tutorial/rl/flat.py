@@ -73,8 +73,9 @@ class FlatParameters:
     def views(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
         """The module's parameters, by name, as views into ``flat`` (laid out like :attr:`data`).
 
-        For ``torch.func.functional_call``: the module computed with ``flat`` as its weights,
-        so that a gradient with respect to ``flat`` is the whole flat gradient in one tensor.
+        For ``torch.func.functional_call``: the module computed with ``flat`` as its weights.
+        The compiled steps differentiate these views and lay their gradients out flat with
+        :meth:`flatten`.
         """
         return {
             name: flat[start : start + shape.numel()].view(shape)
@@ -85,9 +86,9 @@ class FlatParameters:
         """One tensor per parameter, by name (as :meth:`views` gives them), laid out flat like
         :attr:`data`, its padding zero: one ``torch.cat``.
 
-        The compiled PPO step differentiates the views, not the flat tensor: the flat
-        tensor's gradient would be assembled by a loop that tests, for every element, which
-        segment it lies in, where a concatenation lets each gradient be written in place.
+        The compiled steps (PPO's, DDPG's) differentiate the views, not the flat tensor: the
+        flat tensor's gradient would be assembled by a loop that tests, for every element,
+        which segment it lies in, where a concatenation lets each gradient be written in place.
         """
         pieces = []
         for name, _, shape in self.layout:

@@ -1,9 +1,10 @@
-"""torch.compile (and CUDA graphs on CUDA) vs eager: per piece, and PPO end to end.
+"""torch.compile (and CUDA graphs on CUDA) vs eager: per piece, and PPO and DDPG end to end.
 
 Writes ``rows``: one per piece, mode, device and size, with ``piece``, ``mode``,
-``device``, ``size``, ``seconds`` (median per call, or per steady PPO iteration) and
-``compile_seconds``; ``speedups``: each compiled mode over eager at each size, the range
-of the paired repeats, and the calls (or PPO iterations) to break even. Pieces: ``act``
+``device``, ``size``, ``seconds`` (median per call, per steady PPO iteration or per DDPG
+update) and ``compile_seconds``; ``speedups``: each compiled mode over eager at each size,
+the range of the paired repeats, and the calls to break even (PPO's and DDPG's rows carry
+theirs, in iterations or updates). Pieces: ``act``
 at batches of observations, ``env_step`` at numbers of batched CartPole environments,
 ``update`` at minibatch sizes (see :mod:`hetero_tutorial.studies.compiling`); end to end:
 PPO under ``all-device`` at the races' settings, and ``hybrid`` (unless ``--no-ppo``), and

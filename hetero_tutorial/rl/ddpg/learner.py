@@ -13,8 +13,9 @@ uses); fused Adam; one ``lerp_`` per network's flat parameters for the Polyak av
 With ``config.compile`` the whole update is one compiled graph
 (:meth:`DDPGLearner.one_graph_update`): both losses, their gradients (``torch.func.grad``),
 both Adam steps and the averaging, the same arithmetic as the eager update to float
-rounding. Acting stays eager: one observation's forward is too small a call to gain from
-compiling (``bench compile``'s ``act`` at batch 1 says by how much here).
+rounding. Acting stays eager, by design: one observation's forward is a call of a few
+operations, where a compiled call's guards cost about what its fusing saves (``bench
+compile``'s ``act`` at batch 1 measures which way it goes on a machine).
 """
 
 from __future__ import annotations

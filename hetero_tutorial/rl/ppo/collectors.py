@@ -254,10 +254,10 @@ class BatchedCollector:
         self.row_columns = slice(0, storage.columns[ROW_FIELDS[-1]].stop)
         """the storage columns one step writes: :data:`ROW_FIELDS`"""
         self.step = compiled(self.one_graph_step, config.compile, device, "PPO's rollout step")
-        if self.step.mode != "eager":  # the envs' traced transition writes their state
-            self.step.writes_in_place(*envs.state_tensors, self.episode_returns)
         """:meth:`one_graph_step` in the config's compile mode (first call timed apart); eager:
         :meth:`collect` steps with :meth:`act` and the environments' own step instead"""
+        if self.step.mode != "eager":  # the envs' traced transition writes their state
+            self.step.writes_in_place(*envs.state_tensors, self.episode_returns)
 
     @torch.inference_mode()
     def collect(self) -> torch.Tensor:

@@ -69,7 +69,8 @@ ADAM_EPS = 1e-5
 
 class _LossModule(nn.Module):
     """:func:`ppo_loss` of ``policy`` as a module's forward: what ``functional_call`` needs to
-    evaluate it with other weights (the flat tensor that the compiled step differentiates)."""
+    evaluate it with other weights (the views of the flat weights that the compiled step
+    differentiates)."""
 
     def __init__(self, policy: nn.Module, config: PPOConfig) -> None:
         super().__init__()
@@ -99,7 +100,7 @@ class PPOLearner:
         # them from 0-d tensors on the device, refilled by anneal, and keeps Adam's state as
         # tensors of its own (the eager optimizer's stays unused).
         self.clip_tensor = torch.tensor(self.clip_coef, device=device)
-        self.adam: AdamState | None = None  # eager: per-tensor parameters may run
+        self.adam: AdamState | None = None  # eager: torch.optim's Adam steps instead
         if self.step.mode != "eager":
             self.adam = AdamState.of(params.data, config.learning_rate)
             self.step.writes_in_place(params.data, *self.adam.written)
