@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core.timing import Spread, format_seconds
+from hetero_tutorial.notebook import peer_races
 from hetero_tutorial.studies.compiling import SIZE_NAMES
 
 PIECE_WORDS = {
@@ -134,14 +135,12 @@ def _vs_rejax(record: Any, point: str, ours: str, medians: float) -> str:
     """``ours`` over rejax in env steps/s at ``point``, as the race's tables give it: the
     median of the rounds' paired ratios, with their range (``medians``, the ratio of the
     medians, where the record paired no rounds)."""
-    wanted = (point, ours, "rejax", "steps_per_s")
-    for pair in record.data["summary"].get("pairs", []):
-        found = (pair["point"], pair["ours"], pair["peer"], pair["metric"]) == wanted
-        if found and pair.get("median_of_round_ratios") is not None:
-            low, high = pair.get("low"), pair.get("high")
-            spread = f", rounds {low:.2f}-{high:.2f}x" if low is not None else ""
-            return f"{pair['median_of_round_ratios']:.2f}x rejax{spread}"
-    return f"{medians:.2f}x rejax"
+    raced = peer_races.pair(record, point, ours, "rejax", "steps_per_s")
+    if raced is None or raced.get("median_of_round_ratios") is None:
+        return f"{medians:.2f}x rejax"
+    low, high = raced.get("low"), raced.get("high")
+    spread = f", rounds {low:.2f}-{high:.2f}x" if low is not None else ""
+    return f"{raced['median_of_round_ratios']:.2f}x rejax{spread}"
 
 
 def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:

@@ -116,6 +116,16 @@ def behind(record: Record, metrics: Sequence[str] | None = None) -> list[str]:
     return found
 
 
+def pair(record: Record, point: str, ours: str, peer: str, metric: str) -> dict[str, Any] | None:
+    """The record's pair of ``ours`` and ``peer`` on one metric at one point (None if not
+    raced there)."""
+    wanted = (point, ours, peer, metric)
+    for found in record.data["summary"].get("pairs", []):
+        if (found["point"], found["ours"], found["peer"], found["metric"]) == wanted:
+            return found
+    return None
+
+
 def stat(record: Record, point: str, contestant: str, metric: str) -> float | None:
     """A contestant's median of one metric at one point (None if not recorded)."""
     stats = record.data["summary"]["stats"].get(point, {}).get(contestant, {})

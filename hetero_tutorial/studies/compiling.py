@@ -307,16 +307,21 @@ def _require_eager(modes: Sequence[str]) -> None:
 
 
 def _run_rows(
-    head: dict[str, Any],
-    per: str,
+    piece: str,
+    unit: str,
+    placement: Placement,
+    size: int,
+    steps_per_unit: int,
     steady: dict[str, list[float]],
     first: dict[str, float],
     graph_skips: dict[str, int],
 ) -> list[dict[str, Any]]:
-    """One row per mode of a run timed in units (PPO's iterations, DDPG's updates):
-    ``steady`` holds each mode's seconds per unit, turn by turn with eager's; ``first`` the
-    first unit's seconds, where compiling happens; ``head`` the fields every row shares;
-    ``per`` names what the paired ratios were measured over."""
+    """One row per mode of a run timed in ``unit``s (PPO's iterations, DDPG's updates, each
+    ``steps_per_unit`` environment steps): ``steady`` holds each mode's seconds per unit,
+    turn by turn with eager's (an iteration per turn, or a turn of updates); ``first`` the
+    first unit's seconds, where compiling happens."""
+    per = "iteration" if unit == "iteration" else "turn"
+    head = {"piece": piece, "unit": unit, "device": str(placement.update_device), "size": size}
     eager, eager_first = steady["eager"], first["eager"]
     eager_median = float(np.median(eager))
     rows = []
@@ -330,6 +335,7 @@ def _run_rows(
             | {
                 "mode": mode,
                 "seconds": median,
+                "env_steps_per_s": steps_per_unit / median,
                 "first_iteration_s": first[mode],
                 "compile_seconds": extra,
                 "speedup": spread.value if compiling else 1.0,
@@ -372,20 +378,16 @@ def ppo_rows(
                 trainer.run_iteration()
         for trainer in trainers.values():
             trainer.close()
-    head = {
-        "piece": f"ppo-{placement.name}",
-        "unit": "iteration",
-        "device": str(placement.update_device),
-        "size": config.num_envs,
-    }
-    rows = _run_rows(
-        head,
+    return _run_rows(
+        f"ppo-{placement.name}",
         "iteration",
+        placement,
+        config.num_envs,
+        config.batch_size,
         {m: t.iteration_seconds[1:] for m, t in trainers.items()},
         {m: t.iteration_seconds[0] for m, t in trainers.items()},
         {m: sum(piece.graph_skips for piece in t.compiled_pieces) for m, t in trainers.items()},
     )
-    return [row | {"env_steps_per_s": config.batch_size / row["seconds"]} for row in rows]
 
 
 def ddpg_rows(
@@ -417,20 +419,16 @@ def ddpg_rows(
     for done in range(0, timed_steps, chunk):
         for trainer in trainers.values():
             trainer.advance(min(chunk, timed_steps - done))
-    head = {
-        "piece": f"ddpg-{placement.name}",
-        "unit": "update",
-        "device": str(placement.update_device),
-        "size": config.batch_size,
-    }
-    rows = _run_rows(
-        head,
-        "turn",
+    return _run_rows(
+        f"ddpg-{placement.name}",
+        "update",
+        placement,
+        config.batch_size,
+        1,
         {m: [1 / rate for rate in t.chunk_steps_per_s] for m, t in trainers.items()},
         {m: t.first_update_seconds or 0.0 for m, t in trainers.items()},
         {m: t.learner.step.graph_skips for m, t in trainers.items()},
     )
-    return [row | {"env_steps_per_s": 1 / row["seconds"]} for row in rows]
 
 
 MATMULS = {"aten::mm": 0, "aten::bmm": 0, "aten::addmm": 1, "aten::baddbmm": 1}
