@@ -264,6 +264,22 @@ def test_a_graphed_piece_starts_in_two_calls_and_counts_every_declined_graph():
     assert piece.graph_skips == 2
 
 
+def test_a_cpu_piece_calls_its_kernels_from_cpp_and_computes_the_same():
+    """On a CPU the code that calls a graph's kernels is generated as C++, not Python (the
+    per-call overhead of a small piece): the generated entry point is C++'s, and the
+    numbers are eager's."""
+    from torch._inductor.utils import run_and_get_code
+
+    def fn(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(x @ w).sum(0)
+
+    piece = compiled_module.compiled(fn, "compile", "cpu", "a test")
+    x, w = torch.randn(16, 8), torch.randn(8, 4)
+    out, code = run_and_get_code(piece, x, w)
+    assert torch.allclose(out, fn(x, w), atol=1e-6)
+    assert any("inductor_entry_impl" in source for source in code)
+
+
 def test_break_even_iterations():
     assert break_even_iterations(10.0, 0.5, 0.3) == pytest.approx(50.0)
     assert break_even_iterations(10.0, 0.3, 0.3) is None  # never pays

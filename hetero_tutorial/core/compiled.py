@@ -12,7 +12,9 @@ host synchronisation inside.
 The modes (:data:`COMPILE_MODES`):
 
 * ``"eager"``: the function itself, as it reads;
-* ``"compile"``: ``torch.compile(fn)`` (Inductor, default mode);
+* ``"compile"``: ``torch.compile(fn)`` (Inductor, default mode); on a CPU with Inductor's
+  C++ wrapper (``cpp_wrapper``): the generated code that calls the kernels is C++ too,
+  where by default it is Python, some tens of microseconds a call (see :data:`CPU_OPTIONS`);
 * ``"cudagraphs"``: ``torch.compile(fn, mode="reduce-overhead")`` on CUDA: Inductor's
   kernels captured in CUDA graphs, with static input buffers.
 
@@ -115,6 +117,15 @@ def _cudagraph_skips() -> int:
     return int(torch._dynamo.utils.counters["inductor"]["cudagraph_skips"])
 
 
+CPU_OPTIONS = {"cpp_wrapper": True}
+"""Inductor's options for a compiled piece on a CPU. Its default wrapper, the Python function
+that allocates buffers and calls the generated kernels and ATen's matrix products in turn,
+costs some tens of microseconds a call: as much as the kernels of PPO's rollout step at 8
+environments. The C++ wrapper does the same work compiled (a few seconds more to compile it,
+once: the cache keeps it), the same kernels and so the same numbers. ``bench compile`` and
+the peers race measure what it gains."""
+
+
 START_CALLS = {"eager": 1, "compile": 1, "cudagraphs": 2}
 """The calls a piece takes to start, by mode: the first compiles (CUDA graph trees then run
 it once uncaptured, a warm-up); under ``"cudagraphs"`` the second captures the graph."""
@@ -128,15 +139,25 @@ class CompiledPiece:
     mode it really runs in: ``"eager"`` after a fallback, with ``fallback`` saying why.
     ``graph_skips``: how many graphs CUDA graph trees declined to capture for it (they then
     run uncaptured: correct, and as slow as ``"compile"``), over all its calls; 0 outside
-    ``"cudagraphs"``.
+    ``"cudagraphs"``. ``inductor``: Inductor's options for the compiled modes (None: its
+    defaults).
     """
 
-    def __init__(self, fn: Callable[..., Any], mode: str, what: str, fallback: str | None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        mode: str,
+        what: str,
+        fallback: str | None,
+        inductor: dict[str, Any] | None = None,
+    ) -> None:
         self.eager_fn, self.what, self.mode, self.fallback = fn, what, mode, fallback
         if mode == "eager":
             self.fn = fn
         else:
-            options = {"mode": "reduce-overhead"} if mode == "cudagraphs" else {}
+            options: dict[str, Any] = {"options": inductor} if inductor else {}
+            if mode == "cudagraphs":
+                options["mode"] = "reduce-overhead"
             # A run's shapes never change: specialise on them (without this, a second size of
             # the same piece, as a benchmark's, turns the graph dynamic for every later size).
             # One graph or an error: a graph break would split the piece silently.
@@ -204,7 +225,8 @@ def compiled(
     if reason is not None:
         say_fallback(what, reason)
         return CompiledPiece(fn, "eager", what, reason)
-    return CompiledPiece(fn, mode, what, None)
+    inductor = CPU_OPTIONS if torch.device(device).type == "cpu" else None
+    return CompiledPiece(fn, mode, what, None, inductor)
 
 
 def break_even_iterations(

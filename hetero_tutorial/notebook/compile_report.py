@@ -198,7 +198,7 @@ def breakdown_sentence(found: dict[str, Any]) -> str:
         return text + " The profiled products took the whole untimed step: measure again."
     return text + (
         f" The other {format_seconds(step - products)} are what compiling left: the "
-        "generated kernels, the Python that calls them, the guards."
+        "generated kernels, the code that calls them, the guards."
     )
 
 

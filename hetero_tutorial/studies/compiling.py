@@ -38,6 +38,7 @@ import numpy as np
 import torch
 
 from hetero_tutorial.core.compiled import (
+    CompiledPiece,
     break_even_iterations,
     compile_unavailable,
     compiled,
@@ -119,6 +120,14 @@ def _env_step_call(size: int, mode: str, device: torch.device) -> Callable[[], A
 
 
 def _update_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
+    learner, mb = _minibatch_learner(size, mode, device)
+    return lambda: learner.minibatch_step(mb)
+
+
+def _minibatch_learner(
+    size: int, mode: str, device: torch.device
+) -> tuple[PPOLearner, dict[str, torch.Tensor]]:
+    """A PPO learner of the series' CartPole network and one random minibatch of ``size``."""
     torch.manual_seed(0)
     config = PPOConfig.tuned("CartPole-v1", minibatch_size=size, compile=mode)
     policy = DiscreteActorCritic(OBS_DIM, NUM_ACTIONS, HIDDEN).to(device)
@@ -132,7 +141,7 @@ def _update_call(size: int, mode: str, device: torch.device) -> Callable[[], Any
         "advantages": torch.randn(size, **on),
         "returns": torch.randn(size, **on),
     }
-    return lambda: learner.minibatch_step(mb)
+    return learner, mb
 
 
 CALLS = {"act": _act_call, "env_step": _env_step_call, "update": _update_call}
@@ -468,21 +477,29 @@ def step_breakdown(
     of :data:`MATMULS` over ``calls`` calls); ``matmul_flops``: their floating-point
     operations per call, from their shapes; ``peak_flops_per_s``: this core's rate on one
     large product (``peak_size`` square). The products are the arithmetic that any
-    compiler, XLA too, must do; the rest of the step (generated kernels, the Python that
+    compiler, XLA too, must do; the rest of the step (generated kernels, the code that
     calls them, the guards) is the overhead compiling has left. Raises a UsageError where
     compiling cannot run here.
+
+    The step timed is the series' own (on a CPU, Inductor's C++ wrapper calls the kernels).
+    The products are profiled in a twin of it compiled with Inductor's default Python
+    wrapper, which calls the same MKL products through ATen, where the profiler records
+    their names and shapes (from the C++ wrapper it records neither).
     """
     device = torch.device("cpu")
     if reason := compile_unavailable(device):
         raise UsageError(f"the breakdown times a compiled step, and compiling cannot run: {reason}")
     with torch_threads(threads):
         call = _update_call(size, "compile", device)
+        twin, mb = _minibatch_learner(size, "compile", device)
+        twin.step = CompiledPiece(twin.one_graph_step, "compile", "the profiled twin", None)
         for _ in range(3):  # compile and warm up
             call()
+            twin.minibatch_step(mb)
         timing = compare({"step": call}, device=device, warmup=1, repeats=repeats, inner=calls)
         with torch.profiler.profile(record_shapes=True) as profile:
             for _ in range(calls):
-                call()
+                twin.minibatch_step(mb)
         peak = _peak_flops_per_s(device)
     products = [e for e in profile.events() if e.name in MATMULS]
     return {
