@@ -203,8 +203,7 @@ class LiveMeter:
     def _update(self, device: torch.device) -> Callable[[], object]:
         """One gradient step on a minibatch sliced from the shuffled rollout."""
         parts, size = self.parts(device), self.config.minibatch_size
-        minibatch = parts.storage.views([t[:size] for t in parts.batch])
-        return lambda: parts.learner.minibatch_step(minibatch)
+        return lambda: parts.learner.minibatch_step(parts.batch, slice(0, size), parts.storage)
 
     def _transfer(self, source: torch.device, target: torch.device) -> Callable[[], object]:
         """The rollout copied from its storage to the update device (pinned, as a trainer does)."""

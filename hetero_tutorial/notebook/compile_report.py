@@ -19,7 +19,7 @@ from hetero_tutorial.studies.compiling import SIZE_NAMES
 PIECE_WORDS = {
     "act": "the actor's act (forward, sample, log-probability)",
     "env_step": "the batched CartPole step",
-    "update": "one PPO minibatch step (loss, backward, clipping, Adam)",
+    "update": "one PPO minibatch step (gather, loss, backward, clipping, Adam)",
 }
 
 

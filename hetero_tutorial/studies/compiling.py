@@ -5,10 +5,10 @@ removes calls (fuses them into generated kernels) but adds a guard check per cal
 a compile before the first: it pays where one call holds many operations and loses
 where a call is tiny. This study measures that, per piece and end to end:
 
-* :func:`piece_rows`: one piece at several sizes, every mode side by side
-  (interleaved repeats): ``act`` (the actor-critic's sampling step, at a batch of
-  observations), ``env_step`` (batched CartPole, at a number of environments) and
-  ``update`` (one PPO minibatch step: loss, backward, clipping and Adam, at a
+* :func:`piece_rows`: one piece at several sizes, every mode side by side (interleaved
+  repeats): ``act`` (the actor-critic's sampling step, at a batch of observations),
+  ``env_step`` (batched CartPole, at a number of environments) and ``update`` (one PPO
+  minibatch step: its gather from the rollout, loss, backward, clipping and Adam, at a
   minibatch size). Rows hold ``piece``, ``mode``, ``device``, ``size``, ``seconds`` (median
   per call), ``iqr_s`` and ``compile_seconds`` (the first call's seconds over a steady
   call's: where the compiling happens).
@@ -50,10 +50,12 @@ from hetero_tutorial.core.timing import Spread, compare, torch_threads
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
 from hetero_tutorial.rl.envs.batched import make_batched_env
+from hetero_tutorial.rl.envs.spec import env_spec
 from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, mlp
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import PPOLearner
+from hetero_tutorial.rl.ppo.storage import RolloutStorage
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 from hetero_tutorial.studies.crossover import GRID_IN_FEATURES, GRID_OUT_FEATURES
 from hetero_tutorial.studies.crossover_grid import crossover_widths
@@ -120,28 +122,27 @@ def _env_step_call(size: int, mode: str, device: torch.device) -> Callable[[], A
 
 
 def _update_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
-    learner, mb = _minibatch_learner(size, mode, device)
-    return lambda: learner.minibatch_step(mb)
+    learner, rollout, storage = _minibatch_learner(size, mode, device)
+    pick = torch.randperm(size, device=device)  # the step gathers its minibatch, as in training
+    return lambda: learner.minibatch_step(rollout, pick, storage)
 
 
 def _minibatch_learner(
     size: int, mode: str, device: torch.device
-) -> tuple[PPOLearner, dict[str, torch.Tensor]]:
-    """A PPO learner of the series' CartPole network and one random minibatch of ``size``."""
+) -> tuple[PPOLearner, list[torch.Tensor], RolloutStorage]:
+    """A PPO learner of the series' CartPole network, and a random flat rollout of ``size``
+    transitions (one minibatch's) with its storage's layout."""
     torch.manual_seed(0)
     config = PPOConfig.tuned("CartPole-v1", minibatch_size=size, compile=mode)
     policy = DiscreteActorCritic(OBS_DIM, NUM_ACTIONS, HIDDEN).to(device)
     learner = PPOLearner(policy, FlatParameters(policy), config, seed=0)
-    on = {"device": device}
-    mb = {
-        "obs": torch.randn(size, OBS_DIM, **on),
-        "actions": torch.randint(0, NUM_ACTIONS, (size, 1), **on).float(),
-        "logprobs": torch.full((size,), -0.69, **on),
-        "values": torch.randn(size, **on),
-        "advantages": torch.randn(size, **on),
-        "returns": torch.randn(size, **on),
-    }
-    return learner, mb
+    storage = RolloutStorage(1, size, env_spec("CartPole-v1"), device, pin=False)
+    storage.obs.normal_()
+    storage.actions.random_(0, NUM_ACTIONS)
+    storage.logprobs.fill_(-0.69)
+    for field in (storage.values, storage.advantages, storage.returns):
+        field.normal_()
+    return learner, storage.flat_batch(device, non_blocking=False), storage
 
 
 CALLS = {"act": _act_call, "env_step": _env_step_call, "update": _update_call}
@@ -491,15 +492,16 @@ def step_breakdown(
         raise UsageError(f"the breakdown times a compiled step, and compiling cannot run: {reason}")
     with torch_threads(threads):
         call = _update_call(size, "compile", device)
-        twin, mb = _minibatch_learner(size, "compile", device)
+        twin, rollout, storage = _minibatch_learner(size, "compile", device)
         twin.step = CompiledPiece(twin.one_graph_step, "compile", "the profiled twin", None)
+        pick = torch.randperm(size, device=device)
         for _ in range(3):  # compile and warm up
             call()
-            twin.minibatch_step(mb)
+            twin.minibatch_step(rollout, pick, storage)
         timing = compare({"step": call}, device=device, warmup=1, repeats=repeats, inner=calls)
         with torch.profiler.profile(record_shapes=True) as profile:
             for _ in range(calls):
-                twin.minibatch_step(mb)
+                twin.minibatch_step(rollout, pick, storage)
         peak = _peak_flops_per_s(device)
     products = [e for e in profile.events() if e.name in MATMULS]
     return {

@@ -84,8 +84,10 @@ class LagNotingLearner(PPOLearner):
         self.first: torch.Tensor | None = None
         return super().update(batch, storage)
 
-    def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
-        loss, ratio, log_ratio = super().minibatch_step(mb)
+    def minibatch_step(
+        self, rollout: list[torch.Tensor], pick: torch.Tensor | slice, storage: RolloutStorage
+    ) -> tuple[torch.Tensor, ...]:
+        loss, ratio, log_ratio = super().minibatch_step(rollout, pick, storage)
         if self.first is None:
             self.first = ratio_stats(ratio, log_ratio, self.clip_coef)
         return loss, ratio, log_ratio

@@ -62,7 +62,8 @@ class PPOConfig:
     flat_parameters: bool = True
     """speed: all parameters in one tensor, one call to zero, clip, step and copy them"""
     gather_per_epoch: bool = True
-    """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch)"""
+    """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch);
+    eager only: a compiled step gathers its own minibatch, inside its graph"""
     compile: str = "eager"
     """speed: "eager", "compile" (torch.compile each step of a batched rollout and each minibatch
     step, loss to Adam, as one graph apiece) or "cudagraphs" (the same, CUDA-graphed, on

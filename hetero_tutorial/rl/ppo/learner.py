@@ -4,12 +4,13 @@
 ``update_epochs`` passes over a rollout that the transfer brought to the update device,
 one gradient step per minibatch, and brings its diagnostics back in one copy.
 
-With ``config.compile`` each gradient step is one compiled graph: the loss, its gradient
-(``torch.func.grad``, so the backward pass is in the graph too), the gradient's clipping
-and Adam's update (:func:`~hetero_tutorial.rl.flat.adam_update`), all on the flat
-parameters. Compiling the loss alone leaves a dozen calls per step outside the graph
-(zeroing, the backward pass's own, clipping, the optimizer) at microseconds each; the one
-graph computes the same step, to float rounding (``bench compile`` measures the gain).
+With ``config.compile`` each gradient step is one compiled graph: the minibatch's gather
+from the rollout, the loss, its gradient (``torch.func.grad``, so the backward pass is in
+the graph too), the gradient's clipping and Adam's update
+(:func:`~hetero_tutorial.rl.flat.adam_update`), all on the flat parameters. Compiling the
+loss alone leaves a dozen calls per step outside the graph (zeroing, the backward pass's
+own, clipping, the optimizer) at microseconds each; the one graph computes the same step,
+to float rounding (``bench compile`` measures the gain).
 """
 
 from __future__ import annotations
@@ -120,10 +121,14 @@ class PPOLearner:
             self.clip_coef = c.clip_coef * left
             self.clip_tensor.fill_(self.clip_coef)
 
-    def minibatch_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
-        """One gradient step on one minibatch; returns ``(loss, ratio, log_ratio)``."""
+    def minibatch_step(
+        self, rollout: list[torch.Tensor], pick: torch.Tensor | slice, storage: RolloutStorage
+    ) -> tuple[torch.Tensor, ...]:
+        """One gradient step on the minibatch ``pick`` (its rows, or a slice) of ``rollout``
+        (tensors laid out like ``storage``'s); returns ``(loss, ratio, log_ratio)``."""
         if self.adam is not None:
-            return self.step(self.params.data, self.adam, mb, self.clip_tensor)
+            return self.step(self.params.data, self.adam, rollout, pick, storage, self.clip_tensor)
+        mb = storage.views([t[pick] for t in rollout])
         loss, ratio, log_ratio = ppo_loss(self.policy, mb, self.config, self.clip_coef)
         self.params.zero_grad()
         loss.backward()
@@ -135,13 +140,17 @@ class PPOLearner:
         self,
         weights: torch.Tensor,
         adam: AdamState,
-        mb: dict[str, torch.Tensor],
+        rollout: list[torch.Tensor],
+        pick: torch.Tensor | slice,
+        storage: RolloutStorage,
         clip_coef: torch.Tensor,
     ) -> tuple[torch.Tensor, ...]:
         """The eager step's arithmetic as a function of tensors, for ``torch.compile`` to trace
-        whole: the gradient of :func:`ppo_loss` with respect to each parameter's view of the
-        flat ``weights``, laid out flat (``FlatParameters.flatten``) and clipped, then
-        Adam's update of ``weights`` and its state in place."""
+        whole: the minibatch gathered from the rollout, the gradient of :func:`ppo_loss` with
+        respect to each parameter's view of the flat ``weights``, laid out flat
+        (``FlatParameters.flatten``) and clipped, then Adam's update of ``weights`` and its
+        state in place. The gather in the graph is fused into the kernels that read it."""
+        mb = storage.views([t[pick] for t in rollout])
 
         def loss_of(
             parameters: dict[str, torch.Tensor],
@@ -170,16 +179,16 @@ class PPOLearner:
         orders = torch.stack(
             [torch.randperm(size, generator=self.generator) for _ in range(c.update_epochs)]
         ).to(batch[0].device)
+        starts = range(0, size - c.minibatch_size + 1, c.minibatch_size)
+        # Eagerly, one gather per epoch and minibatches that are slices of it (or one gather
+        # per minibatch); a compiled step takes the minibatch's rows and gathers in its graph.
+        gather_first = c.gather_per_epoch and self.adam is None
         for order in orders:
-            if c.gather_per_epoch:  # one gather; minibatches are slices of it
-                shuffled = storage.views([t[order] for t in batch])
-            for start in range(0, size - c.minibatch_size + 1, c.minibatch_size):
-                if c.gather_per_epoch:
-                    mb = {k: v[start : start + c.minibatch_size] for k, v in shuffled.items()}
-                else:
-                    index = order[start : start + c.minibatch_size]
-                    mb = storage.views([t[index] for t in batch])
-                loss, ratio, log_ratio = self.minibatch_step(mb)
+            rollout = [t[order] for t in batch] if gather_first else batch
+            for start in starts:
+                rows = slice(start, start + c.minibatch_size)
+                pick = rows if gather_first else order[rows]
+                loss, ratio, log_ratio = self.minibatch_step(rollout, pick, storage)
         # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
         kl, clipfrac = ratio_stats(ratio, log_ratio, self.clip_coef)
         stats = {"approx_kl": kl, "clipfrac": clipfrac, "loss": loss.detach()}
