@@ -25,6 +25,7 @@ from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.nets import traced_tanh
+from hetero_tutorial.rl.ppo.collectors import GRAPH_STEPS
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.runs import train
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
@@ -91,8 +92,28 @@ def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
     assert update.steady_calls == 3 * 10 - 1  # every later minibatch: no recompile counted here
     assert update.compile_seconds > 10 * update.steady_seconds / update.steady_calls
     rollout = trainers["compile"].collector.step
-    assert rollout.mode == "compile" and rollout.steady_calls == 3 * 32 - 1
+    # GRAPH_STEPS of the rollout's 32 steps to a call, every later call steady
+    assert rollout.mode == "compile" and rollout.steady_calls == 3 * 32 // GRAPH_STEPS - 1
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 2
+
+
+def test_a_rollout_of_no_multiple_of_the_graph_steps_puts_fewer_in_each_graph():
+    """Six steps a rollout: two to a graph (their greatest common divisor with GRAPH_STEPS),
+    three calls a rollout, and the eager rollout's episodes and storage, step for step."""
+    runs = {}
+    for mode in ("eager", "compile"):
+        config = PPOConfig.tuned(
+            "CartPole-v1", num_envs=4, num_steps=6, minibatch_size=12, total_steps=96,
+            compile=mode,
+        )  # fmt: skip
+        runs[mode] = PPOTrainer(config, as_placement("all-device"), seed=0)
+        while not runs[mode].done:
+            runs[mode].run_iteration()
+    eager, comp = runs["eager"], runs["compile"]
+    assert GRAPH_STEPS % 2 == 0 and comp.collector.initial.shape[0] == 2
+    assert comp.collector.step.calls == 4 * 3
+    torch.testing.assert_close(comp.storage.data, eager.storage.data, rtol=0, atol=1e-4)
+    assert comp.collector.episodes == eager.collector.episodes != []
 
 
 def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(trainers):
@@ -109,7 +130,8 @@ def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(tra
     for _ in range(3):
         counted.run_iteration()
     rollout, update = counted.compiled_pieces
-    assert rollout.steady_calls == 2 * 32 - 1 and update.steady_calls == 2 * 10 - 1
+    assert rollout.steady_calls == 2 * 32 // GRAPH_STEPS - 1
+    assert update.steady_calls == 2 * 10 - 1
     uncounted = PPOTrainer(config, as_placement("all-device"), seed=0)
     assert uncounted.start_iterations == 1
 

@@ -120,10 +120,10 @@ def _cudagraph_skips() -> int:
 CPU_OPTIONS = {"cpp_wrapper": True}
 """Inductor's options for a compiled piece on a CPU. Its default wrapper, the Python function
 that allocates buffers and calls the generated kernels and ATen's matrix products in turn,
-costs some tens of microseconds a call: as much as the kernels of PPO's rollout step at 8
-environments. The C++ wrapper does the same work compiled (a few seconds more to compile it,
-once: the cache keeps it), the same kernels and so the same numbers. ``bench compile`` and
-the peers race measure what it gains."""
+costs microseconds a call, and the smaller the graph, the larger its share. The C++ wrapper
+does the same work compiled (a few seconds more to compile it, once: the cache keeps it), the
+same kernels and so the same numbers. ``bench compile`` and the peers race measure what it
+gains."""
 
 
 START_CALLS = {"eager": 1, "compile": 1, "cudagraphs": 2}

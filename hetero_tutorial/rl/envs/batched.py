@@ -212,7 +212,7 @@ class _BatchedEnv:
         self, actions: torch.Tensor, initial: torch.Tensor
     ) -> tuple[torch.Tensor, ...]:
         """The step's tensor work, for a caller that compiles it into a graph of its own
-        (PPO's compiled rollout step): no checks, and the first states ``initial`` (D, N)
+        (PPO's compiled rollout): no checks, and the first states ``initial`` (D, N)
         drawn by the caller (:meth:`draw_initial_states`, outside its graph). Returns obs,
         reward, final obs and the terminated, truncated and ended flags (bool, or uint8 where
         the class's :attr:`_fusable_transition` makes bytes: compare them with 0)."""

@@ -22,11 +22,13 @@ interface, :class:`Collector`; the placement's ``batched_envs`` chooses between 
     which environments were cut would read a mask on the host (a sync per step);
   * the sampling noise is drawn on the device, from a generator seeded there.
 
-  With ``config.compile`` each step's tensor work is one compiled graph
+  With ``config.compile`` a step's tensor work is traced whole
   (:meth:`BatchedCollector.one_graph_step`): act, the environments' transition, the
   bootstrap, the episode returns and the step's row of storage, where eagerly they are
-  some forty PyTorch calls at microseconds each. Only the draw of the environments' first
-  states stays outside, from their own generator, so that both modes draw the same numbers.
+  some forty PyTorch calls at microseconds each; one compiled graph holds
+  :data:`GRAPH_STEPS` such steps in a row (:meth:`BatchedCollector.graph_steps`). Only
+  the draws of the environments' first states stay outside, from their own generator and
+  in the order the eager steps draw them, so that both modes draw the same numbers.
 
 The *tensor interface* the batched collector needs of its environments:
 ``reset(seed=...)`` returns ``(obs (N, obs_dim) tensor, info)``; ``step(actions)`` takes
@@ -40,6 +42,7 @@ the tests' wrapper of Gymnasium's own CartPole has the eager part.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol
 
 import numpy as np
@@ -207,6 +210,15 @@ ROW_FIELDS = ("obs", "actions", "logprobs", "values", "rewards", "dones")
 """What one step of a batched rollout stores: the storage's first fields, in its order."""
 
 
+GRAPH_STEPS = 4
+"""Rollout steps one compiled graph holds (fewer where the rollout's length is no multiple
+of it: their greatest common divisor). Each call of a compiled graph costs the same outside
+its kernels, whatever they compute: Dynamo's guards, the code that calls the kernels, our
+Python between calls. Four steps a call pay it a quarter as often, for a graph that takes
+about four times as long to compile, once (``bench compile`` and the peers race measure
+the steady speed and the compile seconds)."""
+
+
 class BatchedCollector:
     """Steps batched tensor environments with the rollout policy, on one device, into storage.
 
@@ -253,11 +265,15 @@ class BatchedCollector:
             )
         self.row_columns = slice(0, storage.columns[ROW_FIELDS[-1]].stop)
         """the storage columns one step writes: :data:`ROW_FIELDS`"""
-        self.step = compiled(self.one_graph_step, config.compile, device, "PPO's rollout step")
-        """:meth:`one_graph_step` in the config's compile mode (first call timed apart); eager:
+        self.step = compiled(self.graph_steps, config.compile, device, "PPO's rollout steps")
+        """:meth:`graph_steps` in the config's compile mode (first call timed apart); eager:
         :meth:`collect` steps with :meth:`act` and the environments' own step instead"""
+        self.initial: torch.Tensor | None = None
+        """compiled: (steps, D, N), the first states drawn for one call of :attr:`step`"""
         if self.step.mode != "eager":  # the envs' traced transition writes their state
             self.step.writes_in_place(*envs.state_tensors, self.episode_returns)
+            steps, state = math.gcd(config.num_steps, GRAPH_STEPS), envs.state_tensors[0]
+            self.initial = torch.empty(steps, *state.shape, **on)  # a first state is a (D, N)
 
     @torch.inference_mode()
     def collect(self) -> torch.Tensor:
@@ -272,22 +288,34 @@ class BatchedCollector:
             self.step.writes_in_place(self.obs)  # compiled, each step overwrites it
         first_step = self.global_step
         noise = self.policy.sample_noise((c.num_steps, c.num_envs), self.generator)  # on device
-        rows = s.data[:, :, self.row_columns]  # (T, N, row): a compiled step writes one
-        for t in range(c.num_steps):
-            self.global_step += c.num_envs
-            if self.step.mode != "eager":
-                initial = self.envs.draw_initial_states()  # outside the graph: see the module doc
-                rows[t], self.finished[t] = self.step(self.obs, noise[t], initial)
-                continue
-            actions = self.act(self.obs, noise[t], t)
-            self.obs, rewards, terminated, truncated, info = self.envs.step(actions)
-            done = terminated | truncated
-            self.record_episodes(rewards, done, t)
-            bootstrap = self.bootstrap_truncations(terminated, truncated, info)
-            s.rewards[t] = torch.add(bootstrap, rewards, alpha=c.reward_scale)
-            s.dones[t] = done
+        if self.initial is None:
+            for t in range(c.num_steps):
+                actions = self.act(self.obs, noise[t], t)
+                self.obs, rewards, terminated, truncated, info = self.envs.step(actions)
+                done = terminated | truncated
+                self.record_episodes(rewards, done, t)
+                bootstrap = self.bootstrap_truncations(terminated, truncated, info)
+                s.rewards[t] = torch.add(bootstrap, rewards, alpha=c.reward_scale)
+                s.dones[t] = done
+        else:
+            rows = s.data[:, :, self.row_columns]  # (T, N, row): each call writes its steps'
+            for t in range(0, c.num_steps, len(self.initial)):
+                steps = slice(t, t + len(self.initial))
+                for drawn in self.initial:  # outside the graph: see the module doc
+                    drawn.copy_(self.envs.draw_initial_states())
+                rows[steps], self.finished[steps] = self.step(self.obs, noise[steps], self.initial)
+        self.global_step += c.num_steps * c.num_envs
         self.read_back_episodes(first_step)
         return self.policy.value(self.obs).to(s.data.device)
+
+    def graph_steps(
+        self, obs: torch.Tensor, noise: torch.Tensor, initial: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`one_graph_step` once per step of ``noise`` (steps, N, ...) and ``initial``
+        (steps, D, N), in order, for ``torch.compile`` to trace as one graph: returns the
+        rows (steps, N, row) and the finished returns (steps, N)."""
+        out = [self.one_graph_step(obs, *drawn) for drawn in zip(noise, initial, strict=True)]
+        return torch.stack([row for row, _ in out]), torch.stack([ended for _, ended in out])
 
     def one_graph_step(
         self, obs: torch.Tensor, noise: torch.Tensor, initial: torch.Tensor

@@ -65,9 +65,9 @@ class PPOConfig:
     """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch);
     eager only: a compiled step gathers its own minibatch, inside its graph"""
     compile: str = "eager"
-    """speed: "eager", "compile" (torch.compile each step of a batched rollout and each minibatch
-    step, loss to Adam, as one graph apiece) or "cudagraphs" (the same, CUDA-graphed, on
-    CUDA); see core/compiled.py"""
+    """speed: "eager", "compile" (torch.compile a batched rollout's steps, a few to a graph, and
+    each minibatch step, gather to Adam, as one graph) or "cudagraphs" (the same,
+    CUDA-graphed, on CUDA); see core/compiled.py"""
 
     @classmethod
     def tuned(cls, env_id: str, **overrides: Any) -> PPOConfig:
