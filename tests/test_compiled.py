@@ -97,19 +97,24 @@ def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 2
 
 
+def _eager_and_compiled(env_id: str, **settings: int) -> tuple[PPOTrainer, PPOTrainer]:
+    """All-device PPO on ``env_id`` trained to its end eagerly and compiled, seed 0."""
+    trained = []
+    for mode in ("eager", "compile"):
+        config = PPOConfig.tuned(env_id, **settings, compile=mode)
+        trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
+        while not trainer.done:
+            trainer.run_iteration()
+        trained.append(trainer)
+    return trained[0], trained[1]
+
+
 def test_a_rollout_of_no_multiple_of_the_graph_steps_puts_fewer_in_each_graph():
     """Six steps a rollout: two to a graph (their greatest common divisor with GRAPH_STEPS),
     three calls a rollout, and the eager rollout's episodes and storage, step for step."""
-    runs = {}
-    for mode in ("eager", "compile"):
-        config = PPOConfig.tuned(
-            "CartPole-v1", num_envs=4, num_steps=6, minibatch_size=12, total_steps=96,
-            compile=mode,
-        )  # fmt: skip
-        runs[mode] = PPOTrainer(config, as_placement("all-device"), seed=0)
-        while not runs[mode].done:
-            runs[mode].run_iteration()
-    eager, comp = runs["eager"], runs["compile"]
+    eager, comp = _eager_and_compiled(
+        "CartPole-v1", num_envs=4, num_steps=6, minibatch_size=12, total_steps=96
+    )
     assert GRAPH_STEPS % 2 == 0 and comp.collector.initial.shape[0] == 2
     assert comp.collector.step.calls == 4 * 3
     torch.testing.assert_close(comp.storage.data, eager.storage.data, rtol=0, atol=1e-4)
@@ -139,16 +144,9 @@ def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(tra
 def test_compiled_pendulum_ppo_collects_and_learns_as_eager():
     """The Gaussian policy and Pendulum's eager transition, traced into the rollout's graph:
     one iteration gives eager's rollout and weights within float tolerance."""
-    trained = {}
-    for mode in ("eager", "compile"):
-        config = PPOConfig.tuned(
-            "Pendulum-v1", num_envs=8, num_steps=64, minibatch_size=128, total_steps=512,
-            compile=mode,
-        )  # fmt: skip
-        trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
-        trainer.run_iteration()
-        trained[mode] = trainer
-    eager, comp = trained["eager"], trained["compile"]
+    eager, comp = _eager_and_compiled(
+        "Pendulum-v1", num_envs=8, num_steps=64, minibatch_size=128, total_steps=512
+    )
     assert comp.collector.step.mode == "compile" and comp.learner.step.mode == "compile"
     torch.testing.assert_close(comp.storage.data, eager.storage.data, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(

@@ -14,7 +14,7 @@ The modes (:data:`COMPILE_MODES`):
 * ``"eager"``: the function itself, as it reads;
 * ``"compile"``: ``torch.compile(fn)`` (Inductor, default mode); on a CPU with Inductor's
   C++ wrapper (``cpp_wrapper``): the generated code that calls the kernels is C++ too,
-  where by default it is Python, some tens of microseconds a call (see :data:`CPU_OPTIONS`);
+  where by default it is Python (see :data:`CPU_OPTIONS`);
 * ``"cudagraphs"``: ``torch.compile(fn, mode="reduce-overhead")`` on CUDA: Inductor's
   kernels captured in CUDA graphs, with static input buffers.
 

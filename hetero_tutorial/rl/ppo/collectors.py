@@ -214,9 +214,9 @@ GRAPH_STEPS = 4
 """Rollout steps one compiled graph holds (fewer where the rollout's length is no multiple
 of it: their greatest common divisor). Each call of a compiled graph costs the same outside
 its kernels, whatever they compute: Dynamo's guards, the code that calls the kernels, our
-Python between calls. Four steps a call pay it a quarter as often, for a graph that takes
-about four times as long to compile, once (``bench compile`` and the peers race measure
-the steady speed and the compile seconds)."""
+Python between calls. Four steps a call pay it a quarter as often, for a larger graph that
+takes longer to compile, once (``bench compile`` and the peers race measure the steady
+speed and the compile seconds)."""
 
 
 class BatchedCollector:
