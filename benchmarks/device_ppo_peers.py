@@ -11,8 +11,8 @@ seeded ``r``:
 * ``ours``: the package's PPO under the ``all-device`` placement (batched tensor
   environments; on a machine without an accelerator, all on the CPU), eager;
 * ``ours-compiled``: the same with ``compile="compile"``: every few rollout steps
-  (``GRAPH_STEPS``) and each minibatch step one graph compiled by ``torch.compile`` (its
-  compiling timed apart);
+  (``GRAPH_STEPS``) and every few minibatch steps (``GRAPH_MINIBATCHES``) one graph compiled
+  by ``torch.compile`` (its compiling timed apart);
 * ``rejax``: rejax 0.1.3's PPO, its whole training loop one jitted program
   (``jax.jit(algo.train)``, lowered and compiled before the clock);
 * ``sb3`` and ``cleanrl`` (8 environments only, for scale): ``ppo_peers.py``'s own

@@ -27,6 +27,7 @@ from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.nets import traced_tanh
 from hetero_tutorial.rl.ppo.collectors import GRAPH_STEPS
 from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.rl.ppo.learner import GRAPH_MINIBATCHES
 from hetero_tutorial.rl.ppo.runs import train
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 
@@ -89,7 +90,8 @@ def test_compiled_ppo_learns_as_eager_ppo_from_the_same_seed(trainers):
 def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
     update = trainers["compile"].learner.step
     assert update.mode == "compile" and update.start_seconds > 0
-    assert update.steady_calls == 3 * 10 - 1  # every later minibatch: no recompile counted here
+    # GRAPH_MINIBATCHES of an update's 10 steps to a call, every later call steady
+    assert update.steady_calls == 3 * 10 // GRAPH_MINIBATCHES - 1
     assert update.compile_seconds > 10 * update.steady_seconds / update.steady_calls
     rollout = trainers["compile"].collector.step
     # GRAPH_STEPS of the rollout's 32 steps to a call, every later call steady
@@ -121,6 +123,18 @@ def test_a_rollout_of_no_multiple_of_the_graph_steps_puts_fewer_in_each_graph():
     assert comp.collector.episodes == eager.collector.episodes != []
 
 
+def test_an_update_of_no_multiple_of_the_graph_minibatches_puts_fewer_in_each_graph():
+    """Three epochs of one minibatch: one step to a graph (their greatest common divisor
+    with GRAPH_MINIBATCHES), three calls an update, and the eager run's weights."""
+    eager, comp = _eager_and_compiled(
+        "CartPole-v1", num_envs=4, num_steps=8, minibatch_size=32, update_epochs=3, total_steps=64
+    )
+    assert GRAPH_MINIBATCHES % 3 != 0 and comp.learner.step.calls == 2 * 3
+    torch.testing.assert_close(
+        comp.learner.params.data, eager.learner.params.data, rtol=0, atol=1e-4
+    )
+
+
 def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(trainers):
     """Under the copy counter the first iteration runs eagerly, so the pieces compile in the
     second: both are start-up, and the run learns as the eager one still."""
@@ -136,7 +150,7 @@ def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(tra
         counted.run_iteration()
     rollout, update = counted.compiled_pieces
     assert rollout.steady_calls == 2 * 32 // GRAPH_STEPS - 1
-    assert update.steady_calls == 2 * 10 - 1
+    assert update.steady_calls == 2 * 10 // GRAPH_MINIBATCHES - 1
     uncounted = PPOTrainer(config, as_placement("all-device"), seed=0)
     assert uncounted.start_iterations == 1
 
@@ -323,7 +337,8 @@ def test_cuda_graphed_ppo_learns_as_eager_ppo_on_cuda():
     torch.testing.assert_close(
         graphed.learner.params.data, eager.learner.params.data, rtol=0, atol=5e-3
     )
-    assert graphed.learner.step.steady_calls == 3 * 10 - 2  # the start: compile, capture
+    # the start: compile, capture
+    assert graphed.learner.step.steady_calls == 3 * 10 // GRAPH_MINIBATCHES - 2
     # Captured, not merely compiled: the steps write their weights, moments and env state in
     # place, which CUDA graph trees refuse to capture unless those are static addresses.
     assert graphed.learner.step.graph_skips == 0 and graphed.collector.step.graph_skips == 0

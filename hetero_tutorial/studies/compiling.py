@@ -493,7 +493,7 @@ def step_breakdown(
     with torch_threads(threads):
         call = _update_call(size, "compile", device)
         twin, rollout, storage = _minibatch_learner(size, "compile", device)
-        twin.step = CompiledPiece(twin.one_graph_step, "compile", "the profiled twin", None)
+        twin.step = CompiledPiece(twin.graph_steps, "compile", "the profiled twin", None)
         pick = torch.randperm(size, device=device)
         for _ in range(3):  # compile and warm up
             call()

@@ -35,7 +35,7 @@ rollouts and weights sit behind one interface (:mod:`~hetero_tutorial.rl.overlap
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -84,13 +84,17 @@ class LagNotingLearner(PPOLearner):
         self.first: torch.Tensor | None = None
         return super().update(batch, storage)
 
-    def minibatch_step(
-        self, rollout: list[torch.Tensor], pick: torch.Tensor | slice, storage: RolloutStorage
-    ) -> tuple[torch.Tensor, ...]:
-        loss, ratio, log_ratio = super().minibatch_step(rollout, pick, storage)
+    def minibatch_steps(
+        self,
+        rollout: list[torch.Tensor],
+        picks: torch.Tensor | Sequence[slice],
+        storage: RolloutStorage,
+    ) -> list[tuple[torch.Tensor, ...]]:
+        steps = super().minibatch_steps(rollout, picks, storage)
         if self.first is None:
+            _, ratio, log_ratio = steps[0]
             self.first = ratio_stats(ratio, log_ratio, self.clip_coef)
-        return loss, ratio, log_ratio
+        return steps
 
     def extra_stats(self) -> dict[str, torch.Tensor]:
         """The first minibatch's ratio statistics, copied back with the update's own."""

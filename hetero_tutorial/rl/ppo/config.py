@@ -65,8 +65,8 @@ class PPOConfig:
     """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch);
     eager only: a compiled step gathers its own minibatch, inside its graph"""
     compile: str = "eager"
-    """speed: "eager", "compile" (torch.compile a batched rollout's steps, a few to a graph, and
-    each minibatch step, gather to Adam, as one graph) or "cudagraphs" (the same,
+    """speed: "eager", "compile" (torch.compile a batched rollout's steps and the update's
+    minibatch steps, gather to Adam, a few to a graph) or "cudagraphs" (the same,
     CUDA-graphed, on CUDA); see core/compiled.py"""
 
     @classmethod

@@ -4,16 +4,20 @@
 ``update_epochs`` passes over a rollout that the transfer brought to the update device,
 one gradient step per minibatch, and brings its diagnostics back in one copy.
 
-With ``config.compile`` each gradient step is one compiled graph: the minibatch's gather
-from the rollout, the loss, its gradient (``torch.func.grad``, so the backward pass is in
-the graph too), the gradient's clipping and Adam's update
-(:func:`~hetero_tutorial.rl.flat.adam_update`), all on the flat parameters. Compiling the
-loss alone leaves a dozen calls per step outside the graph (zeroing, the backward pass's
-own, clipping, the optimizer) at microseconds each; the one graph computes the same step,
-to float rounding (``bench compile`` measures the gain).
+With ``config.compile`` each gradient step is traced whole: the minibatch's gather from
+the rollout, the loss, its gradient (``torch.func.grad``, so the backward pass is in the
+graph too), the gradient's clipping and Adam's update
+(:func:`~hetero_tutorial.rl.flat.adam_update`), all on the flat parameters, and one
+compiled graph holds :data:`GRAPH_MINIBATCHES` such steps in a row. Compiling the loss
+alone leaves a dozen calls per step outside the graph (zeroing, the backward pass's own,
+clipping, the optimizer) at microseconds each; the graph computes the same steps, to float
+rounding (``bench compile`` measures the gain).
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -68,6 +72,15 @@ ADAM_EPS = 1e-5
 """Adam's epsilon, CleanRL's, in the eager optimizer and the compiled step alike."""
 
 
+GRAPH_MINIBATCHES = 2
+"""Minibatch steps one compiled graph holds (fewer where the update's steps, its epochs
+times its minibatches, are no multiple of it: their greatest common divisor). Each call of a
+compiled graph costs the same outside its kernels, as the rollout's do
+(:data:`~hetero_tutorial.rl.ppo.collectors.GRAPH_STEPS`); two steps a call pay it half as
+often. More would gain a little more for a graph that takes as many times longer to compile
+from a cold cache (a step is a forward pass, a backward pass and Adam: tens of kernels)."""
+
+
 class _LossModule(nn.Module):
     """:func:`ppo_loss` of ``policy`` as a module's forward: what ``functional_call`` needs to
     evaluate it with other weights (the views of the flat weights that the compiled step
@@ -93,9 +106,9 @@ class PPOLearner:
         self.clip_coef = config.clip_coef
         """the clipping coefficient of the current iteration (see :meth:`anneal`)"""
         device = next(policy.parameters()).device
-        self.step = compiled(self.one_graph_step, config.compile, device, "PPO's minibatch step")
-        """:meth:`one_graph_step` in the config's compile mode (first call timed apart); eager:
-        :meth:`minibatch_step` takes PyTorch's own autograd and fused Adam instead"""
+        self.step = compiled(self.graph_steps, config.compile, device, "PPO's minibatch steps")
+        """:meth:`graph_steps` in the config's compile mode (first call timed apart); eager:
+        :meth:`minibatch_steps` takes PyTorch's own autograd and fused Adam instead"""
         # A compiled graph guards the Python numbers it reads: a learning rate or clipping
         # coefficient that decays every iteration would compile it again. The graph reads
         # them from 0-d tensors on the device, refilled by anneal, and keeps Adam's state as
@@ -121,20 +134,49 @@ class PPOLearner:
             self.clip_coef = c.clip_coef * left
             self.clip_tensor.fill_(self.clip_coef)
 
+    def minibatch_steps(
+        self,
+        rollout: list[torch.Tensor],
+        picks: torch.Tensor | Sequence[slice],
+        storage: RolloutStorage,
+    ) -> list[tuple[torch.Tensor, ...]]:
+        """One gradient step per minibatch of ``picks`` (the rows of each, (k, size), or
+        slices) of ``rollout`` (tensors laid out like ``storage``'s), in order; returns each
+        step's ``(loss, ratio, log_ratio)``. Compiled: one call of the graph."""
+        if self.adam is not None:
+            return self.step(self.params.data, self.adam, rollout, picks, storage, self.clip_tensor)
+        return [self.eager_step(storage.views([t[pick] for t in rollout])) for pick in picks]
+
     def minibatch_step(
         self, rollout: list[torch.Tensor], pick: torch.Tensor | slice, storage: RolloutStorage
     ) -> tuple[torch.Tensor, ...]:
-        """One gradient step on the minibatch ``pick`` (its rows, or a slice) of ``rollout``
-        (tensors laid out like ``storage``'s); returns ``(loss, ratio, log_ratio)``."""
-        if self.adam is not None:
-            return self.step(self.params.data, self.adam, rollout, pick, storage, self.clip_tensor)
-        mb = storage.views([t[pick] for t in rollout])
+        """:meth:`minibatch_steps` of one minibatch (compiled: a graph of one step)."""
+        picks = pick[None] if isinstance(pick, torch.Tensor) else [pick]
+        return self.minibatch_steps(rollout, picks, storage)[0]
+
+    def eager_step(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """One gradient step on the minibatch ``mb`` with PyTorch's autograd and Adam."""
         loss, ratio, log_ratio = ppo_loss(self.policy, mb, self.config, self.clip_coef)
         self.params.zero_grad()
         loss.backward()
         self.params.clip_grad_norm_(self.config.max_grad_norm)
         self.optimizer.step()
         return loss, ratio, log_ratio
+
+    def graph_steps(
+        self,
+        weights: torch.Tensor,
+        adam: AdamState,
+        rollout: list[torch.Tensor],
+        picks: torch.Tensor | Sequence[slice],
+        storage: RolloutStorage,
+        clip_coef: torch.Tensor,
+    ) -> list[tuple[torch.Tensor, ...]]:
+        """:meth:`one_graph_step` once per minibatch of ``picks``, in order, for
+        ``torch.compile`` to trace as one graph."""
+        return [
+            self.one_graph_step(weights, adam, rollout, pick, storage, clip_coef) for pick in picks
+        ]
 
     def one_graph_step(
         self,
@@ -179,16 +221,22 @@ class PPOLearner:
         orders = torch.stack(
             [torch.randperm(size, generator=self.generator) for _ in range(c.update_epochs)]
         ).to(batch[0].device)
-        starts = range(0, size - c.minibatch_size + 1, c.minibatch_size)
-        # Eagerly, one gather per epoch and minibatches that are slices of it (or one gather
-        # per minibatch); a compiled step takes the minibatch's rows and gathers in its graph.
-        gather_first = c.gather_per_epoch and self.adam is None
-        for order in orders:
-            rollout = [t[order] for t in batch] if gather_first else batch
-            for start in starts:
-                rows = slice(start, start + c.minibatch_size)
-                pick = rows if gather_first else order[rows]
-                loss, ratio, log_ratio = self.minibatch_step(rollout, pick, storage)
+        minibatches = size // c.minibatch_size
+        if c.gather_per_epoch and self.adam is None:
+            # Eagerly, one gather per epoch and minibatches that are slices of it.
+            rows = [
+                slice(m * c.minibatch_size, (m + 1) * c.minibatch_size) for m in range(minibatches)
+            ]
+            for order in orders:
+                steps = self.minibatch_steps([t[order] for t in batch], rows, storage)
+        else:
+            # Or each step gathers its minibatch's rows: every epoch's minibatches in turn,
+            # a compiled graph's worth (GRAPH_MINIBATCHES) to a call.
+            picks = orders[:, : minibatches * c.minibatch_size].reshape(-1, c.minibatch_size)
+            per_call = math.gcd(len(picks), GRAPH_MINIBATCHES)
+            for group in picks.split(per_call if self.adam is not None else len(picks)):
+                steps = self.minibatch_steps(batch, group, storage)
+        loss, ratio, log_ratio = steps[-1]
         # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
         kl, clipfrac = ratio_stats(ratio, log_ratio, self.clip_coef)
         stats = {"approx_kl": kl, "clipfrac": clipfrac, "loss": loss.detach()}

@@ -117,7 +117,7 @@ class PPOTrainer:
     @property
     def compiled_pieces(self) -> list[CompiledPiece]:
         """What this run compiles in its compile mode: a batched rollout's step (Gymnasium's
-        environments step eagerly) and the learner's minibatch step."""
+        environments step eagerly) and the learner's minibatch steps."""
         rollout = [self.collector.step] if isinstance(self.collector, BatchedCollector) else []
         return [*rollout, self.learner.step]
 
