@@ -77,8 +77,10 @@ GRAPH_MINIBATCHES = 2
 times its minibatches, are no multiple of it: their greatest common divisor). Each call of a
 compiled graph costs the same outside its kernels, as the rollout's do
 (:data:`~hetero_tutorial.rl.ppo.collectors.GRAPH_STEPS`); two steps a call pay it half as
-often. More would gain a little more for a graph that takes as many times longer to compile
-from a cold cache (a step is a forward pass, a backward pass and Adam: tens of kernels)."""
+often. Four steps to a graph were no faster than two, within the measured spread, and took
+longer to compile from a cold cache (a step is a forward pass, a backward pass and Adam: tens
+of kernels); ``bench compile`` and the peers race measure the steady speed and the compile
+seconds."""
 
 
 class _LossModule(nn.Module):
