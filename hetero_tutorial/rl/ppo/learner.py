@@ -233,10 +233,11 @@ class PPOLearner:
                 steps = self.minibatch_steps([t[order] for t in batch], rows, storage)
         else:
             # Or each step gathers its minibatch's rows: every epoch's minibatches in turn,
-            # a compiled graph's worth (GRAPH_MINIBATCHES) to a call.
+            # compiled, a graph's worth (GRAPH_MINIBATCHES) to a call; eagerly, all in one.
             picks = orders[:, : minibatches * c.minibatch_size].reshape(-1, c.minibatch_size)
-            per_call = math.gcd(len(picks), GRAPH_MINIBATCHES)
-            for group in picks.split(per_call if self.adam is not None else len(picks)):
+            compiled_steps = self.adam is not None
+            per_call = math.gcd(len(picks), GRAPH_MINIBATCHES) if compiled_steps else len(picks)
+            for group in picks.split(per_call):
                 steps = self.minibatch_steps(batch, group, storage)
         loss, ratio, log_ratio = steps[-1]
         # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
