@@ -35,7 +35,7 @@ rollouts and weights sit behind one interface (:mod:`~hetero_tutorial.rl.overlap
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import torch
 
@@ -80,25 +80,10 @@ class LagNotingLearner(PPOLearner):
     tensor operations per update and changes nothing that is learned.
     """
 
-    def update(self, batch: list[torch.Tensor], storage: RolloutStorage) -> dict[str, float]:
-        self.first: torch.Tensor | None = None
-        return super().update(batch, storage)
-
-    def minibatch_steps(
-        self,
-        rollout: list[torch.Tensor],
-        picks: torch.Tensor | Sequence[slice],
-        storage: RolloutStorage,
-    ) -> list[tuple[torch.Tensor, ...]]:
-        steps = super().minibatch_steps(rollout, picks, storage)
-        if self.first is None:
-            _, ratio, log_ratio = steps[0]
-            self.first = ratio_stats(ratio, log_ratio, self.clip_coef)
-        return steps
-
-    def extra_stats(self) -> dict[str, torch.Tensor]:
+    def extra_stats(self, first: tuple[torch.Tensor, ...]) -> dict[str, torch.Tensor]:
         """The first minibatch's ratio statistics, copied back with the update's own."""
-        start_kl, start_clipfrac = self.first
+        _, ratio, log_ratio = first
+        start_kl, start_clipfrac = ratio_stats(ratio, log_ratio, self.clip_coef)
         return {"start_approx_kl": start_kl, "start_clipfrac": start_clipfrac}
 
 

@@ -229,24 +229,28 @@ class PPOLearner:
             rows = [
                 slice(m * c.minibatch_size, (m + 1) * c.minibatch_size) for m in range(minibatches)
             ]
-            for order in orders:
-                steps = self.minibatch_steps([t[order] for t in batch], rows, storage)
+            calls = (([t[order] for t in batch], rows) for order in orders)
         else:
             # Or each step gathers its minibatch's rows: every epoch's minibatches in turn,
             # compiled, a graph's worth (GRAPH_MINIBATCHES) to a call; eagerly, all in one.
             picks = orders[:, : minibatches * c.minibatch_size].reshape(-1, c.minibatch_size)
             compiled_steps = self.adam is not None
             per_call = math.gcd(len(picks), GRAPH_MINIBATCHES) if compiled_steps else len(picks)
-            for group in picks.split(per_call):
-                steps = self.minibatch_steps(batch, group, storage)
-        loss, ratio, log_ratio = steps[-1]
+            calls = ((batch, group) for group in picks.split(per_call))
+        extra = None
+        for rollout, group in calls:
+            steps = self.minibatch_steps(rollout, group, storage)
+            extra = self.extra_stats(steps[0]) if extra is None else extra
         # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
+        loss, ratio, log_ratio = steps[-1]
         kl, clipfrac = ratio_stats(ratio, log_ratio, self.clip_coef)
         stats = {"approx_kl": kl, "clipfrac": clipfrac, "loss": loss.detach()}
-        stats |= self.extra_stats()
+        stats |= extra
         values = torch.stack(list(stats.values())).tolist()  # one copy back
         return dict(zip(stats, values, strict=True))
 
-    def extra_stats(self) -> dict[str, torch.Tensor]:
-        """More 0-d diagnostics for :meth:`update` to bring back in its one copy (none here)."""
+    def extra_stats(self, first: tuple[torch.Tensor, ...]) -> dict[str, torch.Tensor]:
+        """More 0-d diagnostics for :meth:`update` to bring back in its one copy (none here),
+        from ``first``, the update's first step's ``(loss, ratio, log_ratio)``: computed as
+        soon as that step returns (a CUDA graph's outputs last until its next replay)."""
         return {}
