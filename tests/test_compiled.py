@@ -24,7 +24,7 @@ from hetero_tutorial.rl.buffers import Batch
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.envs.batched import make_batched_env
-from hetero_tutorial.rl.nets import traced_tanh
+from hetero_tutorial.rl.nets import NARROW, NARROW_ROWS, paired_layer, traced_tanh
 from hetero_tutorial.rl.ppo.collectors import GRAPH_STEPS
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import GRAPH_MINIBATCHES
@@ -412,3 +412,24 @@ def test_the_hidden_layers_tanh_is_tanh_eagerly_and_within_rounding_compiled():
     assert torch.equal(traced_tanh(x), torch.tanh(x))  # eager: the one call, exactly
     compiled_form = torch.compile(traced_tanh, dynamic=False)(x)
     torch.testing.assert_close(compiled_form, torch.tanh(x), rtol=0, atol=3e-7)
+
+
+@pytest.mark.parametrize("rows", [NARROW_ROWS - 1, NARROW_ROWS, 256])
+@pytest.mark.parametrize("outputs", [1, NARROW - 1, NARROW])
+def test_a_paired_layer_is_the_plain_product_eagerly_and_within_rounding_compiled(rows, outputs):
+    """Narrow or wide, on few rows or many: the compiled layer (transposed where it is narrow
+    on many rows) computes the plain product, and its gradients, within float rounding."""
+    g = torch.Generator().manual_seed(2)
+    bias, h, weight = (torch.randn(*shape, generator=g, requires_grad=True)
+                       for shape in ((2, 1, outputs), (2, rows, 64), (2, 64, outputs)))  # fmt: skip
+    assert torch.equal(paired_layer(bias, h, weight), torch.baddbmm(bias, h, weight))
+    upstream = torch.randn(2, rows, outputs, generator=g)
+
+    def value_and_gradients(layer):
+        out = layer(bias, h, weight)
+        return out, *torch.autograd.grad(out, (bias, h, weight), upstream)
+
+    plain = value_and_gradients(torch.baddbmm)
+    traced = value_and_gradients(torch.compile(paired_layer, dynamic=False, fullgraph=True))
+    for expected, got in zip(plain, traced, strict=True):
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-4)
