@@ -67,32 +67,37 @@ def traced_tanh(x: torch.Tensor) -> torch.Tensor:
     return torch.tanh(x)
 
 
+LIBRARY_ROWS = 64
+"""Rows from which a graph compiled for a CPU hands a paired layer's product to the matrix
+library: see :func:`paired_layer`."""
 NARROW = 16
 """Outputs below this make a layer narrow (an actor's or critic's output layer): see
 :func:`paired_layer`."""
-NARROW_ROWS = 64
-"""Rows from which :func:`paired_layer` computes a narrow layer transposed."""
 
 
 def paired_layer(bias: torch.Tensor, h: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """``bias + h @ weight`` for both networks of a pair: (2, rows, in) @ (2, in, out).
 
-    In a graph compiled for a CPU, a narrow layer (fewer than :data:`NARROW` outputs) on at
-    least :data:`NARROW_ROWS` rows is computed transposed, as ``(weight^T @ h^T)^T``, the
-    same product. The CPU's matrix library (MKL, which Inductor calls for matrix products)
-    takes about as long for a product two columns wide as for one sixty-four wide; turned
-    round, the two columns are two rows, and the product and its gradient for the weights
-    take a quarter of the time or less. On a few rows, as a rollout's at 8 environments,
-    the plain form is the faster. Eager code keeps the plain form (eager PPO learns exactly
-    what it learned before); the two differ by float rounding.
+    Eagerly, one ``torch.baddbmm``. In a graph compiled for a CPU, where Inductor would call
+    the CPU's matrix library (MKL) for it, the same product takes the form that measured
+    fastest on the series' CPU (graphs of either form, timed interleaved):
+
+    * on fewer than :data:`LIBRARY_ROWS` rows (a rollout's at tens of environments), as an
+      elementwise product and a sum, which Inductor generates as a loop of its own: the
+      library call costs more than the arithmetic of a few rows;
+    * a narrow layer (fewer than :data:`NARROW` outputs) on more rows, transposed, as
+      ``(weight^T @ h^T)^T``: the library takes about as long for a product two columns wide
+      as for one sixty-four wide; turned round, the two columns are two rows, and the
+      product and its gradient for the weights take a quarter of the time or less.
+
+    Eager code keeps the one call (eager PPO learns exactly what it learned before); the
+    forms differ by float rounding.
     """
-    if (
-        torch.compiler.is_compiling()
-        and h.device.type == "cpu"
-        and weight.shape[-1] < NARROW
-        and h.shape[1] >= NARROW_ROWS
-    ):
-        return torch.baddbmm(bias.mT, weight.mT.contiguous(), h.mT).mT
+    if torch.compiler.is_compiling() and h.device.type == "cpu":
+        if h.shape[1] < LIBRARY_ROWS:
+            return (h.unsqueeze(-1) * weight.unsqueeze(1)).sum(2) + bias
+        if weight.shape[-1] < NARROW:
+            return torch.baddbmm(bias.mT, weight.mT.contiguous(), h.mT).mT
     return torch.baddbmm(bias, h, weight)
 
 
