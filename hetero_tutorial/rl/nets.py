@@ -80,7 +80,8 @@ def paired_layer(bias: torch.Tensor, h: torch.Tensor, weight: torch.Tensor) -> t
 
     Eagerly, one ``torch.baddbmm``. In a graph compiled for a CPU, where Inductor would call
     the CPU's matrix library (MKL) for it, the same product takes the form that measured
-    fastest on the series' CPU (graphs of either form, timed interleaved):
+    fastest on the series' CPU (the sizes from timing the library's calls eagerly; the gains
+    from compiled graphs of either form, timed interleaved):
 
     * on fewer than :data:`LIBRARY_ROWS` rows (a rollout's at tens of environments), as an
       elementwise product and a sum, which Inductor generates as a loop of its own: the
