@@ -436,3 +436,51 @@ def test_a_paired_layer_is_the_plain_product_eagerly_and_within_rounding_compile
     traced = value_and_gradients(torch.compile(paired_layer, dynamic=False, fullgraph=True))
     for expected, got in zip(plain, traced, strict=True):
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-4)
+
+
+class _Scaled:
+    """The owner of a compiled method, with a Python number its graph reads (and guards)."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def scaled(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale + 1
+
+
+def test_a_steady_call_runs_dynamos_code_itself_and_what_no_graph_fits_goes_through_dynamo(
+    monkeypatch,
+):
+    """After the first call a piece checks the guards of Dynamo's cache entries and runs the
+    code of the one that fits, without torch.compile's wrapper; a call no entry fits (a new
+    value the graph read, a new shape) goes through Dynamo, which compiles a graph for it:
+    never a stale graph."""
+    owner = _Scaled(2.0)
+    piece = compiled(owner.scaled, "compile", "cpu", "a test")
+    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 3.0))  # compiles
+    dynamo, through_dynamo = piece.fn, []
+    monkeypatch.setattr(piece, "fn", lambda *args: through_dynamo.append(args) or dynamo(*args))
+    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 3.0)) and not through_dynamo
+    owner.scale = 3.0
+    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 4.0)) and len(through_dynamo) == 1
+    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 4.0)) and len(through_dynamo) == 1
+    assert torch.equal(piece(torch.ones(5)), torch.full((5,), 4.0)) and len(through_dynamo) == 2
+    assert piece.steady_calls == 4
+
+
+def test_a_closure_or_a_call_by_keyword_goes_through_dynamo():
+    """Dynamo's generated code for a closure needs the cells its frame hook supplies, and a
+    call by keyword or with defaults left out needs its binding: those calls go through
+    Dynamo, with the same numbers."""
+    offset = torch.tensor(1.0)
+
+    def shifted(x: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
+        return x * scale + offset
+
+    assert compiled_module._DynamoFrame.of(shifted) is None
+    piece = compiled(_Scaled(2.0).scaled, "compile", "cpu", "a test")
+    assert piece._frame is not None
+    for _ in range(3):
+        assert torch.equal(piece(x=torch.ones(2)), torch.full((2,), 3.0))
+    assert piece._frame.runner((), {"x": torch.ones(2)}) is None
+    assert piece._frame.runner((torch.ones(2),), {}) is not None

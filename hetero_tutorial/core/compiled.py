@@ -14,7 +14,9 @@ The modes (:data:`COMPILE_MODES`):
 * ``"eager"``: the function itself, as it reads;
 * ``"compile"``: ``torch.compile(fn)`` (Inductor, default mode); on a CPU with Inductor's
   C++ wrapper (``cpp_wrapper``): the generated code that calls the kernels is C++ too,
-  where by default it is Python (see :data:`CPU_OPTIONS`);
+  where by default it is Python (see :data:`CPU_OPTIONS`). After the first call, a call
+  checks the guards and runs Dynamo's code itself, without ``torch.compile``'s wrapper
+  (see :class:`_DynamoFrame`);
 * ``"cudagraphs"``: ``torch.compile(fn, mode="reduce-overhead")`` on CUDA: Inductor's
   kernels captured in CUDA graphs, with static input buffers.
 
@@ -29,12 +31,14 @@ eagerly and says why in one line, once per reason (:func:`compile_unavailable`).
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import CodeType, FunctionType
 from typing import Any
 
 import torch
@@ -42,6 +46,11 @@ from torch.utils._python_dispatch import is_in_torch_dispatch_mode
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
+
+try:  # the cache entries Dynamo's frame hook searches, per code object
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list as _cache_entries
+except ImportError:  # a PyTorch without it: every call goes through Dynamo
+    _cache_entries = None
 
 COMPILE_MODES = ("eager", "compile", "cudagraphs")
 """How a piece runs: as written, compiled by torch.compile, or compiled and CUDA-graphed."""
@@ -131,6 +140,56 @@ START_CALLS = {"eager": 1, "compile": 1, "cudagraphs": 2}
 it once uncaptured, a warm-up); under ``"cudagraphs"`` the second captures the graph."""
 
 
+class _DynamoFrame:
+    """What Dynamo does at each call of a compiled function, done directly: find the cache
+    entry whose guards pass for these arguments, and run the code Dynamo generated for it
+    (it calls the compiled graph), without Dynamo's frame hook.
+
+    A call through ``torch.compile``'s wrapper does the same and more: it swaps the
+    interpreter's frame hook in and out, saves and restores dispatch and compiler state, and
+    checks the guards from C. That costs tens of microseconds a call on a CPU, where a piece
+    of a small-network run is called thousands of times and its graph takes about a hundred
+    microseconds; ``bench compile`` and the peers race measure what skipping it gains. The
+    cache entries are Dynamo's own (its debugging accessor), so a recompile, a reset or a
+    call whose guards fail finds what Dynamo would: where no entry fits, the call goes
+    through Dynamo, which compiles one.
+    """
+
+    def __init__(self, code: CodeType, function: FunctionType, bound: tuple[Any, ...]) -> None:
+        self.code, self.function, self.bound = code, function, bound
+        self.names = code.co_varnames[: code.co_argcount]
+        self._runners: dict[CodeType, FunctionType] = {}
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any]) -> _DynamoFrame | None:
+        """The frame of ``fn`` (a function or a bound method without ``*args``, ``**kwargs``
+        or a closure), or None: then every call goes through Dynamo."""
+        function = fn.__func__ if inspect.ismethod(fn) else fn
+        if _cache_entries is None or not inspect.isfunction(function) or function.__closure__:
+            return None
+        code = function.__code__
+        if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+            return None
+        return cls(code, function, (fn.__self__,) if inspect.ismethod(fn) else ())
+
+    def runner(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionType | None:
+        """Dynamo's generated code for the first cache entry whose guards pass (None where
+        none does, or where the call leaves out or names an argument)."""
+        values = (*self.bound, *args)
+        if kwargs or len(values) != len(self.names):
+            return None
+        f_locals = dict(zip(self.names, values, strict=True))
+        for entry in _cache_entries(self.code):
+            if entry.guard_manager.check(f_locals):
+                if entry.code.co_freevars:  # a closure's: Dynamo's hook supplies its cells
+                    return None
+                if (run := self._runners.get(entry.code)) is None:
+                    run = FunctionType(entry.code, self.function.__globals__)
+                    self._runners[entry.code] = run
+                return run
+        return None
+
+
 class CompiledPiece:
     """A function in one compile mode; times its start apart from the later calls.
 
@@ -162,6 +221,7 @@ class CompiledPiece:
             # the same piece, as a benchmark's, turns the graph dynamic for every later size).
             # One graph or an error: a graph break would split the piece silently.
             self.fn = torch.compile(fn, dynamic=False, fullgraph=True, **options)
+        self._frame = _DynamoFrame.of(fn) if mode == "compile" else None
         self.start_calls = START_CALLS[mode]
         self.start_seconds = 0.0
         """seconds of the start calls so far"""
@@ -194,7 +254,8 @@ class CompiledPiece:
         graphed = self.mode == "cudagraphs"
         skips = _cudagraph_skips() if graphed else 0
         began = time.perf_counter()
-        out = self.fn(*args, **kwargs)
+        run = self._frame.runner(args, kwargs) if self._frame and self.calls else None
+        out = run(*self._frame.bound, *args) if run else self.fn(*args, **kwargs)
         seconds = time.perf_counter() - began
         if graphed:  # a graph may be declined at any call that meets a new one
             self.graph_skips += _cudagraph_skips() - skips
