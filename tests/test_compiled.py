@@ -484,3 +484,22 @@ def test_a_closure_or_a_call_by_keyword_goes_through_dynamo():
         assert torch.equal(piece(x=torch.ones(2)), torch.full((2,), 3.0))
     assert piece._frame.runner((), {"x": torch.ones(2)}) is None
     assert piece._frame.runner((torch.ones(2),), {}) is not None
+
+
+def test_a_piece_runs_the_entries_of_its_own_compiler_only():
+    """The same function compiled with other options (Inductor's default Python wrapper,
+    where a CPU piece asks for the C++ one) has cache entries of its own, as under another
+    mode: a piece runs only those its own compiler made, whichever was called last."""
+
+    def doubled(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    x = torch.ones(3)
+    plain = torch.compile(doubled, dynamic=False, fullgraph=True)
+    piece = compiled(doubled, "compile", "cpu", "a test")
+    for call in (plain, piece, plain):  # the plain entry is now the one Dynamo ran last
+        assert torch.equal(call(x), torch.full((3,), 2.0))
+    entries = compiled_module._cache_entries(doubled.__code__)
+    assert len(entries) == 2
+    (ours,) = [e for e in entries if e.backend.config.get("cpp_wrapper")]
+    assert piece._frame.runner((x,), {}).__code__ is ours.code

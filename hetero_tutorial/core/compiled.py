@@ -142,14 +142,15 @@ it once uncaptured, a warm-up); under ``"cudagraphs"`` the second captures the g
 
 class _DynamoFrame:
     """What Dynamo does at each call of a compiled function, done directly: find the cache
-    entry whose guards pass for these arguments, and run the code Dynamo generated for it
-    (it calls the compiled graph), without Dynamo's frame hook.
+    entry of this piece's compiler whose guards pass for these arguments, and run the code
+    Dynamo generated for it (it calls the compiled graph), without Dynamo's frame hook.
 
     A call through ``torch.compile``'s wrapper does the same and more: it swaps the
     interpreter's frame hook in and out, saves and restores dispatch and compiler state, and
     checks the guards from C. That costs tens of microseconds a call on a CPU, where a piece
     of a small-network run is called thousands of times and its graph takes about a hundred
-    microseconds; ``bench compile`` and the peers race measure what skipping it gains. The
+    microseconds; probe 1 of ``benchmarks/compile_overhead.py`` measures what skipping it
+    gains. The
     cache entries are Dynamo's own (its debugging accessor), so a recompile, a reset or a
     call whose guards fail finds what Dynamo would: where no entry fits, the call goes
     through Dynamo, which compiles one.
@@ -158,6 +159,9 @@ class _DynamoFrame:
     def __init__(self, code: CodeType, function: FunctionType, bound: tuple[Any, ...]) -> None:
         self.code, self.function, self.bound = code, function, bound
         self.names = code.co_varnames[: code.co_argcount]
+        self.backend: Any = None
+        """the compiler of this piece's entries (None before a call through Dynamo): the
+        same code compiled with other options, or in another mode, has entries of its own"""
         self._runners: dict[CodeType, FunctionType] = {}
 
     @classmethod
@@ -176,11 +180,12 @@ class _DynamoFrame:
         """Dynamo's generated code for the first cache entry whose guards pass (None where
         none does, or where the call leaves out or names an argument)."""
         values = (*self.bound, *args)
-        if kwargs or len(values) != len(self.names):
+        if self.backend is None or kwargs or len(values) != len(self.names):
             return None
         f_locals = dict(zip(self.names, values, strict=True))
         for entry in _cache_entries(self.code):
-            if entry.guard_manager.check(f_locals):
+            ours = entry.backend is self.backend or entry.backend == self.backend
+            if ours and entry.guard_manager.check(f_locals):
                 if entry.code.co_freevars:  # a closure's: Dynamo's hook supplies its cells
                     return None
                 if (run := self._runners.get(entry.code)) is None:
@@ -188,6 +193,12 @@ class _DynamoFrame:
                     self._runners[entry.code] = run
                 return run
         return None
+
+    def went_through_dynamo(self) -> None:
+        """Note the compiler of the entry a call through Dynamo just ran: Dynamo keeps the
+        entry it ran (or compiled) first in its list."""
+        entries = _cache_entries(self.code)
+        self.backend = entries[0].backend if entries else None
 
 
 class CompiledPiece:
@@ -254,8 +265,13 @@ class CompiledPiece:
         graphed = self.mode == "cudagraphs"
         skips = _cudagraph_skips() if graphed else 0
         began = time.perf_counter()
-        run = self._frame.runner(args, kwargs) if self._frame and self.calls else None
-        out = run(*self._frame.bound, *args) if run else self.fn(*args, **kwargs)
+        run = self._frame.runner(args, kwargs) if self._frame else None
+        if run is not None:
+            out = run(*self._frame.bound, *args)
+        else:
+            out = self.fn(*args, **kwargs)
+            if self._frame is not None:
+                self._frame.went_through_dynamo()
         seconds = time.perf_counter() - began
         if graphed:  # a graph may be declined at any call that meets a new one
             self.graph_skips += _cudagraph_skips() - skips
