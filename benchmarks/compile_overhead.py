@@ -1,8 +1,11 @@
-"""What a compiled call costs, and how a step must be written to gain from it: three probes.
+"""What a compiled call costs, and how a step must be written to gain from it: four probes.
 
 1. **A compiled call's fixed cost.** ``x * 2 + 1`` eagerly and under ``torch.compile`` at
    64 to 1,048,576 elements: where the compiled call is slower at 64 elements, its fixed
-   cost (the Python wrappers around the generated kernel) is the difference.
+   cost (the Python wrappers around the generated kernel) is the difference. Then the same
+   graph as the package compiles a piece (:func:`hetero_tutorial.core.compiled.compiled`),
+   called through ``torch.compile``'s wrapper and as the piece calls it, its guards checked
+   and Dynamo's generated code run directly: the difference is the wrapper's cost.
 2. **Two forms of CartPole's transition.** The package's eager transition (in place, each
    line one fused PyTorch operation, :meth:`BatchedCartPole._transition`), eager and
    compiled, against the out-of-place form written for the compiler
@@ -36,6 +39,7 @@ from collections.abc import Callable
 import torch
 
 from hetero_tutorial import compile_cache, make_batched_env
+from hetero_tutorial.core.compiled import compiled as compiled_piece
 
 
 def timed(variants: dict[str, Callable[[], object]], repeats: int, calls: int) -> dict:
@@ -67,7 +71,13 @@ def twice_plus_one(x: torch.Tensor) -> torch.Tensor:
 def affine_variants(size: int) -> dict[str, Callable[[], object]]:
     """``x * 2 + 1`` at ``size`` elements, eager and compiled (a graph of its own)."""
     x, compiled = torch.rand(size), torch.compile(twice_plus_one, dynamic=False)
-    return {"eager": lambda: twice_plus_one(x), "compiled": lambda: compiled(x)}
+    piece = compiled_piece(twice_plus_one, "compile", "cpu", "x * 2 + 1")
+    return {
+        "eager": lambda: twice_plus_one(x),
+        "compiled": lambda: compiled(x),
+        "piece, via the wrapper": lambda: piece.fn(x),
+        "piece": lambda: piece(x),
+    }
 
 
 def cartpole_variants(size: int) -> dict[str, Callable[[], object]]:
