@@ -500,7 +500,8 @@ def race_table(record: Any) -> Markdown:
                 "metric": label,
                 "ours": fmt(peer_races.stat(record, point, "ours", metric)),
                 "peer": fmt(peer_races.stat(record, point, pair["peer"], metric)),
-                "ratio": f"{pair['ratio_of_medians']:.2f}x ({pair['low']:.2f}-{pair['high']:.2f}x)",
+                "ratio": f"{peer_races.round_ratio(pair):.2f}x "
+                f"({pair['low']:.2f}-{pair['high']:.2f}x)",
                 "target": "—" if pair["target"] is None else f">= {pair['target']:g}x",
             }
         )
@@ -531,10 +532,10 @@ def race_sentences(record: Any) -> list[str]:
             why = WHY_PEER_AHEAD.get((pair["point"], pair["metric"]), "not explained here")
             lines.append(
                 f"TorchRL is ahead on the {where}: {fmt(peer)} against our {fmt(ours)}, "
-                f"{1 / pair['ratio_of_medians']:.2f}x in its favour. Why: {why}."
+                f"{1 / peer_races.round_ratio(pair):.2f}x in its favour. Why: {why}."
             )
         elif pair["low"] > 1:
-            ahead.append(f"{where} {pair['ratio_of_medians']:.1f}x")
+            ahead.append(f"{where} {peer_races.round_ratio(pair):.1f}x")
     if ahead:
         lines.append("Ours is ahead, every round, on: " + "; ".join(ahead) + ".")
     return lines

@@ -59,7 +59,9 @@ def provenance(record: Record) -> str:
     )
 
 
-def _ratio(pair: dict[str, Any]) -> float | None:
+def round_ratio(pair: dict[str, Any]) -> float | None:
+    """A raced pair's ratio: the median of its rounds' ratios (each round ran both side by
+    side), the figure every table and verdict of a race quotes, inside its range over rounds."""
     return pair.get("median_of_round_ratios")
 
 
@@ -79,7 +81,7 @@ def race_table(
                 "metric": metric_label(pair["metric"]),
                 "ours": pair["ours"],
                 "peer": pair["peer"],
-                "ratio": _ratio(pair),
+                "ratio": round_ratio(pair),
                 "range": f"{low:.2f}-{high:.2f}x" if low is not None else pair.get("how"),
                 "reads": pair["orientation"],
                 "target": pair.get("target"),
@@ -104,7 +106,7 @@ def behind(record: Record, metrics: Sequence[str] | None = None) -> list[str]:
     the range over rounds; ``metrics`` keeps only those metrics."""
     found = []
     for pair in record.data["summary"]["pairs"]:
-        ratio = _ratio(pair)
+        ratio = round_ratio(pair)
         if ratio is None or ratio >= 1 or (metrics and pair["metric"] not in metrics):
             continue
         low, high = pair.get("low"), pair.get("high")
