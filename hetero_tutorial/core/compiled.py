@@ -146,11 +146,10 @@ class _DynamoFrame:
     Dynamo generated for it (it calls the compiled graph), without Dynamo's frame hook.
 
     A call through ``torch.compile``'s wrapper does the same and more: it swaps the
-    interpreter's frame hook in and out, saves and restores dispatch and compiler state, and
-    checks the guards from C. That costs tens of microseconds a call on a CPU, where a piece
-    of a small-network run is called thousands of times and its graph takes about a hundred
-    microseconds; probe 1 of ``benchmarks/compile_overhead.py`` measures what skipping it
-    gains. The
+    interpreter's frame hook in and out and saves and restores dispatch and compiler state
+    around the call. That costs microseconds a call on a CPU, where a piece of a
+    small-network run is called thousands of times and its graph takes about a hundred;
+    probe 1 of ``benchmarks/compile_overhead.py`` measures what skipping it gains. The
     cache entries are Dynamo's own (its debugging accessor), so a recompile, a reset or a
     call whose guards fail finds what Dynamo would: where no entry fits, the call goes
     through Dynamo, which compiles one.
