@@ -499,7 +499,7 @@ def test_a_piece_runs_the_entries_of_its_own_compiler_only():
     piece = compiled(doubled, "compile", "cpu", "a test")
     for call in (plain, piece, plain):  # the plain entry is now the one Dynamo ran last
         assert torch.equal(call(x), torch.full((3,), 2.0))
-    entries = compiled_module._cache_entries(doubled.__code__)
+    entries = piece._frame.entries(doubled.__code__)
     assert len(entries) == 2
     (ours,) = [e for e in entries if e.backend.config.get("cpp_wrapper")]
     assert piece._frame.runner((x,), {}).__code__ is ours.code

@@ -47,11 +47,6 @@ from torch.utils._python_dispatch import is_in_torch_dispatch_mode
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
 
-try:  # the cache entries Dynamo's frame hook searches, per code object
-    from torch._dynamo.eval_frame import _debug_get_cache_entry_list as _cache_entries
-except ImportError:  # a PyTorch without it: every call goes through Dynamo
-    _cache_entries = None
-
 COMPILE_MODES = ("eager", "compile", "cudagraphs")
 """How a piece runs: as written, compiled by torch.compile, or compiled and CUDA-graphed."""
 
@@ -155,8 +150,14 @@ class _DynamoFrame:
     through Dynamo, which compiles one.
     """
 
-    def __init__(self, code: CodeType, function: FunctionType, bound: tuple[Any, ...]) -> None:
-        self.code, self.function, self.bound = code, function, bound
+    def __init__(
+        self,
+        code: CodeType,
+        function: FunctionType,
+        bound: tuple[Any, ...],
+        entries: Callable[[CodeType], list[Any]],
+    ) -> None:
+        self.code, self.function, self.bound, self.entries = code, function, bound, entries
         self.names = code.co_varnames[: code.co_argcount]
         self.backend: Any = None
         """the compiler of this piece's entries (None before a call through Dynamo): the
@@ -167,13 +168,18 @@ class _DynamoFrame:
     def of(cls, fn: Callable[..., Any]) -> _DynamoFrame | None:
         """The frame of ``fn`` (a function or a bound method without ``*args``, ``**kwargs``
         or a closure), or None: then every call goes through Dynamo."""
+        try:  # the cache entries Dynamo's frame hook searches, per code object (imported
+            # here: Dynamo is a heavy import, and a piece that compiles needs it anyway)
+            from torch._dynamo.eval_frame import _debug_get_cache_entry_list as entries
+        except ImportError:  # a PyTorch without it
+            return None
         function = fn.__func__ if inspect.ismethod(fn) else fn
-        if _cache_entries is None or not inspect.isfunction(function) or function.__closure__:
+        if not inspect.isfunction(function) or function.__closure__:
             return None
         code = function.__code__
         if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
             return None
-        return cls(code, function, (fn.__self__,) if inspect.ismethod(fn) else ())
+        return cls(code, function, (fn.__self__,) if inspect.ismethod(fn) else (), entries)
 
     def runner(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionType | None:
         """Dynamo's generated code for the first cache entry whose guards pass (None where
@@ -182,7 +188,7 @@ class _DynamoFrame:
         if self.backend is None or kwargs or len(values) != len(self.names):
             return None
         f_locals = dict(zip(self.names, values, strict=True))
-        for entry in _cache_entries(self.code):
+        for entry in self.entries(self.code):
             ours = entry.backend is self.backend or entry.backend == self.backend
             if ours and entry.guard_manager.check(f_locals):
                 if entry.code.co_freevars:  # a closure's: Dynamo's hook supplies its cells
@@ -196,7 +202,7 @@ class _DynamoFrame:
     def went_through_dynamo(self) -> None:
         """Note the compiler of the entry a call through Dynamo just ran: Dynamo keeps the
         entry it ran (or compiled) first in its list."""
-        entries = _cache_entries(self.code)
+        entries = self.entries(self.code)
         self.backend = entries[0].backend if entries else None
 
 
