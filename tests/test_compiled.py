@@ -482,8 +482,9 @@ def test_a_closure_or_a_call_by_keyword_goes_through_dynamo():
     assert piece._frame is not None
     for _ in range(3):
         assert torch.equal(piece(x=torch.ones(2)), torch.full((2,), 3.0))
-    assert piece._frame.runner((), {"x": torch.ones(2)}) is None
-    assert piece._frame.runner((torch.ones(2),), {}) is not None
+    bound = piece._frame.bound
+    assert piece._frame.runner(bound, {"x": torch.ones(2)}) is None
+    assert piece._frame.runner((*bound, torch.ones(2)), {}) is not None
 
 
 def test_a_piece_runs_the_entries_of_its_own_compiler_only():

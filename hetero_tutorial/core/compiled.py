@@ -152,13 +152,13 @@ class _DynamoFrame:
 
     def __init__(
         self,
-        code: CodeType,
         function: FunctionType,
         bound: tuple[Any, ...],
         entries: Callable[[CodeType], list[Any]],
     ) -> None:
-        self.code, self.function, self.bound, self.entries = code, function, bound, entries
-        self.names = code.co_varnames[: code.co_argcount]
+        self.function, self.bound, self.entries = function, bound, entries
+        self.code = function.__code__
+        self.names = self.code.co_varnames[: self.code.co_argcount]
         self.backend: Any = None
         """the compiler of this piece's entries (None before a call through Dynamo): the
         same code compiled with other options, or in another mode, has entries of its own"""
@@ -179,21 +179,21 @@ class _DynamoFrame:
         code = function.__code__
         if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
             return None
-        return cls(code, function, (fn.__self__,) if inspect.ismethod(fn) else (), entries)
+        return cls(function, (fn.__self__,) if inspect.ismethod(fn) else (), entries)
 
-    def runner(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionType | None:
-        """Dynamo's generated code for the first cache entry whose guards pass (None where
-        none does, or where the call leaves out or names an argument)."""
-        values = (*self.bound, *args)
+    def runner(self, values: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionType | None:
+        """Dynamo's generated code for the first cache entry whose guards pass for
+        ``values`` (the bound object first, for a method), to be called with them; None
+        where none does, or where the call leaves out or names an argument."""
         if self.backend is None or kwargs or len(values) != len(self.names):
             return None
         f_locals = dict(zip(self.names, values, strict=True))
         for entry in self.entries(self.code):
             ours = entry.backend is self.backend or entry.backend == self.backend
             if ours and entry.guard_manager.check(f_locals):
-                if entry.code.co_freevars:  # a closure's: Dynamo's hook supplies its cells
-                    return None
                 if (run := self._runners.get(entry.code)) is None:
+                    if entry.code.co_freevars:  # a closure's: Dynamo's hook supplies cells
+                        return None
                     run = FunctionType(entry.code, self.function.__globals__)
                     self._runners[entry.code] = run
                 return run
@@ -270,13 +270,15 @@ class CompiledPiece:
         graphed = self.mode == "cudagraphs"
         skips = _cudagraph_skips() if graphed else 0
         began = time.perf_counter()
-        run = self._frame.runner(args, kwargs) if self._frame else None
+        frame = self._frame
+        values = (*frame.bound, *args) if frame is not None else args
+        run = frame.runner(values, kwargs) if frame is not None else None
         if run is not None:
-            out = run(*self._frame.bound, *args)
+            out = run(*values)
         else:
             out = self.fn(*args, **kwargs)
-            if self._frame is not None:
-                self._frame.went_through_dynamo()
+            if frame is not None:
+                frame.went_through_dynamo()
         seconds = time.perf_counter() - began
         if graphed:  # a graph may be declined at any call that meets a new one
             self.graph_skips += _cudagraph_skips() - skips
