@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from hetero_tutorial.core import devices
+from hetero_tutorial.core import devices, machine
 from hetero_tutorial.core.devices import DeviceError, resolve_device
 from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.core.placement import Placement, placement
@@ -99,6 +99,30 @@ def test_fingerprint_has_the_provenance_facts():
         facts["versions"]["torch"] == torch.__version__.split("+")[0] or facts["versions"]["torch"]
     )
     assert "accelerator" in facts
+
+
+CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 17
+model name\t: AMD EPYC
+stepping\t: 1
+
+processor\t: 1
+vendor_id\t: OtherVendor
+cpu family\t: 23
+"""
+
+
+def test_the_fingerprint_tells_cpus_of_one_name_apart():
+    identity = machine._cpu_identity(CPUINFO)
+    assert identity == {"vendor": "AuthenticAMD", "family": "25", "model": "17", "stepping": "1",
+                        "vector_isa": torch.backends.cpu.get_cpu_capability()}  # fmt: skip
+    facts = {"cpu_model": "AMD EPYC", "cpu_identity": identity | {"vector_isa": "AVX512"}}
+    assert machine.cpu_label(facts) == "AMD EPYC (family 25, model 17; AVX512)"
+    assert machine.cpu_label({"cpu_model": "AMD EPYC"}) == "AMD EPYC"  # a record from before
+    assert machine._cpu_identity("") == {"vector_isa": torch.backends.cpu.get_cpu_capability()}
+    assert fingerprint()["cpu_identity"]["vector_isa"]
 
 
 def test_synchronize_accepts_cpu_and_none():

@@ -75,6 +75,18 @@ def test_the_hardware_page_names_only_machines_with_records(tmp_path, monkeypatc
     assert "- Apple silicon (MPS): **none yet**" in text
 
 
+def test_the_hardware_page_names_each_cpu_a_machines_records_came_from(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path)
+    older, newer = _run_times("full", {}), _run_times("quick", {})
+    identity = {"family": "25", "model": "17", "vector_isa": "AVX512"}
+    newer.provenance["fingerprint"]["cpu_identity"] = identity
+    results.save(older, directory=tmp_path / "test-cpu-2-cores", tag="older")
+    results.save(newer, directory=tmp_path / "test-cpu-2-cores")
+    line = next(line for line in kit.reference_machines().splitlines() if "test-cpu" in line)
+    cpus = line.split(" | ")[1].split(" or ")
+    assert sorted(cpus) == ["Test CPU", "Test CPU (family 25, model 17; AVX512)"]
+
+
 GLOSSARY = kit.DOCS_DIR / "glossary.md"
 BRIEF_TERMS = ("IQR", "Pinned memory", "non_blocking", "NVML", "Policy lag", "Meta device",
                "Dispatcher")  # fmt: skip

@@ -31,7 +31,7 @@ from hetero_tutorial.app.calibration import calibrate
 from hetero_tutorial.app.readme import run_times_by_machine, series_total
 from hetero_tutorial.core.compiled import compile_cache, compile_unavailable
 from hetero_tutorial.core.devices import accelerator, synchronize
-from hetero_tutorial.core.machine import THREADS_VARIABLE, core_limits, fingerprint
+from hetero_tutorial.core.machine import THREADS_VARIABLE, core_limits, cpu_label, fingerprint
 from hetero_tutorial.profiling.pyspy import py_spy_status
 from hetero_tutorial.rl.overlapped.ray_engine import user_temp_dir
 
@@ -191,7 +191,7 @@ def render(report: dict[str, Any]) -> str:
         + ("" if report["python_ok"] else f"  (too old: need {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+)"),
         f"  PyTorch      {versions['torch']}   Gymnasium {versions['gymnasium']} "
         f"({report['gymnasium_check']})   NumPy {versions['numpy']}",
-        f"  CPU          {machine['cpu_model']}, {machine['usable_cores']} usable cores "
+        f"  CPU          {cpu_label(machine)}, {machine['usable_cores']} usable cores "
         f"({machine['cpu_physical_cores']} physical), "
         f"{machine['memory_bytes'] / 2**30:.0f} GiB RAM",
     ]

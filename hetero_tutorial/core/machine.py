@@ -36,6 +36,50 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+CPUINFO_FIELDS = {
+    "vendor_id": "vendor",
+    "cpu family": "family",
+    "model": "model",
+    "stepping": "stepping",
+}
+"""The lines of /proc/cpuinfo that say which CPU this is, and the fingerprint's names for them."""
+
+
+def _cpu_identity(cpuinfo: str | None = None) -> dict[str, str]:
+    """Which CPU this is, beyond its model name: under a hypervisor every generation of a
+    family can show one name ("AMD EPYC"), and a generation's vector units change what a
+    matrix product or a generated kernel costs, so two records under one name may come from
+    different CPUs. ``vendor``, ``family``, ``model`` and ``stepping`` from /proc/cpuinfo
+    where it exists (``cpuinfo`` stands in for it), and ``vector_isa``: the widest vector
+    instructions PyTorch's CPU kernels use here (``torch.backends.cpu.get_cpu_capability``:
+    AVX512, AVX2, ...)."""
+    identity = {}
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+        except OSError:
+            cpuinfo = ""
+    for line in cpuinfo.splitlines():
+        if not line.strip():  # the first processor's block is enough
+            break
+        key, _, value = line.partition(":")
+        if (name := CPUINFO_FIELDS.get(key.strip())) is not None:
+            identity[name] = value.strip()
+    identity["vector_isa"] = torch.backends.cpu.get_cpu_capability()
+    return identity
+
+
+def cpu_label(facts: dict[str, Any]) -> str:
+    """The CPU as a learner reads it: its model name, and its family, model and vector
+    instructions where the fingerprint has them (``AMD EPYC (family 25, model 17; AVX512)``)."""
+    identity = facts.get("cpu_identity") or {}
+    parts = [f"{name} {identity[name]}" for name in ("family", "model") if name in identity]
+    details = ", ".join(parts)
+    if "vector_isa" in identity:
+        details += f"; {identity['vector_isa']}" if details else identity["vector_isa"]
+    return f"{facts['cpu_model']} ({details})" if details else facts["cpu_model"]
+
+
 THREADS_VARIABLE = "HETERO_TUTORIAL_THREADS"
 """Set it to cap "all cores" (e.g. one seat's share of a shared classroom server)."""
 CGROUP_QUOTAS = (
@@ -166,6 +210,7 @@ def fingerprint() -> dict[str, Any]:
     """Hardware and software facts that a measured number depends on."""
     return {
         "cpu_model": _cpu_model(),
+        "cpu_identity": _cpu_identity(),
         "cpu_logical_cores": psutil.cpu_count(logical=True),
         "cpu_physical_cores": psutil.cpu_count(logical=False),
         "usable_cores": usable_cores(),
@@ -194,7 +239,7 @@ def describe_machine(facts: dict[str, Any] | None = None) -> str:
     versions = facts["versions"]
     return "\n".join(
         [
-            f"CPU:          {facts['cpu_model']}, {facts['usable_cores']} usable cores",
+            f"CPU:          {cpu_label(facts)}, {facts['usable_cores']} usable cores",
             f"Memory:       {facts['memory_bytes'] / 2**30:.0f} GiB",
             f"Accelerator:  {accel_line}",
             f"Software:     Python {facts['python']}, PyTorch {versions['torch']}, "
