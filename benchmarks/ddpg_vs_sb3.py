@@ -176,8 +176,13 @@ def main() -> None:
         "ratio_of_medians": medians["ours"] / medians["sb3"],
         "target_ratio": 1.25,
     }
-    summary = {k: v for k, v in fields.items() if k not in ("steps_per_s", "round_ratios")}
-    print("\n".join(f"{k}: {v}" for k, v in summary.items()))
+    quoted, needed = fields["median_round_ratio"], fields["target_ratio"]
+    print("\n".join(f"{name}: {rate:.0f} steps/s (median)" for name, rate in medians.items()))
+    print(
+        f"ours/sb3: {quoted:.2f}x (median over {len(per_round)} rounds, rounds "
+        f"{min(per_round):.2f}-{max(per_round):.2f}x); target >= {needed:g}x: "
+        f"{'met' if quoted >= needed else 'NOT met'}"
+    )
     tag = None if args.threads == 1 else f"{args.threads}-threads"  # one record per setting
     save("bench.ddpg_vs_sb3", fields, args.reference, tag)
 

@@ -157,6 +157,25 @@ def test_a_race_quotes_the_median_of_its_rounds_ratios_within_their_range():
         race.ratio([1.0], [1.0, 2.0], higher_is_better=True)
 
 
+def test_the_ppo_peers_race_judges_its_targets_on_the_median_of_its_rounds_ratios():
+    ppo_peers = importlib.import_module("ppo_peers")
+    # Rounds that drift: ours over SB3 is 2, 1.6 and 4 by round; the ratio of medians, 1.6,
+    # misses the 1.8x target, and the median of the rounds' ratios, 2.0, meets it.
+    ours, sb3, cleanrl = (1.0, 3.0, 8.0), (0.5, 1.875, 2.0), (1.0, 1.0, 1.0)
+    setting = {name: [{metric: rate for metric in ppo_peers.METRICS} for rate in rates]
+               for name, rates in (("ours", ours), ("sb3", sb3), ("cleanrl", cleanrl))}  # fmt: skip
+    targets = {"sb3": ("sb3", 1.8)}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ppo_peers, "TARGETS", targets)
+        summary = ppo_peers.summarise({"sb3": setting})
+    for judged in summary["sb3"].values():
+        assert judged["ours_over"]["sb3"]["ratio_of_medians"] == pytest.approx(1.6)
+        assert judged["target"]["ratio"] == pytest.approx(2.0) and judged["target"]["met"]
+    text = ppo_peers.table(summary)
+    assert "2.00x 1.60-4.00x" in text  # ours over SB3 by round, in the SB3 row
+    assert "target ours/sb3 >= 1.8x (median over rounds): 2.00x, met" in text
+
+
 def test_spread_counts_what_was_measured():
     assert race.spread([None])["median"] is None
     found = race.spread([1.0, None, 3.0])
