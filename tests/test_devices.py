@@ -101,28 +101,23 @@ def test_fingerprint_has_the_provenance_facts():
     assert "accelerator" in facts
 
 
-CPUINFO = """processor\t: 0
-vendor_id\t: AuthenticAMD
-cpu family\t: 25
-model\t\t: 17
-model name\t: AMD EPYC
-stepping\t: 1
-
-processor\t: 1
-vendor_id\t: OtherVendor
-cpu family\t: 23
-"""
-
-
-def test_the_fingerprint_tells_cpus_of_one_name_apart():
-    identity = machine._cpu_identity(CPUINFO)
-    assert identity == {"vendor": "AuthenticAMD", "family": "25", "model": "17", "stepping": "1",
-                        "vector_isa": torch.backends.cpu.get_cpu_capability()}  # fmt: skip
-    facts = {"cpu_model": "AMD EPYC", "cpu_identity": identity | {"vector_isa": "AVX512"}}
-    assert machine.cpu_label(facts) == "AMD EPYC (family 25, model 17; AVX512)"
+def test_the_fingerprint_tells_cpus_of_one_name_apart(monkeypatch, tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+        "model name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\ncpu family\t: 23\n"
+    )
+    read_text = machine.Path.read_text
+    monkeypatch.setattr(machine.Path, "read_text", lambda path, **kw: read_text(
+        cpuinfo if str(path) == "/proc/cpuinfo" else path, **kw))  # fmt: skip
+    facts = fingerprint()
+    isa = torch.backends.cpu.get_cpu_capability()
+    assert facts["cpu_model"] == "AMD EPYC"
+    assert facts["cpu_identity"] == {"vendor": "AuthenticAMD", "family": "25", "model": "17",
+                                     "stepping": "1", "vector_isa": isa}  # fmt: skip
+    assert machine.cpu_label(facts) == f"AMD EPYC (family 25, model 17, {isa})"
     assert machine.cpu_label({"cpu_model": "AMD EPYC"}) == "AMD EPYC"  # a record from before
-    assert machine._cpu_identity("") == {"vector_isa": torch.backends.cpu.get_cpu_capability()}
-    assert fingerprint()["cpu_identity"]["vector_isa"]
+    assert machine._cpu_identity({}) == {"vector_isa": isa}  # no /proc/cpuinfo (macOS)
 
 
 def test_synchronize_accepts_cpu_and_none():

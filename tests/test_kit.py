@@ -84,7 +84,7 @@ def test_the_hardware_page_names_each_cpu_a_machines_records_came_from(tmp_path,
     results.save(newer, directory=tmp_path / "test-cpu-2-cores")
     line = next(line for line in kit.reference_machines().splitlines() if "test-cpu" in line)
     cpus = line.split(" | ")[1].split(" or ")
-    assert sorted(cpus) == ["Test CPU", "Test CPU (family 25, model 17; AVX512)"]
+    assert sorted(cpus) == ["Test CPU", "Test CPU (family 25, model 17, AVX512)"]
 
 
 GLOSSARY = kit.DOCS_DIR / "glossary.md"

@@ -95,4 +95,11 @@ def test_reference_records_go_to_a_folder_named_after_the_machine():
     }
     record.provenance["fingerprint"].update(facts)  # pinned to one core: still the same machine
     assert results.machine_slug(record.provenance["fingerprint"]) == "amd-epyc-2-cores"
+    # The label names the CPU's generation where the record has it (records from before
+    # the fingerprint kept it: the model name alone); the folder stays the same.
+    record.provenance["fingerprint"]["cpu_identity"] = {"family": "25", "model": "17",
+                                                        "vector_isa": "AVX512"}  # fmt: skip
+    assert record.hardware == "AMD EPYC (family 25, model 17, AVX512; 2 cores, no GPU)"
+    assert results.machine_slug(record.provenance["fingerprint"]) == "amd-epyc-2-cores"
+    del record.provenance["fingerprint"]["cpu_identity"]
     assert record.hardware == "AMD EPYC (2 cores, no GPU)"

@@ -25,15 +25,23 @@ from hetero_tutorial.core.devices import accelerator, tf32_flags
 from hetero_tutorial.core.errors import UsageError
 
 
-def _cpu_model() -> str:
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's lines of /proc/cpuinfo, by name (empty where there is none)."""
     try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        return {}
+    fields = {}
+    for line in text.splitlines():
+        if not line.strip():  # the end of the first processor's block
+            break
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    return fields
+
+
+def _cpu_model(cpuinfo: dict[str, str]) -> str:
+    return cpuinfo.get("model name") or platform.processor() or platform.machine()
 
 
 CPUINFO_FIELDS = {
@@ -45,38 +53,33 @@ CPUINFO_FIELDS = {
 """The lines of /proc/cpuinfo that say which CPU this is, and the fingerprint's names for them."""
 
 
-def _cpu_identity(cpuinfo: str | None = None) -> dict[str, str]:
+def _cpu_identity(cpuinfo: dict[str, str]) -> dict[str, str]:
     """Which CPU this is, beyond its model name: under a hypervisor every generation of a
     family can show one name ("AMD EPYC"), and a generation's vector units change what a
     matrix product or a generated kernel costs, so two records under one name may come from
-    different CPUs. ``vendor``, ``family``, ``model`` and ``stepping`` from /proc/cpuinfo
-    where it exists (``cpuinfo`` stands in for it), and ``vector_isa``: the widest vector
+    different CPUs. ``vendor``, ``family``, ``model`` and ``stepping`` from /proc/cpuinfo's
+    lines (``cpuinfo``) where it has them, and ``vector_isa``: the widest vector
     instructions PyTorch's CPU kernels use here (``torch.backends.cpu.get_cpu_capability``:
     AVX512, AVX2, ...)."""
-    identity = {}
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-        except OSError:
-            cpuinfo = ""
-    for line in cpuinfo.splitlines():
-        if not line.strip():  # the first processor's block is enough
-            break
-        key, _, value = line.partition(":")
-        if (name := CPUINFO_FIELDS.get(key.strip())) is not None:
-            identity[name] = value.strip()
-    identity["vector_isa"] = torch.backends.cpu.get_cpu_capability()
-    return identity
+    identity = {name: cpuinfo[key] for key, name in CPUINFO_FIELDS.items() if key in cpuinfo}
+    return identity | {"vector_isa": torch.backends.cpu.get_cpu_capability()}
+
+
+def cpu_details(facts: dict[str, Any]) -> str:
+    """What tells the fingerprint's CPU from others of its name: ``family 25, model 17,
+    AVX512``, or as much of it as ``facts`` has ("" for a record from before it was kept)."""
+    identity = facts.get("cpu_identity") or {}
+    return ", ".join(
+        f"{name} {identity[name]}" if name != "vector_isa" else identity[name]
+        for name in ("family", "model", "vector_isa")
+        if name in identity
+    )
 
 
 def cpu_label(facts: dict[str, Any]) -> str:
-    """The CPU as a learner reads it: its model name, and its family, model and vector
-    instructions where the fingerprint has them (``AMD EPYC (family 25, model 17; AVX512)``)."""
-    identity = facts.get("cpu_identity") or {}
-    parts = [f"{name} {identity[name]}" for name in ("family", "model") if name in identity]
-    details = ", ".join(parts)
-    if "vector_isa" in identity:
-        details += f"; {identity['vector_isa']}" if details else identity["vector_isa"]
+    """The CPU as a learner reads it: ``AMD EPYC (family 25, model 17, AVX512)``, the model
+    name alone where the fingerprint has no more."""
+    details = cpu_details(facts)
     return f"{facts['cpu_model']} ({details})" if details else facts["cpu_model"]
 
 
@@ -208,9 +211,10 @@ def _version(package: str) -> str | None:
 
 def fingerprint() -> dict[str, Any]:
     """Hardware and software facts that a measured number depends on."""
+    cpuinfo = _cpuinfo()
     return {
-        "cpu_model": _cpu_model(),
-        "cpu_identity": _cpu_identity(),
+        "cpu_model": _cpu_model(cpuinfo),
+        "cpu_identity": _cpu_identity(cpuinfo),
         "cpu_logical_cores": psutil.cpu_count(logical=True),
         "cpu_physical_cores": psutil.cpu_count(logical=False),
         "usable_cores": usable_cores(),

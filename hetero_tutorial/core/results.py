@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.machine import fingerprint
+from hetero_tutorial.core.machine import cpu_details, fingerprint
 from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.paths import REPO_DIR
 
@@ -84,13 +84,17 @@ class Record:
 
     @property
     def hardware(self) -> str:
-        """A short label of the machine: the accelerator's name, else the CPU model."""
+        """A short label of the machine: the accelerator's name, else the CPU (its model, and
+        its family, model and vector instructions where the record has them: records from two
+        CPUs of one name are labelled, and so grouped, apart)."""
         machine = self.provenance["fingerprint"]
         accel = machine.get("accelerator")
         if accel:
             return f"{accel.get('name', accel['type'])}"
         cores = machine.get("cpu_logical_cores")
-        return f"{machine.get('cpu_model', 'unknown CPU')} ({cores} cores, no GPU)"
+        details = cpu_details(machine)
+        details += "; " if details else ""
+        return f"{machine.get('cpu_model', 'unknown CPU')} ({details}{cores} cores, no GPU)"
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "kind": self.kind, "provenance": self.provenance, **self.data}
