@@ -6,6 +6,8 @@ each piece is compiled once per module here (the fixtures), at small sizes.
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import pytest
 import torch
@@ -63,6 +65,11 @@ def test_the_compiled_batched_step_steps_as_the_eager_one(env_id):
             torch.testing.assert_close(c, e, rtol=1e-3, atol=1e-3)
 
 
+UPDATE_CALLS = 10 // math.gcd(10, GRAPH_MINIBATCHES)
+"""Graph calls per update at the tuned CartPole settings: its 10 minibatch steps, a graph's
+worth (their greatest common divisor with GRAPH_MINIBATCHES) to a call."""
+
+
 def _trainer(mode: str, iterations: int) -> PPOTrainer:
     config = PPOConfig.tuned("CartPole-v1", total_steps=256 * iterations, compile=mode)
     trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
@@ -90,8 +97,8 @@ def test_compiled_ppo_learns_as_eager_ppo_from_the_same_seed(trainers):
 def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
     update = trainers["compile"].learner.step
     assert update.mode == "compile" and update.start_seconds > 0
-    # GRAPH_MINIBATCHES of an update's 10 steps to a call, every later call steady
-    assert update.steady_calls == 3 * 10 // GRAPH_MINIBATCHES - 1
+    # a graph's worth of an update's 10 steps to a call, every later call steady
+    assert update.steady_calls == 3 * UPDATE_CALLS - 1
     assert update.compile_seconds > 10 * update.steady_seconds / update.steady_calls
     rollout = trainers["compile"].collector.step
     # GRAPH_STEPS of the rollout's 32 steps to a call, every later call steady
@@ -150,7 +157,7 @@ def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(tra
         counted.run_iteration()
     rollout, update = counted.compiled_pieces
     assert rollout.steady_calls == 2 * 32 // GRAPH_STEPS - 1
-    assert update.steady_calls == 2 * 10 // GRAPH_MINIBATCHES - 1
+    assert update.steady_calls == 2 * UPDATE_CALLS - 1
     uncounted = PPOTrainer(config, as_placement("all-device"), seed=0)
     assert uncounted.start_iterations == 1
 
@@ -338,7 +345,7 @@ def test_cuda_graphed_ppo_learns_as_eager_ppo_on_cuda():
         graphed.learner.params.data, eager.learner.params.data, rtol=0, atol=5e-3
     )
     # the start: compile, capture
-    assert graphed.learner.step.steady_calls == 3 * 10 // GRAPH_MINIBATCHES - 2
+    assert graphed.learner.step.steady_calls == 3 * UPDATE_CALLS - 2
     # Captured, not merely compiled: the steps write their weights, moments and env state in
     # place, which CUDA graph trees refuse to capture unless those are static addresses.
     assert graphed.learner.step.graph_skips == 0 and graphed.collector.step.graph_skips == 0
