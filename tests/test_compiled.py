@@ -511,3 +511,21 @@ def test_a_piece_runs_the_entries_of_its_own_compiler_only():
     assert len(entries) == 2
     (ours,) = [e for e in entries if e.backend.config.get("cpp_wrapper")]
     assert piece._frame.runner((x,), {}).__code__ is ours.code
+
+
+def test_the_series_cache_replaces_inductors_default_but_not_a_folder_asked_for(
+    monkeypatch, tmp_path
+):
+    """Importing Inductor sets TORCHINDUCTOR_CACHE_DIR to its shared default where it is
+    unset (a notebook's kernel inherits it): that is no folder asked for, and the series'
+    own cache takes its place; a folder a learner set is kept."""
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    monkeypatch.setattr(compiled_module, "CACHE_DIR", tmp_path / "series")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", default_cache_dir())
+    assert compiled_module.compile_cache() == (tmp_path / "series", False)
+    (tmp_path / "series" / "kernel").touch()
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+    assert compiled_module.compile_cache() == (tmp_path / "series", True)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
+    assert compiled_module.compile_cache() == (tmp_path / "mine", False)

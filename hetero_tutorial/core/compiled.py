@@ -60,12 +60,23 @@ CACHE_DIR = REPO_DIR / "build" / "torch-compile-cache"
 
 def compile_cache() -> tuple[Path, bool]:
     """Point torch.compile's cache at :data:`CACHE_DIR` (unless ``TORCHINDUCTOR_CACHE_DIR``
-    is set already); return the folder and whether it was warm (held a cache already).
+    names another folder already); return the folder and whether it was warm (held a cache
+    already).
 
     A warm cache turns a first compile of tens of seconds into a second or two: call this
     before the first compile, so that a second run of a notebook reuses the first's kernels.
+    Importing Inductor sets ``TORCHINDUCTOR_CACHE_DIR`` to Inductor's own default folder (in
+    the temporary folder, shared by every project of this user) where it is unset, and a
+    notebook's kernel inherits it from the process that started it: a variable that names
+    that default is taken as unset, or this series would read, and call warm, another
+    project's kernels.
     """
-    folder = Path(os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(CACHE_DIR)))
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir  # no torch import
+
+    asked = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if asked is None or Path(asked).resolve() == Path(default_cache_dir()).resolve():
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(CACHE_DIR)
+    folder = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])
     warm = folder.is_dir() and any(folder.iterdir())
     folder.mkdir(parents=True, exist_ok=True)
     return folder, warm
