@@ -107,17 +107,19 @@ def test_the_fingerprint_tells_cpus_of_one_name_apart(monkeypatch, tmp_path):
         "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
         "model name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\ncpu family\t: 23\n"
     )
-    read_text = machine.Path.read_text
-    monkeypatch.setattr(machine.Path, "read_text", lambda path, **kw: read_text(
-        cpuinfo if str(path) == "/proc/cpuinfo" else path, **kw))  # fmt: skip
+    monkeypatch.setattr(machine, "CPUINFO", cpuinfo)
     facts = fingerprint()
     isa = torch.backends.cpu.get_cpu_capability()
     assert facts["cpu_model"] == "AMD EPYC"
     assert facts["cpu_identity"] == {"vendor": "AuthenticAMD", "family": "25", "model": "17",
                                      "stepping": "1", "vector_isa": isa}  # fmt: skip
-    assert machine.cpu_label(facts) == f"AMD EPYC (family 25, model 17, {isa})"
+    facts["cpu_identity"]["vector_isa"] = "AVX512"
+    assert machine.cpu_label(facts) == "AMD EPYC (family 25, model 17, AVX512)"
     assert machine.cpu_label({"cpu_model": "AMD EPYC"}) == "AMD EPYC"  # a record from before
-    assert machine._cpu_identity({}) == {"vector_isa": isa}  # no /proc/cpuinfo (macOS)
+    monkeypatch.setattr(machine, "CPUINFO", tmp_path / "none")  # macOS: no /proc/cpuinfo
+    assert fingerprint()["cpu_identity"] == {"vector_isa": isa}
+    arm = {"cpu_model": "arm", "cpu_identity": {"vector_isa": "DEFAULT"}}
+    assert machine.cpu_label(arm) == "arm"  # PyTorch's plain kernels say nothing of the CPU
 
 
 def test_synchronize_accepts_cpu_and_none():

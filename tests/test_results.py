@@ -103,3 +103,17 @@ def test_reference_records_go_to_a_folder_named_after_the_machine():
     assert results.machine_slug(record.provenance["fingerprint"]) == "amd-epyc-2-cores"
     del record.provenance["fingerprint"]["cpu_identity"]
     assert record.hardware == "AMD EPYC (2 cores, no GPU)"
+
+
+def test_records_of_one_folder_are_of_one_machine_only_with_one_cpu_identity():
+    old, new, other = (Record("bench.demo", {}) for _ in range(3))
+    old.provenance["fingerprint"].pop("cpu_identity")
+    other.provenance["fingerprint"]["cpu_identity"] = {"family": "23", "vector_isa": "AVX2"}
+    facts = [record.provenance["fingerprint"] for record in (old, new, other)]
+    assert len({results.machine_slug(fingerprint) for fingerprint in facts}) == 1  # one folder
+    assert results.same_machine(facts[1], Record("bench.demo", {}).provenance["fingerprint"])
+    assert not results.same_machine(facts[0], facts[1])  # a generation not recorded
+    assert not results.same_machine(facts[1], facts[2])
+    labels = results.hardware_of([old, new, other, new]).split(" or ")
+    assert labels == [old.hardware, new.hardware, other.hardware] and len(set(labels)) == 3
+    assert results.hardware_of([]) == "no records"

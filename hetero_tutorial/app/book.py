@@ -208,7 +208,7 @@ def ledger_page(machine: str) -> str:
         raise UsageError(f"data/reference/ has no machine {machine!r}")
     table = ledger.rows({machine: found[machine]})
     records = results.load_all(results.REFERENCE_DIR / machine)
-    hardware = records[0].hardware
+    hardware = results.hardware_of(records)
     lines = [
         f"# Ledger: {hardware}",
         "",

@@ -24,11 +24,14 @@ import torch
 from hetero_tutorial.core.devices import accelerator, tf32_flags
 from hetero_tutorial.core.errors import UsageError
 
+CPUINFO = Path("/proc/cpuinfo")
+"""Where Linux says which CPU this is."""
+
 
 def _cpuinfo() -> dict[str, str]:
-    """The first processor's lines of /proc/cpuinfo, by name (empty where there is none)."""
+    """The first processor's lines of :data:`CPUINFO`, by name (empty where there is none)."""
     try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+        text = CPUINFO.read_text(encoding="utf-8")
     except OSError:
         return {}
     fields = {}
@@ -60,27 +63,33 @@ def _cpu_identity(cpuinfo: dict[str, str]) -> dict[str, str]:
     different CPUs. ``vendor``, ``family``, ``model`` and ``stepping`` from /proc/cpuinfo's
     lines (``cpuinfo``) where it has them, and ``vector_isa``: the widest vector
     instructions PyTorch's CPU kernels use here (``torch.backends.cpu.get_cpu_capability``:
-    AVX512, AVX2, ...)."""
+    AVX512, AVX2, ...; PyTorch's choice, so its build and ``ATEN_CPU_CAPABILITY`` count too,
+    as they do for the kernels' speed)."""
     identity = {name: cpuinfo[key] for key, name in CPUINFO_FIELDS.items() if key in cpuinfo}
     return identity | {"vector_isa": torch.backends.cpu.get_cpu_capability()}
+
+
+PLAIN_ISA = ("DEFAULT", "NO AVX")
+"""PyTorch's names for kernels without wide vectors (an ARM CPU's, or x86 without AVX), which
+say nothing about the CPU in a label."""
 
 
 def cpu_details(facts: dict[str, Any]) -> str:
     """What tells the fingerprint's CPU from others of its name: ``family 25, model 17,
     AVX512``, or as much of it as ``facts`` has ("" for a record from before it was kept)."""
     identity = facts.get("cpu_identity") or {}
-    return ", ".join(
-        f"{name} {identity[name]}" if name != "vector_isa" else identity[name]
-        for name in ("family", "model", "vector_isa")
-        if name in identity
-    )
+    parts = [f"{name} {identity[name]}" for name in ("family", "model") if name in identity]
+    if identity.get("vector_isa") not in (None, *PLAIN_ISA):
+        parts.append(identity["vector_isa"])
+    return ", ".join(parts)
 
 
 def cpu_label(facts: dict[str, Any]) -> str:
     """The CPU as a learner reads it: ``AMD EPYC (family 25, model 17, AVX512)``, the model
     name alone where the fingerprint has no more."""
     details = cpu_details(facts)
-    return f"{facts['cpu_model']} ({details})" if details else facts["cpu_model"]
+    model = facts.get("cpu_model", "unknown CPU")
+    return f"{model} ({details})" if details else model
 
 
 THREADS_VARIABLE = "HETERO_TUTORIAL_THREADS"

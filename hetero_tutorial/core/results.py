@@ -126,6 +126,20 @@ def machine_slug(facts: dict[str, Any]) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
+def same_machine(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two fingerprints are of one kind of machine: the same reference folder
+    (:func:`machine_slug`) and the same CPU identity (family, model, vector instructions...).
+    A fingerprint from before the identity was kept matches only another such: a CPU of the
+    same name may be another generation."""
+    return machine_slug(a) == machine_slug(b) and a.get("cpu_identity") == b.get("cpu_identity")
+
+
+def hardware_of(records: list[Record]) -> str:
+    """The machine labels of ``records`` (a reference folder's), each once, in order: a folder
+    may hold records from two CPUs of one name."""
+    return " or ".join(dict.fromkeys(record.hardware for record in records)) or "no records"
+
+
 def reference_directory(record: Record) -> Path:
     """Where a reference record from the record's machine belongs: ``data/reference/<machine>/``."""
     return REFERENCE_DIR / machine_slug(record.provenance["fingerprint"])

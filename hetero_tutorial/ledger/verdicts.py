@@ -29,9 +29,7 @@ def machines(include_this: bool = True) -> dict[str, Records]:
 
 
 def _hardware(records: Records) -> str:
-    for kind_records in records.values():
-        return kind_records[0].hardware
-    return "no records"
+    return results.hardware_of([record for found in records.values() for record in found])
 
 
 ACROSS_RUNS = {"C1-CPU": "bench.crossover"}
@@ -58,7 +56,8 @@ def column_label(machine: str, by_machine: dict[str, Records]) -> str:
 
 
 def _with_earlier_runs(claim_id: str, by_machine: dict[str, Records]) -> Records:
-    """This machine's records, with the earlier runs of its kind for a claim read across runs."""
+    """This machine's records, with the earlier runs of its kind for a claim read across runs
+    (those of its folder from the same CPU: :func:`results.same_machine`)."""
     records, kind, same = (
         by_machine[THIS_MACHINE],
         ACROSS_RUNS.get(claim_id),
@@ -66,7 +65,13 @@ def _with_earlier_runs(claim_id: str, by_machine: dict[str, Records]) -> Records
     )
     if kind is None or same is None or not records.get(kind):
         return records
-    return {**records, kind: records[kind] + by_machine[same].get(kind, [])}
+    here = records[kind][0].provenance["fingerprint"]
+    earlier = [
+        record
+        for record in by_machine[same].get(kind, [])
+        if results.same_machine(here, record.provenance["fingerprint"])
+    ]
+    return {**records, kind: records[kind] + earlier}
 
 
 def rows(by_machine: dict[str, Records]) -> list[dict[str, Any]]:

@@ -115,13 +115,13 @@ def findings(
 
 def earlier_steps(kind: str = "bench.crossover") -> list[results.Record]:
     """Earlier runs of notebook 00 recorded on this kind of machine (``data/reference/``):
-    the same CPU model and core count, or the same accelerator, by the reference folder's
-    name."""
-    here = results.machine_slug(fingerprint())
+    the same reference folder (CPU model and core count, or accelerator) and the same CPU
+    identity (:func:`results.same_machine`)."""
+    here = fingerprint()
     return [
         r
         for r in results.load_references(kind)
-        if results.machine_slug(r.provenance["fingerprint"]) == here and "policy_step" in r.data
+        if results.same_machine(here, r.provenance["fingerprint"]) and "policy_step" in r.data
     ]
 
 
