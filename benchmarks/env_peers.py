@@ -23,9 +23,9 @@ Each contestant runs in a fresh process per round and measures every size in it:
 reset, one untimed step, then as many steps per repeat as fill ``--seconds``, repeated
 ``--repeats`` times (``race.steady_rate``; JAX's steps end with ``block_until_ready``).
 Actions come from 16 random batches drawn before the clock, cycled. The figure to
-quote is the ratio of medians over rounds (ours / peer), with the range of the
-per-round ratios. Targets: ours >= 1x gymnax at 4,096 and 65,536 envs, >= 10x
-EnvPool (one thread) at 4,096; ours-compiled >= 2x gymnax at 4,096 and 65,536.
+quote is the median of the per-round ratios (ours / peer), with their range. Targets:
+ours >= 1x gymnax at 4,096 and 65,536 envs, >= 10x EnvPool (one thread) at 4,096;
+ours-compiled >= 2x gymnax at 4,096 and 65,536.
 
     .venv/bin/python benchmarks/env_peers.py --quick        # smoke run, about a minute
     .venv/bin/python benchmarks/env_peers.py                # 5 rounds

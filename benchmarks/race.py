@@ -15,9 +15,10 @@ module runs it the same way for every script:
 3. **rounds** (:func:`interleave`): round ``r`` runs every entry once before round
    ``r + 1``, and at each point rotates who goes first, so that the machine's drift
    (up to 2x over minutes here) falls on every contestant alike;
-4. **ratios** (:func:`summarise`): per pair, the ratio of the medians over the rounds
-   (ours over the peer, oriented so that above 1 means ours is ahead) and its range,
-   the lowest to the highest per-round ratio;
+4. **ratios** (:func:`summarise`): per pair, the median of the per-round ratios (ours
+   over the peer, oriented so that above 1 means ours is ahead), the figure quoted and
+   judged against a target, and its range, the lowest to the highest per-round ratio;
+   the ratio of the medians is recorded beside them;
 5. **records** (:func:`save`): through the package's record helpers, with the peers'
    versions in the provenance; ``--reference`` also files it under
    ``data/reference/<machine>/``.

@@ -164,11 +164,13 @@ def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(tra
 
 def test_compiled_pendulum_ppo_collects_and_learns_as_eager():
     """The Gaussian policy and Pendulum's eager transition, traced into the rollout's graph:
-    one iteration gives eager's rollout and weights within float tolerance."""
+    one iteration gives eager's rollout and weights within float tolerance. Its update's 40
+    minibatch steps go four to a graph (GRAPH_MINIBATCHES divides them), in 10 calls."""
     eager, comp = _eager_and_compiled(
         "Pendulum-v1", num_envs=8, num_steps=64, minibatch_size=128, total_steps=512
     )
     assert comp.collector.step.mode == "compile" and comp.learner.step.mode == "compile"
+    assert GRAPH_MINIBATCHES == 4 and comp.learner.step.calls == 10
     torch.testing.assert_close(comp.storage.data, eager.storage.data, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(
         comp.learner.params.data, eager.learner.params.data, rtol=0, atol=1e-4

@@ -78,14 +78,10 @@ times its minibatches, are no multiple of it: their greatest common divisor; two
 ten at 8 environments). Each call of a compiled graph costs the same outside its kernels
 (the guards, the code that calls the graph: tens of microseconds on a CPU), as the
 rollout's do (:data:`~hetero_tutorial.rl.ppo.collectors.GRAPH_STEPS`); four steps a call
-pay it a quarter as often. Measured on one thread, all-device PPO at 1,024 environments,
-interleaved, the same weights bit for bit: four steps to a graph over two, 1.06x (quartiles
-1.04-1.07x) on an AMD EPYC of family 25, model 17 (AVX512), 1.04x (0.99-1.08x) on the CPU
-of earlier records; eight over four, 1.02x (0.99-1.06x), within the spread. A larger graph
-compiles longer from a cold cache (the update's four steps 20 s against 9 s for two, there;
-from a warm cache 1.7 s against 1.4 s): a step is a forward pass, a backward pass and Adam,
-tens of kernels. ``bench compile`` and the peers race measure the steady speed and the
-compile seconds."""
+pay it a quarter as often. Four beat two at 1,024 environments on the series' CPU, and
+eight were no faster than four, within the measured spread; a larger graph compiles longer
+from a cold cache (a step is a forward pass, a backward pass and Adam: tens of kernels).
+``bench compile`` and the peers race measure the steady speed and the compile seconds."""
 
 
 class _LossModule(nn.Module):
