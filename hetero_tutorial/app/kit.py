@@ -153,14 +153,13 @@ def _machine_line(folder: str, records: list[results.Record]) -> str:
         if accelerator
         else "none"
     )
-    # A folder's records may come from several CPUs under one name (a hypervisor's "AMD
-    # EPYC"): each that the records tell apart, the records from before the fingerprint had
-    # the CPU's identity under the name alone.
-    cpus = dict.fromkeys(cpu_label(record.provenance["fingerprint"]) for record in records)
+    # Each CPU the records tell apart (those from before the fingerprint kept the CPU's
+    # identity: under the model name alone)
+    cpus = results.each_once(cpu_label(record.provenance["fingerprint"]) for record in records)
     dates = sorted(record.provenance["date"][:10] for record in records)
     when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
     return (
-        f"| `{folder}` | {' or '.join(cpus)} | {facts.get('usable_cores')} "
+        f"| `{folder}` | {cpus} | {facts.get('usable_cores')} "
         f"| {facts.get('memory_bytes', 0) / 2**30:.0f} GiB | {device} | {len(records)} | {when} |"
     )
 

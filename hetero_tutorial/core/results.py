@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,10 +135,15 @@ def same_machine(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return machine_slug(a) == machine_slug(b) and a.get("cpu_identity") == b.get("cpu_identity")
 
 
+def each_once(labels: Iterable[str]) -> str:
+    """``labels`` joined with "or", each once, in order: the machines (or CPUs) a reference
+    folder's records came from, as a folder may hold records from two CPUs of one name."""
+    return " or ".join(dict.fromkeys(labels))
+
+
 def hardware_of(records: list[Record]) -> str:
-    """The machine labels of ``records`` (a reference folder's), each once, in order: a folder
-    may hold records from two CPUs of one name."""
-    return " or ".join(dict.fromkeys(record.hardware for record in records)) or "no records"
+    """The machine labels of ``records`` (a reference folder's), each once (:func:`each_once`)."""
+    return each_once(record.hardware for record in records) or "no records"
 
 
 def reference_directory(record: Record) -> Path:
