@@ -91,6 +91,7 @@ _MODULES = {
     "crossover": "studies.crossover",
     "sweeps": "studies.sweeps",
     "ppo_tricks": "studies.ppo_tricks",
+    "annealing": "studies.annealing",
     "env_throughput": "studies.env_throughput",
     "env_agreement": "studies.env_agreement",
     "device_ppo": "studies.device_ppo",

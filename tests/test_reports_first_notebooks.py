@@ -16,30 +16,49 @@ from hetero_tutorial.profiling import browser, cprofiler, flamegraph, reading, s
 from hetero_tutorial.rl.ppo.config import PPOConfig
 
 
-def _run(evaluations, steps=100_000):
-    return SimpleNamespace(evaluations=evaluations, env_steps=steps)
+def _run(evaluations, steps=100_000, horizon=None):
+    config = PPOConfig.tuned("CartPole-v1", total_steps=steps, anneal_steps=horizon)
+    return SimpleNamespace(evaluations=evaluations, env_steps=steps, config=config)
 
 
 def test_a_run_that_stayed_solved_is_told_from_its_last_three_evaluations():
     run = _run([(0, 20.0), (8192, 500.0), (16384, 480.0), (24576, 500.0), (32768, 500.0)])
-    text = baseline_report.learning_sentence(run, quick=False)
+    text = baseline_report.learning_sentence(run)
     assert "best greedy return 500.0 (at 8,192 steps), final 500.0" in text
     assert "stayed solved" in text and "480.0, 500.0, 500.0" in text
 
 
 def test_a_run_that_solved_and_forgot_says_so():
     run = _run([(0, 20.0), (8192, 500.0), (16384, 300.0), (24576, 500.0), (32768, 140.0)])
-    text = baseline_report.learning_sentence(run, quick=False)
+    text = baseline_report.learning_sentence(run)
     assert "did not stay there" in text and "final 140.0" in text
-    assert "never reached" in baseline_report.learning_sentence(
-        _run([(0, 20.0), (8192, 200.0)]), quick=False
-    )
+    assert "never reached" in baseline_report.learning_sentence(_run([(0, 20.0), (8192, 200.0)]))
 
 
-def test_quick_mode_judges_no_learning():
-    text = baseline_report.learning_sentence(_run([(0, 20.0), (4096, 480.0)], 20_480), quick=True)
-    assert "quick mode: learning not judged" in text
-    assert "solved" not in text
+def test_a_run_cut_before_its_horizon_says_how_much_step_size_it_had_left():
+    cut = _run([(0, 20.0), (4096, 480.0)], 20_480, horizon=100_000)  # 80 of 391 iterations
+    text = baseline_report.learning_sentence(cut)
+    assert "trained 20,480 of the 100,000 steps" in text and "with 80% of" in text
+    whole = baseline_report.learning_sentence(_run([(0, 20.0), (4096, 480.0)], 20_480))
+    assert "steps over which" not in whole
+
+
+def _horizons(*outcomes):
+    """Runs keyed by horizon, each 20,480 steps, from (horizon, evaluations) pairs."""
+    return {h: _run(evaluations, 20_480, horizon=h) for h, evaluations in outcomes}
+
+
+def test_the_horizon_sentence_names_the_horizon_that_reached_the_goal_and_the_one_that_did_not():
+    runs = _horizons((20_480, [(0, 30.0), (4096, 221.0)]), (100_000, [(0, 30.0), (4096, 485.8)]))
+    text = baseline_report.horizon_sentence(runs)
+    assert "decayed over 20,480 steps (1% left in the last iteration), it never reached 475" in text
+    assert "decayed over 100,000 steps (80% left" in text and "reached 475 at 4,096" in text
+    assert "only the run decayed over 100,000 steps reached 475" in text
+    assert "| never |" in baseline_report.horizon_table(runs).data
+    both = _horizons((20_480, [(4096, 480.0)]), (100_000, [(4096, 490.0)]))
+    assert "changed when, not whether" in baseline_report.horizon_sentence(both)
+    neither = _horizons((20_480, [(4096, 100.0)]), (100_000, [(4096, 200.0)]))
+    assert "No horizon reached 475" in baseline_report.horizon_sentence(neither)
 
 
 def test_a_title_names_the_device_a_preset_really_used():

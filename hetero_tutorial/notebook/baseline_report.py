@@ -8,10 +8,10 @@ from typing import Any
 from IPython.display import Markdown
 
 from hetero_tutorial.core import results
-from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import counted_line, markdown_table
+from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.runs import PPOResult
 from hetero_tutorial.rl.ppo.trainer import PHASES
 from hetero_tutorial.studies.learning import best_and_final, returns_phrase
@@ -53,18 +53,11 @@ SOLVED = 475.0
 """CartPole-v1's goal (Gymnasium's ``reward_threshold``): the greedy return of a solved policy."""
 
 
-def learning_sentence(run: PPOResult, quick: bool | None = None) -> str:
-    """What the greedy curve shows, from its numbers: the best and the final return, and
-    whether the run solved CartPole and stayed solved over its last three evaluations.
-
-    In quick mode the run is too short to learn with these settings, and nothing is judged.
-    """
+def learning_sentence(run: PPOResult) -> str:
+    """What the greedy curve shows, from its numbers: the best and the final return, whether
+    the run solved CartPole and stayed solved over its last three evaluations, and, for a run
+    that stopped before its annealing horizon, how much of its step size it still had."""
     phrase = returns_phrase(run.evaluations)
-    if quick_mode() if quick is None else quick:
-        return (
-            f"Greedy evaluations: {phrase}; quick mode: learning not judged ({run.env_steps:,} "
-            "steps are too few for these settings to learn: full mode trains 100,000)."
-        )
     best, _ = best_and_final(run.evaluations)
     last = [value for _, value in run.evaluations[-3:]]
     shown = ", ".join(f"{value:.1f}" for value in last)
@@ -77,7 +70,114 @@ def learning_sentence(run: PPOResult, quick: bool | None = None) -> str:
         )
     else:
         verdict = f"it never reached {SOLVED:.0f}, the return of a solved policy"
-    return f"Greedy evaluations: {phrase}; {verdict}."
+    return f"Greedy evaluations: {phrase}; {verdict}.{_stopped_early(run.config)}"
+
+
+def _annealed(config: PPOConfig) -> str:
+    """What decays in ``config``: "the learning rate and clip range", one of them, or ""."""
+    names = [
+        name
+        for name, on in (("learning rate", config.anneal_lr), ("clip range", config.anneal_clip))
+        if on
+    ]
+    return "the " + " and ".join(names) if names else ""
+
+
+def _left_at_end(config: PPOConfig) -> float:
+    """The share of the step size (learning rate, clip range) of the run's last iteration."""
+    return config.schedule_left(config.num_iterations - 1)
+
+
+def _stopped_early(config: PPOConfig) -> str:
+    """A sentence for a run that stopped before its decays reached zero, else ""."""
+    what = _annealed(config)
+    if not what or config.anneal_iterations == config.num_iterations:
+        return ""
+    trained = config.num_iterations * config.batch_size
+    return (
+        f" This run trained {trained:,} of the {config.anneal_steps:,} steps over which "
+        f"{what} decay: its last iteration still trained with {_left_at_end(config):.0%} of "
+        "their starting values."
+    )
+
+
+def first_solved(evaluations: list[tuple[int, float]]) -> int | None:
+    """The environment step of the first greedy evaluation at :data:`SOLVED` or more."""
+    return next((step for step, value in evaluations if value >= SOLVED), None)
+
+
+def horizon_table(runs: dict[int, PPOResult]) -> Markdown:
+    """One row per annealing horizon of :func:`~hetero_tutorial.studies.annealing.horizon_runs`:
+    where its schedule stood at the end, and what the greedy evaluations saw."""
+    rows = []
+    for horizon, run in sorted(runs.items()):
+        c = run.config
+        left = _left_at_end(c)
+        best, final = best_and_final(run.evaluations)
+        solved = first_solved(run.evaluations)
+        rows.append(
+            {
+                "horizon": horizon,
+                "left": left,
+                "lr": c.learning_rate * left if c.anneal_lr else c.learning_rate,
+                "clip": c.clip_coef * left if c.anneal_clip else c.clip_coef,
+                "best": best,
+                "solved": "never" if solved is None else f"{solved:,}",
+                "final": final,
+            }
+        )
+    return markdown_table(
+        rows,
+        {
+            "horizon": "decays to zero over (steps)",
+            "left": "share left in the last iteration",
+            "lr": "its learning rate",
+            "clip": "its clip range",
+            "best": "best greedy return",
+            "solved": f"first at {SOLVED:.0f} (step)",
+            "final": "final greedy return",
+        },
+        {
+            "horizon": "{:,}".format,
+            "left": percent,
+            "lr": "{:.2e}".format,
+            "clip": "{:.3f}".format,
+            "best": "{:.1f}".format,
+            "final": "{:.1f}".format,
+        },
+    )
+
+
+def horizon_sentence(runs: dict[int, PPOResult]) -> str:
+    """What the horizons did to the same seed's same steps, from the numbers of each run."""
+    ordered = sorted(runs.items())
+    parts = []
+    for horizon, run in ordered:
+        solved = first_solved(run.evaluations)
+        best, final = best_and_final(run.evaluations)
+        outcome = (
+            f"first reached {SOLVED:.0f} at {solved:,} steps"
+            if solved is not None
+            else f"never reached {SOLVED:.0f} (best {best:.1f})"
+        )
+        parts.append(
+            f"decayed over {horizon:,} steps ({_left_at_end(run.config):.0%} left in the last "
+            f"iteration), it {outcome} and ended at {final:.1f}"
+        )
+    steps = ordered[0][1].env_steps
+    text = f"The same seed, {steps:,} steps each: " + "; ".join(parts) + "."
+    reached = [horizon for horizon, run in ordered if first_solved(run.evaluations) is not None]
+    if reached and len(reached) < len(ordered):
+        text += (
+            f" Only the schedule differed, and only the run{'s' if len(reached) > 1 else ''} "
+            f"decayed over {' and '.join(f'{h:,}' for h in reached)} steps reached "
+            f"{SOLVED:.0f}."
+        )
+    elif reached:
+        text += f" Every horizon reached {SOLVED:.0f} here: the schedule changed when, not whether."
+    else:
+        text += f" No horizon reached {SOLVED:.0f} in {steps:,} steps on this seed."
+    return text + " One seed: this shows what the horizon can do, not how often it does."
 
 
 def phase_table(run: PPOResult) -> Markdown:

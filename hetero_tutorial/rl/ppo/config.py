@@ -35,6 +35,9 @@ class PPOConfig:
     """decay the learning rate linearly to zero over the run"""
     anneal_clip: bool = False
     """decay the clipping coefficient linearly to zero over the run (policy and value clipping)"""
+    anneal_steps: int | None = None
+    """environment steps the decays reach zero over (None: total_steps); more than total_steps
+    trains the first part of a longer run, schedule and all"""
     gamma: float = 0.99
     """the discount factor"""
     gae_lambda: float = 0.95
@@ -114,6 +117,18 @@ class PPOConfig:
         return -(-self.total_steps // self.batch_size)
 
     @property
+    def anneal_iterations(self) -> int:
+        """Iterations over which the learning rate and clipping coefficient decay to zero: the
+        annealing horizon, ``anneal_steps`` (or ``total_steps``) in iterations, rounded up."""
+        horizon = self.total_steps if self.anneal_steps is None else self.anneal_steps
+        return -(-horizon // self.batch_size)
+
+    def schedule_left(self, iteration: int) -> float:
+        """The share of the learning rate and clipping coefficient that ``iteration`` (0-based)
+        trains with where they anneal: 1 at the first, falling linearly to 0 at the horizon."""
+        return 1.0 - iteration / self.anneal_iterations
+
+    @property
     def gradient_steps(self) -> int:
         """Gradient steps per iteration: epochs x full minibatches."""
         return self.update_epochs * (self.batch_size // self.minibatch_size)
@@ -123,6 +138,12 @@ class PPOConfig:
         names = ("total_steps", "num_envs", "num_steps", "hidden", "minibatch_size")
         require_positive(**{name: getattr(self, name) for name in (*names, "update_epochs")})
         require_minibatch_fits(self.minibatch_size, self.num_envs, self.num_steps)
+        if self.anneal_steps is not None and self.anneal_iterations < self.num_iterations:
+            raise UsageError(
+                f"anneal_steps {self.anneal_steps:,} is shorter than total_steps "
+                f"{self.total_steps:,}: past it the learning rate and clipping coefficient "
+                "would turn negative. Set anneal_steps to total_steps or more, or None."
+            )
         if not (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1):
             raise UsageError("gamma must lie in (0, 1] and gae_lambda in [0, 1]")
         if self.norm_adv and self.minibatch_size < 2:

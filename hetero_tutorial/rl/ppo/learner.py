@@ -125,9 +125,10 @@ class PPOLearner:
 
     def anneal(self, iteration: int) -> None:
         """Set the learning rate and the clipping coefficient for ``iteration``: each decays
-        linearly to zero over the run where the config says so."""
+        linearly to zero over the annealing horizon where the config says so (the run's own
+        steps unless ``anneal_steps`` says more: see :meth:`PPOConfig.schedule_left`)."""
         c = self.config
-        left = 1.0 - iteration / c.num_iterations  # the share of the run still to come
+        left = c.schedule_left(iteration)
         if c.anneal_lr:
             for group in self.optimizer.param_groups:
                 group["lr"] = c.learning_rate * left
