@@ -26,6 +26,7 @@ _NAMES = {
     "describe_machine": "core.machine",
     "cores_line": "core.machine",
     "usable_cores": "core.machine",
+    "how_busy": "core.machine_load",
     "placement": "core.placement",
     "Placement": "core.placement",
     "by_mode": "core.modes",

@@ -1,3 +1,5 @@
+import os
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -6,6 +8,10 @@ import torch
 # Small networks run fastest on one thread here, and one thread keeps the timing-free tests
 # quick even when other processes share the machine's cores.
 torch.set_num_threads(1)
+
+# The busy-machine guard is off in the tests: two test workers share two cores, so each is
+# "another program" to the other. tests/test_busy_guard.py switches it on, run alone.
+os.environ.setdefault("HETERO_TUTORIAL_LOAD_GUARD", "0")
 
 
 class Float64Pendulum(gym.Wrapper):

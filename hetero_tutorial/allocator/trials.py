@@ -42,6 +42,7 @@ from hetero_tutorial.allocator.pricing import placement_name
 from hetero_tutorial.allocator.workload import Workload, ppo_workload
 from hetero_tutorial.core.configurations import devices_key, group_same
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.ppo.config import PPOConfig
@@ -158,6 +159,7 @@ def _row(
     }
 
 
+@guarded("the allocator trials")
 def compare(
     trials: Sequence[Trial],
     allocator: Allocator,
@@ -300,6 +302,7 @@ def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> l
     return result
 
 
+@guarded("the curriculum")
 def curriculum(
     decisions: Sequence[Decision], rows: Sequence[dict[str, Any]], stages: Sequence[str]
 ) -> dict[str, Any]:

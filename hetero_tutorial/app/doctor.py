@@ -32,6 +32,7 @@ from hetero_tutorial.app.readme import run_times_by_machine, series_total
 from hetero_tutorial.core.compiled import compile_cache, compile_unavailable
 from hetero_tutorial.core.devices import accelerator, synchronize
 from hetero_tutorial.core.machine import THREADS_VARIABLE, core_limits, cpu_label, fingerprint
+from hetero_tutorial.core.machine_load import how_busy
 from hetero_tutorial.profiling.pyspy import py_spy_status
 from hetero_tutorial.rl.overlapped.ray_engine import user_temp_dir
 
@@ -165,9 +166,11 @@ def collect() -> dict[str, Any]:
         gymnasium_check = "ok"
     except Exception as error:  # any failure here means the notebooks cannot run
         gymnasium_check = f"FAILED: {error}"
+    load = how_busy(seconds=2.0)  # before the calibration, which a busy machine slows
     rate = calibrate()
     spy = py_spy_status()
     return {
+        "load": load,
         "python_ok": sys.version_info[:2] >= MIN_PYTHON,
         "machine": machine,
         "accelerator_check": _accelerator_works(device) if device is not None else None,
@@ -217,6 +220,7 @@ def render(report: dict[str, Any]) -> str:
         )
     else:
         lines.append(f"  compile      not here ({check['message']}): notebook 08 runs eagerly")
+    lines.append(f"  Load         {report['load']}")
     lines.append(f"  Calibration  {report['calibration_units_per_s']:.0f} work units/s (2 s run)")
     if report["expected_run_times"]:
         for estimate in report["expected_run_times"]:

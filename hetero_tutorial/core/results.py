@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hetero_tutorial.core import machine_load
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine import cpu_details, fingerprint
 from hetero_tutorial.core.modes import quick_mode
@@ -51,13 +52,29 @@ def _current_command() -> str:
 
 
 def provenance(command: str | None = None, quick: bool | None = None) -> dict[str, Any]:
-    """Where and how a measurement is being made: machine, versions, date, command, mode."""
-    return {
+    """Where and how a measurement is being made: machine, versions, date, command, mode, and
+    (``machine_load``) how busy others kept the machine during the timed studies since the
+    previous record (:func:`machine_load.for_record`)."""
+    found = {
         "fingerprint": fingerprint(),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": command if command is not None else _current_command(),
         "quick": quick_mode() if quick is None else quick,
     }
+    load = machine_load.for_record()
+    if load is not None:
+        found["machine_load"] = load.to_json()
+    return found
+
+
+def busy_line(record: Record) -> str | None:
+    """Why ``record`` is not judged, if its study ran on a busy machine, else None."""
+    load = record.provenance.get("machine_load") or {}
+    if not load.get("busy"):
+        return None
+    return machine_load.Busyness(
+        load["study"], load["other_load_cores"], load["seconds"], tuple(load["off_reference"])
+    ).line()
 
 
 @dataclass

@@ -31,6 +31,7 @@ import torch
 
 from hetero_tutorial.core.devices import synchronize, with_index
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import withheld
 
 SyncHook = Callable[[], None]
 
@@ -297,8 +298,9 @@ class Spread:
     def side(self, threshold: float, above: bool = True) -> bool | None:
         """Whether the whole spread lies at or above ``threshold`` (below it, for ``above``
         False): True if so, False if it lies wholly on the other side, None if it straddles
-        the threshold or no spread was measured."""
-        if not self.measured:
+        the threshold or no spread was measured, or the newest study ran on a busy machine
+        (:func:`~hetero_tutorial.core.machine_load.withheld`)."""
+        if not self.measured or withheld():
             return None
         low, high = sorted((self.low, self.high))
         if (low >= threshold) if above else (high < threshold):
@@ -314,8 +316,9 @@ class Spread:
         For naming an effect against "no effect" (1.0 for a ratio): a spread that reaches
         ``no_effect`` itself, as identical repeats (ratios of exactly 1) do, names none,
         where :meth:`side`, for thresholds a claim sets, counts reaching it as lying at it.
+        A busy machine's study names none either.
         """
-        if not self.measured:
+        if not self.measured or withheld():
             return None
         low, high = sorted((self.low, self.high))
         return True if low > no_effect else False if high < no_effect else None
@@ -325,7 +328,11 @@ class Spread:
         return (self.high - self.low) / 2 if self.measured else math.nan
 
     def noise(self, unit: str = "{:.2f}x") -> str:
-        """What a verdict says when it cannot tell an effect from this spread."""
+        """What a verdict says when it cannot tell an effect from this spread (or was not
+        allowed to: the newest study ran on a busy machine)."""
+        busy = withheld()
+        if busy:
+            return f"; {busy.line()}"
         if not self.measured:
             return (
                 "; no spread measured (one repeat), so no telling an effect from noise: no verdict"

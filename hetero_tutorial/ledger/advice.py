@@ -14,6 +14,7 @@ from collections.abc import Callable
 from hetero_tutorial.allocator.trials import paired_sums, worth
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread, format_seconds
+from hetero_tutorial.ledger.claims import quiet_records
 from hetero_tutorial.ledger.rules import Records
 from hetero_tutorial.studies.buffer_designs import fastest_sampler, time_ratio, unpaired_reason
 from hetero_tutorial.studies.crossover_grid import BATCH_WITHIN, batches_that_pay
@@ -286,8 +287,14 @@ QUESTIONS: tuple[Callable[[Records], Advice], ...] = (
 
 
 def advice(records: Records) -> list[Advice]:
-    """Every recommendation for the machine whose ``records`` these are."""
-    return [question(records) for question in QUESTIONS]
+    """Every recommendation for the machine whose ``records`` these are; a question whose
+    record came from a busy machine gets no advice, only the reason (nothing is drawn from it)."""
+    quiet, busy = quiet_records(records)
+    items = [question(quiet) for question in QUESTIONS]
+    for item in items:
+        if item["source"] in busy and not quiet.get(item["source"]):
+            item |= {"advice": busy[item["source"]], "figure": ""}
+    return items
 
 
 def markdown(items: list[Advice], hardware: str = "this machine") -> str:

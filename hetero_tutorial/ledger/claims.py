@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.results import Record
+from hetero_tutorial.core.results import Record, busy_line
 from hetero_tutorial.ledger import rules
 from hetero_tutorial.ledger.article import C8_SECONDS_PER_ROUND
 from hetero_tutorial.ledger.rules import (
@@ -140,10 +140,29 @@ def judge(claim: Claim, records: Records, here: bool = True) -> Verdict:
     missing = [kind for kind in claim.needs if not records.get(kind)]
     if missing:
         return Verdict(Status.MISSING, f"needs {', '.join(missing)}: {remedy}")
+    records, busy = quiet_records(records)
+    flagged = [busy[kind] for kind in claim.needs if kind in busy and not records.get(kind)]
+    if flagged:
+        return Verdict(Status.NO_VERDICT, flagged[0])
     try:
         return claim.judge(records)
     except _NoMatchingRecord as missing_record:
         return Verdict(Status.MISSING, f"{missing_record}: {remedy}")
+
+
+def quiet_records(records: Records) -> tuple[Records, dict[str, str]]:
+    """``records`` without those measured on a busy machine (:func:`results.busy_line`), and
+    for each kind that lost some, why: nothing is judged from a busy study's record."""
+    quiet: Records = {}
+    busy: dict[str, str] = {}
+    for kind, found in records.items():
+        for record in found:
+            line = busy_line(record)
+            if line is None:
+                quiet.setdefault(kind, []).append(record)
+            else:
+                busy.setdefault(kind, line)
+    return quiet, busy
 
 
 def group_by_kind(records: Iterable[Record]) -> Records:

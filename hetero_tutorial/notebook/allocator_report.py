@@ -14,6 +14,7 @@ from hetero_tutorial.allocator.decision import Decision
 from hetero_tutorial.allocator.fixed_rule import select_device
 from hetero_tutorial.allocator.trials import worth
 from hetero_tutorial.core import results
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.tables import markdown_table
@@ -145,6 +146,7 @@ def criterion_table(verdicts: list[dict[str, Any]]) -> Markdown:
     )
 
 
+@judged()
 def criterion_sentences(verdicts: list[dict[str, Any]]) -> list[str]:
     """Per network, what the comparison says, noise and collapse taken into account."""
     lines = []
@@ -170,6 +172,7 @@ def criterion_sentences(verdicts: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+@judged()
 def cnn_sentence(verdicts: list[dict[str, Any]], frames: str) -> str:
     cnn = next((v for v in verdicts if v["network"].startswith("cnn")), None)
     if cnn is None:
@@ -199,6 +202,7 @@ def curriculum_table(summary: dict[str, Any]) -> Markdown:
     )
 
 
+@judged()
 def curriculum_sentence(summary: dict[str, Any]) -> str:
     found = worth(summary)
     best, spread = found["best"], found["spread"]
@@ -243,6 +247,7 @@ def price_cases(decision: Decision) -> list[tuple[Any, ...]]:
     ]
 
 
+@judged("all")
 def findings(verdicts: list[dict[str, Any]], summary: dict[str, Any]) -> list[str]:
     """What notebook 05 measured on this machine, each line from the numbers."""
     return [*criterion_sentences(verdicts), curriculum_sentence(summary)]

@@ -13,6 +13,7 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import peer_races
@@ -76,6 +77,7 @@ def speed_table(rows: list[dict[str, Any]]) -> Markdown:
     return markdown_table(rows, columns, formats)
 
 
+@judged()
 def sampling_sentence(rows: list[dict[str, Any]]) -> str:
     """The designs' sampling rates to the CPU at the largest capacity, as ratios."""
     largest = max(r["capacity"] for r in rows)
@@ -99,6 +101,7 @@ def _batch_seconds(row: dict[str, Any]) -> dict[str, float]:
             "iqr_s": row.get("sample_iqr_s")}  # fmt: skip
 
 
+@judged()
 def capacity_sentence(rows: list[dict[str, Any]], gathers: list[dict[str, Any]]) -> str:
     """How much each design's sampling to the CPU slowed from the smallest capacity to the
     largest, and what a bare table's random and contiguous gathers say about why."""
@@ -211,6 +214,7 @@ def sampling_costs(rows: list[dict[str, Any]], batch_size: int, capacity: int) -
     return {d: batch_size / r["sample_transitions_per_s"] for d, r in _at(rows, nearest).items()}
 
 
+@judged()
 def ddpg_speed_sentence(
     summaries: dict[str, dict[str, Any]],
     rows: list[dict[str, Any]],
@@ -358,6 +362,7 @@ def td_cases() -> list[tuple[Any, ...]]:
     return [(reward, next_q, *flags, 0.9), (reward, next_q, *flags, 0.0), (*random, *ended, 1.0)]
 
 
+@judged("all")
 def findings(
     summaries: dict, rows: list, counted: dict, batch_size: int, capacity: int = 100_000
 ) -> list[str]:

@@ -19,6 +19,7 @@ from IPython.display import Markdown
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
@@ -36,6 +37,7 @@ def _n(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
 
 
+@judged()
 def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
     """The fastest implementation at the smallest and largest N, the ratios there, the crossings."""
     measured = [r for r in rows if r["env_id"] == env_id and r["env_steps_per_s"]]
@@ -65,6 +67,7 @@ def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
     return "\n".join(lines)
 
 
+@judged()
 def overhead_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
     """Each implementation's fixed cost per step and cost per environment, from the fit, read
     the right way round: below the N where the two are equal the fixed part is most of a
@@ -111,6 +114,7 @@ def _seconds_range(entry: dict[str, Any]) -> str:
     return f"median {median:.3g} s (seeds {low:.3g}-{high:.3g} s)"
 
 
+@judged()
 def grid_sentence(summary: Sequence[dict[str, Any]]) -> str:
     """What the evaluation grid resolves: env steps (and, at each configuration's speed,
     seconds) to 475 are known only to within one evaluation interval."""
@@ -125,6 +129,7 @@ def grid_sentence(summary: Sequence[dict[str, Any]]) -> str:
     )
 
 
+@judged()
 def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> str:
     """The configuration that solved CartPole first (its range over seeds); each
     implementation's best beside the hybrid plan (time, env steps/s, env steps needed, in

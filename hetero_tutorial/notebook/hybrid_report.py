@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.configurations import devices_key, where
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread, format_seconds
@@ -27,6 +28,7 @@ from hetero_tutorial.studies.threads import ROLES
 percent = "{:.0%}".format
 
 
+@judged()
 def runs_sentence(runs: dict[str, PPOResult], note: str | None) -> str:
     """Notebook 03's side by side: the hybrid plan's speed-up with its paired spread, or why
     there is none (the plans resolved to the same devices and ran once)."""
@@ -166,6 +168,7 @@ def copy_costs_table(rows: list[dict[str, Any]]) -> Markdown:
 NO_COPIES_TO_TIME = "No accelerator: there is no host-to-device copy to time on this machine."
 
 
+@judged()
 def copy_costs_sentences(rows: list[dict[str, Any]]) -> list[str]:
     """Per copy size, each mode's time against a pageable copy's, with a verdict only where
     the two medians' IQRs leave no overlap (``Spread.of_medians``): what notebook 03 says
@@ -238,6 +241,7 @@ def bytes_line(answer: int | None, counted: dict[str, Any]) -> str:
     return f"Your rollout_bytes: {answer:,} bytes; the counted transfer moved {same}."
 
 
+@judged("all")
 def hybrid_findings(
     runs: dict[str, PPOResult],
     counted: dict[str, dict[str, Any]],

@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from hetero_tutorial.core import machine_load
+
 
 def learning_curves(
     curves: dict[str, Sequence[tuple[int, float]]],
@@ -35,7 +37,7 @@ def learning_curves(
         ax.plot(steps[width - 1 :], np.convolve(returns, kernel, "valid"), style, label=shown)
     ax.set_xlabel("environment steps")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title + machine_load.busy_mark())
     ax.legend()
     ax.grid(alpha=0.3)
     return fig
@@ -54,5 +56,6 @@ def phase_bars(phase_seconds: dict[str, dict[str, float]], per: str = "s") -> Fi
     ax.set_ylabel(f"seconds {per}")
     ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
     ax.grid(axis="y", alpha=0.3)
+    ax.set_title(machine_load.busy_mark().strip())
     fig.tight_layout()
     return fig

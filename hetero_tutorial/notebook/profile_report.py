@@ -12,6 +12,7 @@ from IPython.display import Image, Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
@@ -188,6 +189,7 @@ def env_line(env_share: float | None, profile: PySpyProfile) -> str:
     )
 
 
+@judged("all")
 def findings(profiles: dict[str, PySpyProfile], cprof: Any) -> list[str]:
     """What notebook 02 measured on this machine, each line from the numbers."""
     lines = []

@@ -11,6 +11,8 @@ from typing import Any
 
 from IPython.display import Markdown
 
+from hetero_tutorial.core import machine_load
+
 Formatter = Callable[[Any], str]
 
 
@@ -22,7 +24,8 @@ def markdown_table(
     """A Markdown table of ``rows``; ``columns`` maps row keys to headers (or lists the keys).
 
     ``formats`` gives a function per key that turns a value into text (default ``str``;
-    None and missing values show as an em dash).
+    None and missing values show as an em dash). Figures of a study that ran on a busy
+    machine get the guard's mark under the table (:func:`machine_load.busy_mark`).
     """
     headers = dict(columns) if isinstance(columns, Mapping) else {key: key for key in columns}
     formats = formats or {}
@@ -38,6 +41,9 @@ def markdown_table(
         "|" + "---|" * len(headers),
         *("| " + " | ".join(cell(row, key) for key in headers) + " |" for row in rows),
     ]
+    mark = machine_load.busy_mark()
+    if mark:
+        lines += ["", f"*{mark.strip()}*"]
     return Markdown("\n".join(lines))
 
 

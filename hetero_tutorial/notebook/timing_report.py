@@ -11,8 +11,9 @@ from IPython.display import Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
-from hetero_tutorial.core import results
+from hetero_tutorial.core import machine_load, results
 from hetero_tutorial.core.machine import fingerprint
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies.crossover import batching_sentence
@@ -94,6 +95,7 @@ def references() -> Markdown | None:
     )
 
 
+@judged("all")
 def findings(
     timers: dict[str, dict[str, float]],
     grid: list[dict[str, Any]],
@@ -129,25 +131,29 @@ def _apart(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
+@judged()
 def drift_sentence(
     first: dict[str, float],
     second: dict[str, float],
     seconds_apart: float,
-    earlier: Sequence[results.Record] = (),
+    earlier: Sequence[results.Record] | None = None,
+    what: str = "C1's CPU step",
 ) -> str:
-    """C1's CPU step timed twice in one run, minutes apart: the drift between the two medians
-    beside each timing's own IQR, and the step of earlier runs on this kind of machine.
+    """One piece timed twice in one run, minutes apart: the drift between the two medians
+    beside each timing's own IQR, and (``earlier``, for C1's step) the step of earlier runs
+    on this kind of machine.
 
-    ``first`` and ``second``: ``policy_step_costs(...)["cpu"]`` of the two timings (median
-    and IQR in seconds). A spread within one timing says how steady a minute was; the gap
-    between two timings says how steady the machine is, and only the second is a fair
-    error bar for a comparison with another day's run.
+    ``first`` and ``second``: the two timings (median and IQR in seconds). A spread within
+    one timing says how steady a minute was; the gap between two timings says how steady the
+    machine is, and only the second is a fair error bar for a comparison with another day's
+    run. A piece at several threads sees what a thread sweep sees: one thread of a team
+    that others preempt stalls the whole team, where a one-thread piece barely notices.
     """
     a, b = first["median_s"], second["median_s"]
     drift = abs(b - a) / a
     iqr = max(first["iqr_s"] / a, second["iqr_s"] / b)
     text = (
-        f"C1's CPU step timed twice, {_apart(seconds_apart)} apart: {format_seconds(a)} "
+        f"{what} timed twice, {_apart(seconds_apart)} apart: {format_seconds(a)} "
         f"(IQR {format_seconds(first['iqr_s'])}), then {format_seconds(b)} (IQR "
         f"{format_seconds(second['iqr_s'])}): the medians differ by {drift:.0%}, against IQRs "
         f"of at most {iqr:.0%} of a median. "
@@ -160,6 +166,13 @@ def drift_sentence(
         )
     else:
         text += "The drift stayed within the timings' own spread this time."
+    if earlier is None:
+        return text
+    if not earlier:
+        return text + (
+            " No earlier run of this CPU (the same model, family and vector instructions) is "
+            "recorded in data/reference/, so there is no day-to-day range to set beside it."
+        )
     for record in earlier:
         then = record.data["policy_step"]["cpu"]["median_s"]
         text += (
@@ -168,6 +181,36 @@ def drift_sentence(
             f"{format_seconds(then)}: {then / a:.2f}x this run's first timing."
         )
     return text
+
+
+def against_reference(
+    grid: Sequence[dict[str, Any]] = (), value_update: dict[str, dict[str, float]] | None = None
+) -> None:
+    """Hand the CPU figures just measured to the busy-machine guard beside the newest earlier
+    run of this CPU (:func:`earlier_steps`), which flags the study where one sits 3x or more
+    from it while its own spread is tight (:func:`machine_load.compare_to_reference`)."""
+    found = earlier_steps()
+    if not found:
+        return
+    reference = max(found, key=lambda r: r.provenance["date"]).data
+    then = {
+        (r["width"], r["batch_size"]): r for r in reference.get("grid", []) if r["device"] == "cpu"
+    }
+    for row in grid:
+        old = then.get((row["width"], row["batch_size"]))
+        if row["device"] != "cpu" or old is None:
+            continue
+        machine_load.compare_to_reference(
+            f"width {row['width']} at batch {row['batch_size']}:",
+            row["seconds_per_call"],
+            old["seconds_per_call"],
+            row["iqr_s"] / row["seconds_per_call"],
+        )
+    if value_update is not None and "cpu" in reference.get("value_update", {}):
+        now, old = value_update["cpu"], reference["value_update"]["cpu"]
+        machine_load.compare_to_reference(
+            "the value update:", now["median_s"], old["median_s"], now["iqr_s"] / now["median_s"]
+        )
 
 
 def _row(device: str, width: int, batch: int, per_sample: float) -> dict[str, Any]:
@@ -215,7 +258,7 @@ def forward_cost_heatmap(rows: Sequence[dict[str, Any]], devices: Sequence[str])
         ax.set_yticks(range(len(widths)), [str(w) for w in widths])
         ax.set_xlabel("batch size")
         ax.set_ylabel("hidden width")
-        ax.set_title(f"{device}: us per sample")
+        ax.set_title(f"{device}: us per sample{machine_load.busy_mark()}")
     bar = fig.colorbar(
         image,
         ax=axes[0].tolist(),

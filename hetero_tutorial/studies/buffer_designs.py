@@ -42,6 +42,7 @@ import torch
 
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import Placement, as_placement
 from hetero_tutorial.core.timing import Spread, compare
 from hetero_tutorial.core.transfers import CopyCounter
@@ -222,6 +223,7 @@ NO_PINNED_PATH = (
 )
 
 
+@guarded("the buffer sampling study")
 def measure(
     capacities: Sequence[int],
     batch_size: int,
@@ -336,6 +338,7 @@ def fastest_sampler(rows: Sequence[dict[str, Any]], device: str = "cpu") -> dict
     }
 
 
+@guarded("the DDPG buffer race")
 def train_designs(
     config: DDPGConfig,
     designs: Sequence[str] = DESIGNS,
@@ -360,6 +363,7 @@ def train_designs(
     )
 
 
+@guarded("the DDPG buffer race")
 def train_seeds(
     config: DDPGConfig,
     seeds: Sequence[int],

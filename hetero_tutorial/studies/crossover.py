@@ -27,6 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from hetero_tutorial.core.devices import devices_here, resolve_device, synchronize
 from hetero_tutorial.core.errors import UsageError, require_positive
+from hetero_tutorial.core.machine_load import guarded, judged
 from hetero_tutorial.core.timing import Spread, Timing, compare, format_seconds, measure
 from hetero_tutorial.rl.nets import mlp
 from hetero_tutorial.studies.crossover_grid import (
@@ -82,6 +83,7 @@ def _rollout_forward(
         return net(inputs_cpu.to(device)).cpu()
 
 
+@guarded("the forward-pass grid")
 def forward_grid(
     widths: Sequence[int],
     batch_sizes: Sequence[int],
@@ -123,6 +125,7 @@ def forward_grid(
     return rows
 
 
+@guarded("the policy step")
 def policy_step_costs(
     devices: Sequence[torch.device | str],
     hidden: int = 128,
@@ -160,6 +163,7 @@ def policy_step_costs(
     return {name: _summary(timing) for name, timing in timings.items()}
 
 
+@guarded("the value update")
 def value_update_costs(
     devices: Sequence[torch.device | str],
     hidden: int = 256,
@@ -197,6 +201,7 @@ def value_update_costs(
     return {name: _summary(timing) for name, timing in timings.items()}
 
 
+@guarded("the two timers")
 def naive_vs_honest(
     device: torch.device | str, width: int = 1024, batch_size: int = 1024, calls: int = 50
 ) -> dict[str, float]:
@@ -258,6 +263,7 @@ TIMER_SIZE = 1024
 """The largest width and batch size :func:`building_blocks` times its three timers at."""
 
 
+@guarded("the building blocks")
 def building_blocks(
     widths: Sequence[int],
     batch_sizes: Sequence[int],
@@ -329,6 +335,7 @@ def operations_per_policy_step(hidden: int = 128, env_id: str = "CartPole-v1") -
     return counter.count
 
 
+@judged()
 def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
     """What the three stopwatches of :func:`naive_vs_honest` said, per device."""
     lines = []
@@ -349,6 +356,7 @@ def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
     return " ".join(lines)
 
 
+@judged()
 def crossover_sentence(rows: list[dict[str, Any]]) -> str:
     """Whether an accelerator beat the CPU per sample anywhere in the grid past the noise, from
     where, and which cells the noise leaves undecided."""
@@ -374,6 +382,7 @@ def crossover_sentence(rows: list[dict[str, Any]]) -> str:
     return f"The accelerator is cheaper per sample past the noise at {listed}{beyond}.{tail}"
 
 
+@judged()
 def batching_sentence(
     rows: list[dict[str, Any]], device: str = "cpu", within: float = BATCH_WITHIN
 ) -> str:
@@ -390,6 +399,7 @@ def batching_sentence(
     )
 
 
+@judged()
 def policy_step_sentence(costs: dict[str, dict[str, float]], operations: int) -> str:
     """One policy step on each device: how much is the environment, how much PyTorch's calls,
     and C1's CPU half against the article's 0.3 ms."""
@@ -414,6 +424,7 @@ def policy_step_sentence(costs: dict[str, dict[str, float]], operations: int) ->
     return text
 
 
+@judged()
 def value_update_sentence(costs: dict[str, dict[str, float]]) -> str:
     """C2 from the value-update timings: each accelerator's speed over the CPU's, or why not."""
     cpu = costs["cpu"]["median_s"]

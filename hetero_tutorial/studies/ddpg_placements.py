@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hetero_tutorial.core.configurations import distinct_placements, same_devices_note
+from hetero_tutorial.core.machine_load import guarded, judged
 from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES, placement
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
@@ -49,6 +50,7 @@ def placement_comparison(
     ]
 
 
+@guarded("the DDPG placements")
 def compare_placements(
     config: DDPGConfig,
     names: Sequence[str] = ENV_ON_CPU_NAMES,
@@ -74,6 +76,7 @@ def compare_placements(
     }
 
 
+@judged()
 def speed_sentence(rows: Sequence[dict[str, Any]]) -> str:
     """C7's question from the rows: each accelerated placement's speed over all-CPU's, with
     the spread of their interleaved turns; or why there is nothing to compare."""

@@ -34,6 +34,7 @@ import numpy as np
 
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.rl.ppo.config import PPOConfig
@@ -190,6 +191,7 @@ def train_to_goal(
     )
 
 
+@guarded("the all-device PPO race")
 def measure_ppo(
     num_envs: Sequence[int] = DEFAULT_NUM_ENVS,
     seeds: Sequence[int] = DEFAULT_SEEDS,

@@ -34,6 +34,7 @@ import torch
 
 from hetero_tutorial.core.devices import accelerator, synchronize
 from hetero_tutorial.core.errors import UsageError, require_positive
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.timing import compare, torch_threads
 from hetero_tutorial.rl.envs.batched import BATCHED_ENV_IDS, make_batched_env
 from hetero_tutorial.rl.envs.vector import make_vector_env
@@ -185,6 +186,7 @@ def measure_point(
     return rows
 
 
+@guarded("the environment throughput study")
 def measure_throughput(
     env_ids: Sequence[str] = BATCHED_ENV_IDS,
     num_envs: Sequence[int] = DEFAULT_NUM_ENVS,

@@ -23,7 +23,7 @@ from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine import usable_cores
-from hetero_tutorial.core.machine_load import OtherLoad
+from hetero_tutorial.core.machine_load import OtherLoad, guarded
 from hetero_tutorial.core.placement import Placement, as_placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.rl.overlapped.loop import train_overlapped
@@ -230,6 +230,7 @@ def configurations(
     return [(b, w, lag) for b in backends for w in workers for lag in lags]
 
 
+@guarded("the overlap study")
 def overlap_study(
     config: PPOConfig,
     workers: Sequence[int] = (1,),

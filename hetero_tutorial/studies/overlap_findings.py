@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.overlapped.timeline import configuration_label
 from hetero_tutorial.studies import overlap
@@ -61,6 +62,7 @@ def speed_finding(entry: dict[str, Any]) -> str:
     return f"{name}: no clear difference from the sequential plan, {times}{ideal}"
 
 
+@judged()
 def speed_findings(summary: Sequence[dict[str, Any]]) -> list[str]:
     """:func:`speed_finding` of every overlapped configuration of a study's summary."""
     return [speed_finding(e) for e in summary if e["plan"] != SEQUENTIAL]
@@ -216,6 +218,7 @@ def further_seed(study: dict[str, Any], seed: int, budget_seconds: float | None)
     return None
 
 
+@judged("all")
 def findings(study: dict[str, Any]) -> list[str]:
     """Every conclusion the study's numbers support, as sentences."""
     return [

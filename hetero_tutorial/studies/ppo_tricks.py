@@ -29,6 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from hetero_tutorial.core.errors import require_positive
+from hetero_tutorial.core.machine_load import guarded, judged
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread, torch_threads
 from hetero_tutorial.rl.ppo.config import PPOConfig
@@ -53,6 +54,7 @@ def variants(config: PPOConfig) -> dict[str, PPOConfig]:
     return found
 
 
+@guarded("the speed-tricks race")
 def trick_speeds(
     config: PPOConfig,
     rounds: int = 5,
@@ -114,6 +116,7 @@ def round_spread(row: dict[str, Any]) -> Spread:
     return Spread(row["ratio"], row["ratio_low"], row["ratio_high"], "rounds")
 
 
+@judged()
 def verdict(row: dict[str, Any]) -> str:
     """A sentence for one trick, naming an effect only when every round agrees on its sign.
 

@@ -23,6 +23,7 @@ import numpy as np
 from hetero_tutorial.core.configurations import distinct_placements
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine import usable_cores
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
@@ -36,6 +37,7 @@ def thread_counts(threads: int | Sequence[int | None] | None) -> list[int]:
     return list(dict.fromkeys(every if count is None else count for count in asked))
 
 
+@guarded("the width sweep")
 def width_sweep(
     env_id: str,
     widths: Sequence[int],

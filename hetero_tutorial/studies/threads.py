@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import Spread
 
 ROLES = {
@@ -135,6 +136,7 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
     )
 
 
+@judged()
 def role_rule(effects: Sequence[dict[str, Any]], role: str) -> str:
     """One sentence: how many threads ``role`` should get on this machine, by width, and the
     paired ratios behind it; an effect is named only where their spread lies past 1."""
@@ -142,6 +144,7 @@ def role_rule(effects: Sequence[dict[str, Any]], role: str) -> str:
     return f"{text}. {figures[0].upper()}{figures[1:]}." if figures else f"{text}."
 
 
+@judged()
 def thread_rule(effects: Sequence[dict[str, Any]]) -> list[str]:
     """The rule this machine gives for the actor and the learner (and a whole iteration)."""
     return [role_rule(effects, role) for role in ROLES]

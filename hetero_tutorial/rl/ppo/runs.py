@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import Placement, as_placement, require_data_devices
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.core.utilisation import UtilisationSampler
@@ -227,6 +228,7 @@ class _Run:
         )
 
 
+@guarded("the side-by-side PPO run")
 def train_side_by_side(
     config: PPOConfig,
     placements: Sequence[Placement | str],
