@@ -53,10 +53,14 @@ lint: setup ## ruff lint and format check
 # long (a third worker makes Ray's start time out and the load-sensitive tests fail).
 # Tests in one xdist_group (those that start Ray) run on one worker, one after another. The
 # 20 slowest are listed (and each notebook's time under nbmake): where the CI minutes go.
+# The busy-machine guard's tests run after them, alone: they load every core themselves and
+# need the machine quiet otherwise.
 unit: $(BOOK_STAMP) ## unit tests (quick mode, two workers; the notebook-quality checks run in `make notebooks`, the browser's in `make book-test`)
 	$(QUICK_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20 tests \
 		--ignore=tests/test_notebook_quality.py \
-		--ignore=tests/test_book_browser.py
+		--ignore=tests/test_book_browser.py \
+		--ignore=tests/test_busy_guard.py
+	$(QUICK_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_busy_guard.py
 
 install-cells: setup ## put the hosted-runtime install cell (hetero_tutorial/app/hosted.py) into every notebook
 	$(BIN)/python -m hetero_tutorial.app.hosted
@@ -67,20 +71,15 @@ install-test: setup ## run the install cell in a fresh venv with only PyTorch an
 # nbmake executes copies in build/nbmake/ (--overwrite fills the copies, never the stored
 # notebooks), every figure audited as it is drawn (notebook/figure_audit.py); the quality test
 # then reads those outputs instead of executing them again.
-# The notebooks before the ledger run two at a time, a kernel per core (quick mode checks what
-# they print, not their speed); the ledger, which reads the records they wrote, runs last.
+# One notebook at a time, in order, the claims ledger last (it reads the records the others
+# wrote): each notebook's studies use every core, so two at once would time each other and
+# the busy-machine guard (core/machine_load.py) would withhold their verdicts.
 SERIES := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
-LEDGER := $(lastword $(SERIES))
-# The longest in quick mode (06's study with Ray, 08's first compiles) start first, so that
-# neither is left running alone at the end while the other core idles.
-FIRST := $(filter notebooks/06_% notebooks/08_%,$(SERIES))
-BEFORE_LEDGER := $(FIRST) $(filter-out $(FIRST) $(LEDGER),$(SERIES))
 NBMAKE := $(QUICK_ENV) MPLBACKEND=module://hetero_tutorial.notebook.figure_audit \
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 --overwrite --durations=0
-notebooks: setup ## every notebook under nbmake (quick mode), then check what they printed
+notebooks: setup ## every notebook under nbmake (quick mode), one at a time, then check what they printed
 	rm -rf build/nbmake && mkdir -p build/nbmake && cp notebooks/[0-9][0-9]_*.ipynb build/nbmake/
-	$(NBMAKE) -n 2 $(addprefix build/nbmake/,$(notdir $(BEFORE_LEDGER)))
-	$(NBMAKE) $(addprefix build/nbmake/,$(notdir $(LEDGER)))
+	$(NBMAKE) $(addprefix build/nbmake/,$(notdir $(SERIES)))
 	HETERO_TUTORIAL_EXECUTED=build/nbmake $(BIN)/python -m pytest -q tests/test_notebook_quality.py
 
 book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's

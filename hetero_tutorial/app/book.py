@@ -177,7 +177,9 @@ def front_page(executed: Executed, machines: list[str]) -> str:
         "```{note}\n"
         f"The notebook pages show the outputs of `{executed.command}`, in "
         f"{MODE_NOTE[executed.mode]}, executed on {_executed_on(executed)} (notebook 00's first "
-        "section describes the machine they ran on). "
+        "section describes the machine they ran on), one notebook at a time, so that no two "
+        "timed studies shared the cores; a study that others kept busy says so and is not "
+        "judged. "
         + (
             "`make run` executes them in full mode; `make book` then shows those.\n"
             if executed.mode == "quick"
