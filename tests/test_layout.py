@@ -1,9 +1,13 @@
 """The package's folders form layers: each imports only the folders below it, and no module
 imports itself back through others (an import cycle). Inside rl/, each concept is a room
 with its own rule (PPO and DDPG never import each other; PPO's modules read in the order an
-iteration runs); file names say what a module is, once in the package."""
+iteration runs); file names say what a module is, once in the package. Modules stay short
+(a cap, and the few exceptions named with their reasons), every name the package's top
+offers resolves, and the checker itself is tested on a small package of its own."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hetero_tutorial"
@@ -11,6 +15,30 @@ LAYERS = ("core", "rl", "profiling", "studies", "allocator", "ledger", "notebook
 """The folders from the ground up: a folder may import its own modules and those of the
 folders before it, never one after it."""
 MAX_MODULE_LINES = 450
+"""Lines a module may hold: one job read in one sitting. A module past it is split by job
+(never cut to fit: the size follows the split), or named in :data:`LONG_MODULES`."""
+LONG_MODULES = {
+    "notebook/buffer_report.py": "notebook 04's one report (one per notebook): tables, sentences "
+    "and figures of its three studies, the buffer designs, DDPG with each and the peer race",
+    "rl/envs/batched.py": "two batched environments and the base they share (reset, same-step "
+    "autoreset, time limits, action checks), each matching Gymnasium's step for step; "
+    "CartPole's physics is written twice (_advance, and _fusable_transition for the compiled step)",
+    "studies/compiling.py": "notebook 08's one study of where compiling pays: per piece, the "
+    "forward grid, whole PPO and DDPG runs and a step's breakdown, on shared timing helpers",
+    "studies/overlap.py": "notebook 06's study: the seed-by-seed driver of the overlapped and "
+    "sequential runs, the rows and summaries it writes, and the sequential timeline",
+    "studies/buffer_designs.py": "two jobs, due a split by job: the designs timed alone "
+    "(throughput, memory, correlation, pinned sampling) and DDPG trained with each design",
+    "profiling/stacks.py": "one job, long for its data: the table of transfer patterns, each "
+    "with its reason, and the parser, phase finder and shares that read samples by it",
+    "profiling/pyspy.py": "py-spy's whole life cycle: finding it, launching a run in its own "
+    "process group, ending it, recording and checking its samples, splitting them per run",
+    "ledger/rules.py": "one short rule per claim of the article (C1-C13), with the vocabulary "
+    "of verdicts they share",
+}
+"""The modules allowed past :data:`MAX_MODULE_LINES`, by path under the package, and why."""
+MAX_LONG_MODULE_LINES = 600
+"""Even a named exception stops here: its reason explains a long job, not a licence to grow."""
 
 
 def _module_name(path: Path) -> str:
@@ -57,28 +85,30 @@ def test_every_folder_is_a_known_layer():
     assert folders == set(LAYERS)
 
 
-def test_no_import_cycles():
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Every import cycle a depth-first walk of ``graph`` meets, as "a -> b -> a"."""
     state: dict[str, str] = {}
     cycles = []
 
     def visit(name: str, path: list[str]) -> None:
         state[name] = "open"
-        for target in sorted(GRAPH[name]):
+        for target in sorted(graph.get(name, ())):
             if state.get(target) == "open":
                 cycles.append(" -> ".join([*path[path.index(target) :], target]))
             elif target not in state:
                 visit(target, [*path, target])
         state[name] = "done"
 
-    for name in sorted(GRAPH):
+    for name in sorted(graph):
         if name not in state:
             visit(name, [name])
-    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+    return cycles
 
 
-def test_each_folder_imports_only_the_layers_below_it():
+def _layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a folder later in :data:`LAYERS` than the importing module's own."""
     wrong = []
-    for name, targets in GRAPH.items():
+    for name, targets in graph.items():
         here = _folder(name)
         if here is None:
             continue
@@ -87,7 +117,86 @@ def test_each_folder_imports_only_the_layers_below_it():
             there = _folder(target)
             if there is not None and there not in allowed:
                 wrong.append(f"{name} ({here}) imports {target} ({there})")
+    return wrong
+
+
+def test_no_import_cycles():
+    cycles = _cycles(GRAPH)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_each_folder_imports_only_the_layers_below_it():
+    wrong = _layer_violations(GRAPH)
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_checker_sees_every_kind_of_import_a_cycle_and_a_layer_violation(tmp_path):
+    """The graph builder itself: relative imports (two levels up, and beside) and an absolute
+    one made lazily inside a function all resolve to the package's modules; a cycle and an
+    upward import are found."""
+    path = tmp_path / "learner.py"
+    path.write_text(
+        "from ...core import timing\n"
+        "from .config import PPOConfig\n"
+        "def later():\n"
+        "    import hetero_tutorial.app.cli\n"
+    )
+    found = _imports("hetero_tutorial.rl.ppo.learner", path)
+    seen = {
+        "hetero_tutorial.core.timing",
+        "hetero_tutorial.rl.ppo.config",
+        "hetero_tutorial.app.cli",
+    }
+    assert seen <= found, found
+    upward = {"hetero_tutorial.rl.ppo.learner": found}
+    assert _layer_violations(upward) == [
+        "hetero_tutorial.rl.ppo.learner (rl) imports hetero_tutorial.app.cli (app)"
+    ]
+    loop = {"hetero_tutorial.core.a": {"hetero_tutorial.core.b"},
+            "hetero_tutorial.core.b": {"hetero_tutorial.core.a"}}  # fmt: skip
+    assert _cycles(loop) == [
+        "hetero_tutorial.core.a -> hetero_tutorial.core.b -> hetero_tutorial.core.a"
+    ]
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines())
+
+
+def test_modules_stay_short_but_the_named_exceptions():
+    by_path = {str(path.relative_to(PACKAGE)): path for path in MODULES.values()}
+    long = {
+        name: lines
+        for name, path in by_path.items()
+        if (lines := _lines(path)) > MAX_MODULE_LINES and name not in LONG_MODULES
+    }
+    assert not long, (
+        f"modules over {MAX_MODULE_LINES} lines: {long}. Split them by job, or name them in "
+        "LONG_MODULES with the reason their one job runs long"
+    )
+    unknown = sorted(set(LONG_MODULES) - set(by_path))
+    assert not unknown, f"LONG_MODULES names modules that are not there: {unknown}"
+    counted = {name: _lines(by_path[name]) for name in LONG_MODULES}
+    stale = {name: lines for name, lines in counted.items() if lines <= MAX_MODULE_LINES}
+    assert not stale, f"back under {MAX_MODULE_LINES} lines: drop them from LONG_MODULES: {stale}"
+    grown = {name: lines for name, lines in counted.items() if lines > MAX_LONG_MODULE_LINES}
+    assert not grown, f"past even an exception's {MAX_LONG_MODULE_LINES} lines: split {grown}"
+
+
+def test_the_top_level_names_resolve_and_load_lazily():
+    """Every name the package's top offers is there, found in the module it names; and
+    importing the algorithms alone (a worker process does) loads no plotting library."""
+    probe = (
+        "import sys, hetero_tutorial as h\n"
+        "missing = [n for n in h.__all__ if getattr(h, n, None) is None]\n"
+        "print(missing)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", f"top-level names that do not resolve: {done.stdout}"
+    probe = "import sys, hetero_tutorial.rl.ppo.runs; print('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 def test_core_and_rl_stand_alone():
@@ -194,3 +303,27 @@ def test_the_top_level_modules_go_by_their_file_names():
 
     aliased = {n: m for n, m in hetero_tutorial._MODULES.items() if m.rsplit(".", 1)[-1] != n}
     assert not aliased, aliased
+
+
+def _readme_layout() -> str:
+    """README's Layout section, its whitespace folded."""
+    text = (PACKAGE.parent / "README.md").read_text()
+    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    return " ".join(section.split())
+
+
+def test_the_readme_layout_names_every_folder_and_the_size_caps():
+    layout = _readme_layout()
+    folders = sorted(
+        str(path.relative_to(PACKAGE)).rsplit("/", 1)[-1]
+        for path in PACKAGE.rglob("*")
+        if path.is_dir() and path.name != "__pycache__" and any(path.glob("*.py"))
+    )
+    unnamed = [folder for folder in folders if f"{folder}/" not in layout]
+    assert not unnamed, f"README's Layout names no folder {unnamed}"
+    for room in ("ppo", "overlapped"):
+        modules = {p.stem for p in (PACKAGE / "rl" / room).glob("*.py")} - {"__init__"}
+        missing = sorted(m for m in modules if m not in layout)
+        assert not missing, f"README's Layout does not name rl/{room}/'s {missing}"
+    caps = (f"{MAX_MODULE_LINES} lines", "LONG_MODULES", f"past {MAX_LONG_MODULE_LINES}")
+    assert all(cap in layout for cap in caps), "README's Layout should state the size caps"
