@@ -41,6 +41,9 @@ def test_a_run_cut_before_its_horizon_says_how_much_step_size_it_had_left():
     assert "trained 20,480 of the 100,000 steps" in text and "with 80% of" in text
     whole = baseline_report.learning_sentence(_run([(0, 20.0), (4096, 480.0)], 20_480))
     assert "steps over which" not in whole
+    cut.config = PPOConfig.tuned("CartPole-v1", total_steps=20_480, anneal_steps=100_000,
+                                 anneal_clip=False)  # fmt: skip
+    assert "the learning rate decays: " in baseline_report.learning_sentence(cut)
 
 
 def _horizons(*outcomes):

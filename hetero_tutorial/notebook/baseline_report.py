@@ -94,10 +94,11 @@ def _stopped_early(config: PPOConfig) -> str:
     if not what or config.anneal_iterations == config.num_iterations:
         return ""
     trained = config.num_iterations * config.batch_size
+    both = " and " in what
     return (
         f" This run trained {trained:,} of the {config.anneal_steps:,} steps over which "
-        f"{what} decay: its last iteration still trained with {_left_at_end(config):.0%} of "
-        "their starting values."
+        f"{what} {'decay' if both else 'decays'}: its last iteration still trained with "
+        f"{_left_at_end(config):.0%} of {'their starting values' if both else 'its start'}."
     )
 
 
