@@ -161,9 +161,22 @@ def test_a_sampler_that_drops_rollout_stacks_is_caught_against_its_own_runs_time
     dropped = _profile(200, 800, {"rollout": 3.0, "update": 7.0})  # 20% sampled, 30% timed
     paused = _profile(390, 610, {"rollout": 6.0, "update": 9.0})  # 39% sampled, 40% timed
     text = profile_report.sampling_sentence(dropped, paused)
-    assert "drops rollout stacks here" in text and "slowed the run 1.50x" in text
+    assert "drops rollout stacks here" in text and "the paused run took 1.50x as long" in text
+    assert "C5's share still reads the recording without pauses" in text
     fine = _profile(295, 705, {"rollout": 3.0, "update": 7.0})
     assert "no sign that" in profile_report.sampling_sentence(fine, paused)
+    # a paused run that was faster says the machine changed, not that pauses sped it up
+    quick = _profile(390, 610, {"rollout": 2.6, "update": 3.9})
+    assert "faster despite its pauses" in profile_report.sampling_sentence(fine, quick)
+
+
+def test_the_learners_guess_of_the_environments_share_is_set_beside_the_count():
+    stack = ("main (a.py:1)", "SyncVectorEnv.step (vector/sync_vector_env.py:275)")
+    profile = SimpleNamespace(training_stacks=lambda: {stack: 1, ("main (a.py:1)",): 3})
+    close = profile_report.guess_line(0.24, profile)
+    assert "25.0%, within 20% of your guess of 24.0%" in close
+    assert "was 2x it" in profile_report.guess_line(0.5, profile)
+    assert "No guess written" in profile_report.guess_line(None, profile)
 
 
 def test_the_four_tools_sit_in_one_table_with_what_each_counts():

@@ -267,7 +267,10 @@ C5_BAND = (0.37 / 1.5, 0.37 * 1.5)
 
 
 def c5(records: Records) -> Verdict:
-    # sampled without pausing: a paused host lets the GPU catch up, which shrinks the waits
+    # Sampled without pausing, though on a CPU such sampling drops some of the rollout's
+    # stacks (notebook 02, section 11): a paused host lets the GPU catch up during each pause,
+    # which shrinks the very waits C5 counts, while a host blocked in a wait holds its stack
+    # still, so the stacks dropped are running Python's and can only make the share read high.
     record = _newest(records, "bench.profile", placement="all-accelerator", nonblocking=True)
     if record.data.get("accelerator_missing") or not _accelerated(record):
         return _no_accelerator()

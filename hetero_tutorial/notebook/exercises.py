@@ -178,3 +178,38 @@ def hint(name: str) -> None:
             f"That was the last hint. The solution is hetero_tutorial/notebook/solutions/, "
             f"function {name}: read it only after another try."
         )
+
+
+def prediction_line(
+    what: str,
+    guess: Any,
+    found: Any,
+    show: Callable[[Any], str] = str,
+    tolerance: float = 0.2,
+) -> str:
+    """The learner's prediction (a notebook's ``MY_GUESS``) beside what this machine measured.
+
+    ``what`` names the quantity, ``found`` is its measured value (None: not measured yet,
+    or the exercise that computes it is not solved), ``show`` formats a value. A number is
+    as predicted within ``tolerance`` (relative), else the line says how far off the guess
+    was; anything else, or a number with ``tolerance`` 0 (a count, a lag), is as predicted
+    when it is equal. The point is the comparison a
+    prediction exists for: written down before the screen showed the answer.
+    """
+    if found is None:
+        return f"{what}: not measured yet (run the cells above), so nothing to set beside a guess."
+    if guess is None:
+        return (
+            f"{what}: {show(found)}. (No guess written: set MY_GUESS before you look, next time.)"
+        )
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (guess, found))
+    if numbers and found and tolerance > 0:
+        ratio = guess / found
+        if abs(ratio - 1) <= tolerance:
+            verdict = f"within {tolerance:.0%} of your guess of {show(guess)}"
+        else:
+            verdict = f"your guess of {show(guess)} was {ratio:.2g}x it"
+        return f"{what}: {show(found)}, {verdict}."
+    same = guess == found
+    verdict = "as you predicted" if same else f"not {show(guess)}, as you predicted"
+    return f"{what}: {show(found)}, {verdict}."

@@ -15,6 +15,8 @@ from matplotlib.figure import Figure
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.exercises import prediction_line
+from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.profiling import browser, cprofiler, reading, stacks
 from hetero_tutorial.profiling.pyspy import PySpyProfile, reference_profiles
@@ -189,6 +191,16 @@ def env_line(env_share: float | None, profile: PySpyProfile) -> str:
     )
 
 
+def guess_line(guess: float | None, profile: PySpyProfile) -> str:
+    """The learner's predicted share inside the environments' ``step`` beside the measured
+    one (counted by the exercise's solution, so it compares whether or not the exercise is
+    solved: the line comes after the learner's own answer)."""
+    found = solution("inclusive_share")(profile.training_stacks(), "SyncVectorEnv.step")
+    return prediction_line(
+        "The baseline's training samples inside SyncVectorEnv.step", guess, found, percent
+    )
+
+
 @judged("all")
 def findings(profiles: dict[str, PySpyProfile], cprof: Any) -> list[str]:
     """What notebook 02 measured on this machine, each line from the numbers."""
@@ -311,9 +323,15 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     )
     if a_timer is None or b_timer is None:
         return text + " The runs' phase timers were not read back, so nothing is judged."
+    slower = b_s / a_s
+    pace = (
+        f"the paused run took {slower:.2f}x as long, the rollout's many small calls slowed most"
+        if slower >= 1
+        else f"the paused run took {slower:.2f}x as long: faster despite its pauses, so the "
+        "machine's own speed changed between the two runs"
+    )
     text += (
-        f" Each run's own phase timer gave the rollout {a_timer:.1%} and {b_timer:.1%} (the "
-        f"pauses slowed the run {b_s / a_s:.2f}x, the rollout's many small calls most)."
+        f" Each run's own phase timer gave the rollout {a_timer:.1%} and {b_timer:.1%} ({pace})."
     )
     short_a, short_b = a_timer - a, b_timer - b
     noise = (a_high - a_low + b_high - b_low) / 2
@@ -321,8 +339,11 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
         return text + (
             f" Sampling without pauses falls {short_a:+.1%} short of its run's timer, the paused "
             f"sampler {short_b:+.1%}: past the noise, so non-blocking sampling drops rollout "
-            "stacks here, and the paused profile is the one to read for where the time goes "
-            "on a CPU (C5's share keeps the non-blocking one, which a GPU needs)."
+            "stacks here, and the paused profile is the one to read for where the time goes. "
+            "C5's share still reads the recording without pauses: on a GPU each pause lets the "
+            "queued kernels finish, which shrinks the very waits C5 counts, while a host blocked "
+            "in a wait holds its stack still, so the stacks dropped are those of running Python: "
+            "they can make the share of waits read high, not hide a wait."
         )
     return text + (
         f" Against its own run's timer, the sampler without pauses is {short_a:+.1%} short and "
