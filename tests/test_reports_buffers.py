@@ -100,3 +100,20 @@ def test_row_gathers_time_random_and_contiguous_rows_at_each_capacity():
     assert found[1]["table_bytes"] == 4_000 * 10 * 4
     assert all(g["random_s"] > 0 and g["contiguous_s"] > 0 for g in found)
     assert all(len(g["random_samples"]) == len(g["contiguous_samples"]) == 3 for g in found)
+
+
+def test_the_exercises_guesses_are_set_beside_the_rules_answers():
+    ring = buffer_report.ring_guess_line([998, 999, 0, 1, 2])
+    assert ring.endswith("[998, 999, 0, 1, 2], as you predicted.")
+    assert "not [998, 999, 1000, 1001, 1002]" in buffer_report.ring_guess_line(
+        [998, 999, 1000, 1001, 1002]
+    )
+    td = buffer_report.td_guess_line(["truncated", "ordinary"])
+    assert td == "The targets that keep gamma * next_q: ordinary and truncated, as you predicted."
+    assert "not ordinary, as you predicted" in buffer_report.td_guess_line(["ordinary"])
+
+
+def test_the_ddpg_sentence_quotes_the_articles_times_not_the_ratio_09_asks_for():
+    import inspect
+
+    assert "1.36" not in inspect.getsource(buffer_report.ddpg_speed_sentence)

@@ -17,7 +17,9 @@ from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import peer_races
+from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.prose import gpu_paragraph
+from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.studies.buffer_designs import time_ratio
@@ -247,7 +249,8 @@ def ddpg_speed_sentence(
                 "is not the sampling"
             )
         lines.append(said + ".")
-    return " ".join(lines) + " (The article: 72 s / 53 s = 1.36x.)"
+    # the article's two times, not their ratio: notebook 09's exercise asks for that
+    return " ".join(lines) + " (The article: 72 s against 53 s per round.)"
 
 
 def stability_lines(summaries: dict[str, dict[str, Any]], env_id: str = "Pendulum-v1") -> list[str]:
@@ -350,6 +353,29 @@ def references() -> Markdown | None:
 
 def ring_cases() -> list[tuple[int, int, int]]:
     return [(998, 5, 1_000), (0, 3, 10), (7, 12, 5), (4, 0, 8)]
+
+
+def ring_guess_line(guess: list[int] | None) -> str:
+    """The learner's predicted slots beside the ring's rule on the exercise's first case."""
+    next_slot, adds, capacity = ring_cases()[0]
+    found = solution("ring_slots")(next_slot, adds, capacity)
+    what = f"The next {adds} adds to a ring of {capacity:,} slots whose next slot is {next_slot}"
+    return prediction_line(what, guess, found)
+
+
+STEP_KINDS = ("ordinary", "terminated", "truncated")
+"""The three transitions of the TD-target exercise's first batch, in its order."""
+
+
+def td_guess_line(guess: Sequence[str] | None) -> str:
+    """The learner's guess of which targets keep ``gamma * next_q`` (of :data:`STEP_KINDS`)
+    beside those the critic's target keeps on the exercise's first batch."""
+    reward, next_q, terminated, truncated, gamma = td_cases()[0]
+    target = solution("td_target")(reward, next_q, terminated, truncated, gamma)
+    kept = [kind for kind, t, r in zip(STEP_KINDS, target, reward, strict=True) if t != r]
+    ordered = None if guess is None else [kind for kind in STEP_KINDS if kind in guess]
+    what = "The targets that keep gamma * next_q"
+    return prediction_line(what, ordered, kept, show=lambda kinds: " and ".join(kinds) or "none")
 
 
 def td_cases() -> list[tuple[Any, ...]]:
