@@ -78,3 +78,28 @@ def test_the_allocator_and_sampling_figures_pass_the_audit_with_numbers_on_their
         for d, rate in (("transition", 5e4), ("tensor", 3e6)) for c in (10_000, 30_000)
     ]  # fmt: skip
     assert problems(buffer_report.buffer_sampling_rates(sampled)) == []
+
+
+def _decision(network: str, estimate: float) -> SimpleNamespace:
+    chosen = SimpleNamespace(total=estimate, label="all-cpu, 1 thread")
+    other = SimpleNamespace(total=estimate * 2, label="all-cpu, 2 threads")
+    return SimpleNamespace(
+        fields=lambda: {"network": network}, chosen=chosen, candidates=(other, chosen)
+    )
+
+
+def test_the_allocators_estimates_are_set_beside_the_measured_iterations():
+    rows = [
+        {"network": "mlp-64", "plans": ["allocator", "all-cpu"], "seconds_per_iteration": 0.009},
+        {"network": "mlp-64", "plans": [], "seconds_per_iteration": 0.001},  # a thread check
+        {"network": "mlp-1024", "plans": ["allocator"], "seconds_per_iteration": 0.08},
+    ]
+    decisions = [_decision("mlp-64", 0.0045), _decision("mlp-1024", 0.155)]
+    text = allocator_report.estimates_sentence(decisions, rows)
+    assert "mlp-64 9 ms against 4.5 ms (2.00x)" in text
+    assert "mlp-1024 80 ms against 155 ms (0.52x)" in text
+    assert "At mlp-1024 it cost less: the allocator's measuring ran slower" in text
+    fine = allocator_report.estimates_sentence(decisions[:1], rows)
+    assert fine.endswith("It did at every network.")
+    line = allocator_report.price_guess_line(5.0, decisions[0])
+    assert "all-cpu, 1 thread, priced per iteration: 4.5 ms, within 20% of your guess" in line

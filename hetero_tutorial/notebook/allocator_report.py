@@ -16,6 +16,7 @@ from hetero_tutorial.allocator.trials import worth
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ppo.trainer import PHASES
@@ -110,6 +111,59 @@ def rows_table(rows: list[dict[str, Any]]) -> Markdown:
         },
         {"seconds_per_iteration": format_seconds, "iqr_s": format_seconds},
     )
+
+
+@judged()
+def estimates_sentence(decisions: Sequence[Decision], rows: Sequence[dict[str, Any]]) -> str:
+    """Each network's measured seconds per iteration beside the allocator's estimate for the
+    configuration it chose, and what the difference says.
+
+    The estimate prices only the phases whose cost depends on where they run (the
+    environments' own steps cost the same in every plan and are left out), so a training
+    iteration should cost more than it; one that costs less means the allocator's short
+    measuring ran slower than the training did (a machine busier while it measured, or
+    phases not warm within its budget)."""
+    parts, under = [], []
+    for decision in decisions:
+        network = decision.fields()["network"]
+        run = next(
+            (r for r in rows if r["network"] == network and "allocator" in r.get("plans", [])),
+            None,
+        )
+        if run is None:
+            continue
+        estimate, measured = decision.chosen.total, run["seconds_per_iteration"]
+        parts.append(
+            f"{network} {format_seconds(measured)} against {format_seconds(estimate)} "
+            f"({measured / estimate:.2f}x)"
+        )
+        if measured < estimate:
+            under.append(network)
+    if not parts:
+        return "No network's chosen configuration ran here, so no estimate to check."
+    text = (
+        "Measured per iteration against the allocator's estimate for its choice: "
+        + "; ".join(parts)
+        + ". The estimate leaves out the environments' own steps, so training should cost more."
+    )
+    if under:
+        text += (
+            f" At {', '.join(under)} it cost less: the allocator's measuring ran slower than the "
+            "training did, so those estimates were too high (the choice rests on the "
+            "differences between candidates, which a uniformly slow measurement keeps)."
+        )
+    else:
+        text += " It did at every network."
+    return text
+
+
+def price_guess_line(guess_ms: float | None, decision: Decision) -> str:
+    """The learner's predicted milliseconds per iteration of the cheapest placement beside
+    the allocator's price for it (the sum the pricing exercise writes)."""
+    cheapest = min(decision.candidates, key=lambda candidate: candidate.total)
+    what = f"The cheapest placement, {cheapest.label}, priced per iteration"
+    guess = None if guess_ms is None else guess_ms / 1e3
+    return prediction_line(what, guess, cheapest.total, format_seconds)
 
 
 def _spread(v: dict[str, Any]) -> str:
