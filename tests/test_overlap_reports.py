@@ -197,3 +197,30 @@ def test_a_further_seed_runs_only_while_unresolved_and_within_the_budget():
     faster = _entry(by_seed=(-500.0, -500.0))
     settled = study | {"summary": [sequential, faster]}
     assert overlap_findings.further_seed(settled, 2, None).startswith("every verdict is resolved")
+
+
+def test_the_tables_before_the_exercise_leave_out_the_ideal_it_asks_for():
+    summary = [_entry()]
+    assert "ideal" in overlap_report.summary_table(summary).data
+    assert "ideal" not in overlap_report.summary_table(summary, ideal=False).data
+
+
+def test_the_learners_guesses_are_set_beside_the_ideal_and_the_lags():
+    summary = [_entry(ideal=1.5)]
+    key = {"backend": "mp", "workers": 1, "max_policy_lag": 1}
+    assert "1.50x, within 10% of your guess" in overlap_report.ideal_guess_line(1.4, summary, **key)
+    assert "was 1.3x it" in overlap_report.ideal_guess_line(2.0, summary, **key)
+    lags = overlap_report.lag_guess_line(1, {0: 1, 1: 1, 2: 14}, bound=2)
+    assert "(14 of 16): 2, not 1, as you predicted" in lags
+
+
+def test_the_guards_reading_of_the_whole_study_is_printed(monkeypatch):
+    from hetero_tutorial.core import machine_load
+
+    reading = machine_load.Busyness("the overlap study", 0.05, 24.7)
+    monkeypatch.setattr(machine_load, "latest", lambda: reading)
+    line = overlap_report.guard_line()
+    assert "the overlap study ran (24.7 s), other programs used 0.05 cores" in line
+    assert "quiet enough to judge" in line
+    monkeypatch.setattr(machine_load, "latest", lambda: None)
+    assert "no reading" in overlap_report.guard_line()

@@ -14,7 +14,8 @@ from IPython.display import Markdown
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from hetero_tutorial.core import results
+from hetero_tutorial.core import machine_load, results
+from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies import overlap_findings
 
@@ -27,8 +28,11 @@ def _times(value: float) -> str:
     return f"{value:.2f}x"
 
 
-def summary_table(summary: Sequence[dict[str, Any]]) -> Markdown:
-    """One row per configuration of :func:`~hetero_tutorial.studies.overlap.summarise`."""
+def summary_table(summary: Sequence[dict[str, Any]], ideal: bool = True) -> Markdown:
+    """One row per configuration of :func:`~hetero_tutorial.studies.overlap.summarise`.
+
+    ``ideal=False`` leaves out the ideal speed-up and the share of it reached: the tables
+    shown before the exercise that asks for the ideal."""
     columns = {
         "name": "configuration",
         "env_steps_per_s": "steps/s",
@@ -51,9 +55,45 @@ def summary_table(summary: Sequence[dict[str, Any]]) -> Markdown:
         "eval_return_mean": "{:.1f}".format,
         "other_load_cores": "{:.2f}".format,
     }
+    if not ideal:
+        columns = {k: v for k, v in columns.items() if k not in ("ideal_speedup", "share_of_ideal")}
     return markdown_table(
         [{"name": overlap_findings.label(e), **e} for e in summary], columns, formats
     )
+
+
+def guard_line() -> str:
+    """Others' load over the whole of the study that just ran, as the busy-machine guard read
+    it (each run's own meter reads only runs of several sampling intervals)."""
+    reading = machine_load.latest()
+    if reading is None:
+        return "The busy-machine guard took no reading here (it is switched off)."
+    state = "busy: its verdicts are withheld" if reading.busy else "quiet enough to judge"
+    return (
+        f"While {reading.study} ran ({reading.seconds:.1f} s), other programs used "
+        f"{reading.other_cores:.2f} cores ({state})."
+    )
+
+
+def ideal_guess_line(guess: float | None, summary: Sequence[dict[str, Any]], **key: Any) -> str:
+    """The learner's predicted ideal speed-up beside the study's, for one overlapped
+    configuration (``backend``, ``workers``, ``max_policy_lag``)."""
+    entry = overlap_findings.find(summary, **key)
+    found = None if entry is None else entry.get("ideal_speedup")
+    what = f"The ideal speed-up of {overlap_findings.label(entry) if entry else key}"
+    return prediction_line(what, guess, found, _times, tolerance=0.1)
+
+
+def lag_guess_line(guess: int | None, histogram: dict[int, int], bound: int) -> str:
+    """The learner's predicted lag beside the lag most rollouts arrived with at ``bound``."""
+    if not histogram:
+        return prediction_line(f"The usual lag at a bound of {bound}", guess, None)
+    usual = max(histogram, key=histogram.get)
+    count = sum(histogram.values())
+    what = (
+        f"The lag most rollouts arrived with at a bound of {bound} ({histogram[usual]} of {count})"
+    )
+    return prediction_line(what, guess, usual, tolerance=0)
 
 
 def clipping_table(by_lag: dict[str, dict[str, float]]) -> Markdown:
