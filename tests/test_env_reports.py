@@ -149,3 +149,26 @@ def test_env_steps_to_solve_within_one_evaluation_interval_are_not_read_as_a_rat
     assert "2x its env steps" not in text
     one = [_ppo_row("batched-cpu", 64, 0, 0.4)]
     assert "0.4 s (one seed solved: no range)" in report.ppo_findings(ppo_summary(one), one)
+
+
+def test_the_learners_predictions_are_set_beside_what_was_measured():
+    from hetero_tutorial.studies.device_ppo import ppo_summary
+
+    rows = [_ppo_row("gymnasium-sync", 8, s, t) for s, t in enumerate((6.0, 8.0, 7.0))]
+    rows += [_ppo_row("batched-cpu", 64, s, t, 0.8, 40_000, 3e4)
+             for s, t in enumerate((3.0, 3.5, 4.0))]  # fmt: skip
+    sooner = report.solve_guess_line(2.0, ppo_summary(rows))
+    assert "than the hybrid plan: 2x, within 25% of your guess of 2x" in sooner
+    throughput = [
+        {"env_id": "CartPole-v1", "implementation": name, "num_envs": n, "env_steps_per_s": rate}
+        for name, n, rate in (
+            ("gymnasium-sync", 16, 1e5), ("batched-cpu", 16, 1e6),
+            ("gymnasium-sync", 256, 1e5), ("batched-cpu", 256, 2e7),
+            ("batched-cpu", 4096, 2e8),  # SyncVectorEnv is not run this far
+        )
+    ]  # fmt: skip
+    batching = report.batching_guess_line(100, throughput)
+    assert "at N = 256" in batching and "200x, within 50% of your guess of 100x" in batching
+    costs = report.cost_guess_lines((9.87, 0.5), torch.tensor(math.pi**2), torch.tensor(0.5138))
+    assert "9.8696, within 5% of your guess" in costs and "0.5138, within 5%" in costs
+    assert "No guess written" in report.cost_guess_lines(None, 1.0, 2.0)

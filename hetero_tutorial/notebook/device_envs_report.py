@@ -22,6 +22,7 @@ from matplotlib.ticker import FuncFormatter
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.env_throughput import (
@@ -163,6 +164,61 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
     lines.append(grid_sentence(summary))
     lines.append(_update_share(best, rows))
     return "\n".join(lines)
+
+
+def batching_guess_line(
+    guess: float | None, rows: Sequence[dict[str, Any]], env_id: str = "CartPole-v1"
+) -> str:
+    """The learner's predicted speed-up of the batched environments over ``SyncVectorEnv``
+    beside the measured one, at the largest N where both were measured."""
+    both = [
+        n
+        for n in {r["num_envs"] for r in rows if r["env_id"] == env_id}
+        if {"gymnasium-sync", "batched-cpu"}
+        <= {
+            r["implementation"]
+            for r in rows
+            if (r["env_id"], r["num_envs"]) == (env_id, n) and r["env_steps_per_s"]
+        }
+    ]
+    if not both:
+        return prediction_line(f"{env_id}: batched-cpu over gymnasium-sync", guess, None)
+    n = max(both)
+    found = throughput_ratios(rows, env_id, n, "gymnasium-sync")["batched-cpu"]
+    what = f"{env_id} at N = {_n(n)}: batched-cpu's env steps/s over gymnasium-sync's"
+    return prediction_line(what, guess, found, lambda x: f"{x:.3g}x", tolerance=0.5)
+
+
+def solve_guess_line(guess: float | None, summary: Sequence[dict[str, Any]]) -> str:
+    """The learner's predicted "times sooner" beside the hybrid plan's median time to 475
+    over the batched CPU environments' fastest (None where either did not solve it)."""
+    times = {
+        name: min(
+            (s["median_seconds_to_475"] for s in summary
+             if s["implementation"] == name and s["median_seconds_to_475"] is not None),
+            default=None,
+        )
+        for name in ("gymnasium-sync", "batched-cpu")
+    }  # fmt: skip
+    hybrid, batched = times["gymnasium-sync"], times["batched-cpu"]
+    found = None if hybrid is None or batched is None else hybrid / batched
+    what = "How many times sooner batched-cpu solved CartPole than the hybrid plan"
+    return prediction_line(what, guess, found, lambda x: f"{x:.2g}x", tolerance=0.25)
+
+
+def cost_guess_lines(guess: tuple[float, float] | None, hanging: Any, turned: Any) -> str:
+    """The learner's predicted step costs at theta = pi and theta = 7 (at rest, no torque)
+    beside what the batched Pendulum charged (numbers or one-element tensors)."""
+    first, second = (None, None) if guess is None else guess
+    shown = "{:.4f}".format
+    return "\n".join(
+        (
+            prediction_line(
+                "Hanging down at rest (theta = pi)", first, float(hanging), shown, 0.05
+            ),
+            prediction_line("At theta = 7 rad, at rest", second, float(turned), shown, 0.05),
+        )
+    )
 
 
 def _beside_hybrid(entry: dict[str, Any], hybrid: dict[str, Any]) -> str:
