@@ -530,3 +530,44 @@ def test_the_speed_table_spans_every_recorded_round_and_says_which_were_pinned(
     assert "3 rounds, 2 threads, not pinned: 1.50x" in row
     assert "2 rounds, 2 threads, not pinned: 1.15x" in row  # read from its command line
     assert "| 130-208 | 130-130 |" in row
+
+
+def test_a_folder_of_another_cpu_of_the_same_name_is_not_an_earlier_run_here():
+    here = _crossover(step_cpu=0.000029, iqr=0.0000005, gpu=False)
+    here.provenance["fingerprint"]["cpu_identity"] = {"family": 6, "model": 167}
+    other = _record("bench.crossover", dict(here.data), gpu=False, date="2026-11-29T20:00:00+00:00")
+    other.provenance["fingerprint"]["cpu_identity"] = {"family": 6, "model": 85}
+    kind = results.machine_slug(here.provenance["fingerprint"])
+    by_machine = {ledger.THIS_MACHINE: group_by_kind([here]), kind: group_by_kind([other])}
+    assert ledger.column_label(kind, by_machine) == kind  # the folder's CPU is another one
+    assert ledger.earlier_runs("C1-CPU", by_machine) == 1  # this machine's run alone
+    row = next(
+        r
+        for r in ledger.rows(by_machine)
+        if r["claim"] == "C1-CPU" and r["machine"] == ledger.THIS_MACHINE
+    )
+    assert "recorded runs" not in row["measured"]
+    same = _record("bench.crossover", dict(here.data), gpu=False, date="2026-11-29T20:00:00+00:00")
+    same.provenance["fingerprint"]["cpu_identity"] = {"family": 6, "model": 167}
+    mixed = {**by_machine, kind: group_by_kind([same, other])}
+    assert ledger.column_label(kind, mixed) == kind  # one record of another CPU: not labelled
+    assert ledger.earlier_runs("C1-CPU", mixed) == 2  # but its run of this CPU is read
+
+
+def test_the_ledger_says_how_many_runs_c1s_cpu_half_read_and_checks_the_guess():
+    from hetero_tutorial.notebook import ledger_report
+
+    here = _crossover(step_cpu=0.000029, iqr=0.0000005, gpu=False)
+    alone = {ledger.THIS_MACHINE: group_by_kind([here])}
+    assert "one recorded run of this CPU" in ledger_report.across_runs_line(alone)
+    assert "no run of this machine" in ledger_report.across_runs_line({})
+    earlier = _record("bench.crossover", dict(here.data), gpu=False, date="2026-11-29T20:00:00Z")
+    kind = results.machine_slug(here.provenance["fingerprint"])
+    both = {**alone, kind: group_by_kind([earlier])}
+    assert "read 2 recorded runs" in ledger_report.across_runs_line(both)
+    answer = speedup_and_time_saved(72.0, 53.0)
+    line = ledger_report.arithmetic_line(answer, "time saved")
+    assert "is neither" in line and "you predicted 'time saved'" in line
+    assert "(as you predicted.)" in ledger_report.arithmetic_line(answer, "neither")
+    assert "is the speed-up" in ledger_report.arithmetic_line((1.28, 0.22), None)
+    assert "Solve the exercise" in ledger_report.arithmetic_line(None, "neither")

@@ -39,14 +39,31 @@ from run to run (one run's IQR does not)."""
 EARLIER_RUN = "an earlier run on this kind of machine"
 
 
-def _same_kind(by_machine: dict[str, Records]) -> str | None:
-    """The reference folder recorded on this kind of machine (the same machine slug), if any."""
-    here = by_machine.get(THIS_MACHINE, {})
-    found = next((found[0] for found in here.values() if found), None)
-    if found is None:
-        return None
-    slug = results.machine_slug(found.provenance["fingerprint"])
+def _here(by_machine: dict[str, Records]) -> dict[str, Any] | None:
+    """The fingerprint of this machine's first record, if it has any."""
+    found = next((found[0] for found in by_machine.get(THIS_MACHINE, {}).values() if found), None)
+    return None if found is None else found.provenance["fingerprint"]
+
+
+def _own_folder(by_machine: dict[str, Records]) -> str | None:
+    """The reference folder this machine's records would be filed in (its machine slug), if
+    there is one: it may hold records of other CPUs of the same name as well as of this one."""
+    here = _here(by_machine)
+    slug = None if here is None else results.machine_slug(here)
     return slug if slug in by_machine else None
+
+
+def _same_kind(by_machine: dict[str, Records]) -> str | None:
+    """The reference folder recorded on this kind of machine, if any: this machine's folder,
+    where every record in it is of this CPU (:func:`results.same_machine`). A folder that
+    also holds another CPU's records (a CPU of the same name may be another generation) is
+    another machine's column, not an earlier run of this one."""
+    folder, here = _own_folder(by_machine), _here(by_machine)
+    if folder is None or here is None:
+        return None
+    records = [record for found in by_machine[folder].values() for record in found]
+    same = all(results.same_machine(here, r.provenance["fingerprint"]) for r in records)
+    return folder if records and same else None
 
 
 def column_label(machine: str, by_machine: dict[str, Records]) -> str:
@@ -58,20 +75,28 @@ def column_label(machine: str, by_machine: dict[str, Records]) -> str:
 def _with_earlier_runs(claim_id: str, by_machine: dict[str, Records]) -> Records:
     """This machine's records, with the earlier runs of its kind for a claim read across runs
     (those of its folder from the same CPU: :func:`results.same_machine`)."""
-    records, kind, same = (
+    records, kind, folder = (
         by_machine[THIS_MACHINE],
         ACROSS_RUNS.get(claim_id),
-        _same_kind(by_machine),
+        _own_folder(by_machine),
     )
-    if kind is None or same is None or not records.get(kind):
+    if kind is None or folder is None or not records.get(kind):
         return records
     here = records[kind][0].provenance["fingerprint"]
     earlier = [
         record
-        for record in by_machine[same].get(kind, [])
+        for record in by_machine[folder].get(kind, [])
         if results.same_machine(here, record.provenance["fingerprint"])
     ]
     return {**records, kind: records[kind] + earlier}
+
+
+def earlier_runs(claim_id: str, by_machine: dict[str, Records]) -> int:
+    """How many recorded runs of this CPU a claim read across runs (:data:`ACROSS_RUNS`)
+    reads on this machine, its own newest included; 0 where this machine has none."""
+    kind = ACROSS_RUNS[claim_id]
+    found = _with_earlier_runs(claim_id, by_machine).get(kind, [])
+    return len({record.provenance["date"] for record in found})
 
 
 def rows(by_machine: dict[str, Records]) -> list[dict[str, Any]]:

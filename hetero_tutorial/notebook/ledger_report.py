@@ -70,14 +70,47 @@ def c4_sensitivity(rows: list[dict[str, Any]] | None = None) -> Markdown:
     return Markdown(table.data + "\n\n" + copies.c4_sensitivity_sentence(rows))
 
 
-def arithmetic_line(answer: tuple[float, float] | None) -> str:
-    """The learner's reading of the article's 72 s -> 53 s, once their function is checked."""
+ARITHMETIC_ANSWERS = ("speed-up", "time saved", "neither")
+"""What the exercise's guess may be: which of the two numbers the article's 28% is."""
+
+
+def arithmetic_line(answer: tuple[float, float] | None, guess: str | None = None) -> str:
+    """The learner's reading of the article's 72 s -> 53 s, once their function is checked,
+    beside their guess of what its "28% faster" is (:data:`ARITHMETIC_ANSWERS`)."""
     if answer is None:
         return "Solve the exercise above to see which, if either, of the two is 28%."
     speedup, saved = answer
-    return (
+    found = (
+        "speed-up" if round(speedup - 1, 2) == 0.28
+        else "time saved" if round(saved, 2) == 0.28
+        else "neither"
+    )  # fmt: skip
+    named = found if found == "neither" else f"the {found}"
+    text = (
         f"72 s -> 53 s: {speedup:.2f}x the speed and {saved:.0%} of the time saved, by your "
-        "function; the article's '28% faster' is neither."
+        f"function; the article's '28% faster' is {named}."
+    )
+    if guess is None:
+        return text + " (No guess written.)"
+    said = "as you predicted" if guess == found else f"you predicted {guess!r}"
+    return f"{text} ({said}.)"
+
+
+def across_runs_line(by_machine: dict[str, Records]) -> str:
+    """How many recorded runs of this CPU the claims read across runs (C1's CPU half) read
+    here, and so whether its figure is a range over runs or one run's IQR."""
+    runs = verdicts.earlier_runs("C1-CPU", by_machine) if verdicts.THIS_MACHINE in by_machine else 0
+    if runs == 0:
+        return "C1's CPU half: no run of this machine is recorded yet (notebook 00 measures it)."
+    if runs == 1:
+        return (
+            "C1's CPU half read one recorded run of this CPU, this machine's own: its figure "
+            "carries that run's IQR, the noise within a run, not the drift between runs; "
+            "another run on another day (notebook 00 again) gives the range."
+        )
+    return (
+        f"C1's CPU half read {runs} recorded runs of this CPU (this machine's and earlier ones "
+        "of the same CPU identity): its figure is their range, beside one run's IQR."
     )
 
 
