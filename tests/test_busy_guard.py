@@ -94,9 +94,8 @@ def test_a_figure_ten_times_off_this_cpus_reference_flags_the_study(
     )
     results.save(reference, directory=tmp_path / "this-machine")
     monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path)
-    with machine_load.study("the forward-pass grid"):
-        pass
-    assert machine_load.withheld() is None  # nobody else was busy: only the figure can tell
+    quiet = machine_load.Busyness("the forward-pass grid", other_cores=0.0, seconds=2.0)
+    monkeypatch.setattr(machine_load, "_readings", [quiet])  # only the figure can tell
     timing_report.against_reference(grid=[row])
     flagged = machine_load.withheld()
     assert flagged is not None

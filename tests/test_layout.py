@@ -18,6 +18,8 @@ MAX_MODULE_LINES = 450
 """Lines a module may hold: one job read in one sitting. A module past it is split by job
 (never cut to fit: the size follows the split), or named in :data:`LONG_MODULES`."""
 LONG_MODULES = {
+    "notebook/profile_report.py": "notebook 02's one report (one per notebook): the tables "
+    "and sentences of its four profilers, the paused against non-blocking sampling, and C5",
     "notebook/buffer_report.py": "notebook 04's one report (one per notebook): tables, sentences "
     "and figures of its three studies, the buffer designs, DDPG with each and the peer race",
     "rl/envs/batched.py": "two batched environments and the base they share (reset, same-step "

@@ -117,6 +117,11 @@ def test_sentences_follow_the_measured_numbers():
     assert "a one-off cost that warming up keeps out" in crossover.timers_sentence(timers)
     timers["cuda:0"] = {"first_call_s": 1.0, "naive_s": 0.1, "honest_s": 1.0}
     assert "it timed queueing, not work" in crossover.timers_sentence(timers)
+    # on a CPU nothing queues: a naive loop faster than the warmed median is a changed machine
+    timers = {"cpu": {"first_call_s": 0.5, "naive_s": 0.5, "honest_s": 1.0}}
+    said = crossover.timers_sentence(timers)
+    assert "queueing" not in said and "the machine's speed changed" in said
+    assert "faster than warmed-up calls" in said
     grid = [
         {"device": "cpu", "width": 8, "batch_size": b, "seconds_per_sample": s}
         for b, s in ((1, 4e-6), (16, 1.05e-6), (256, 1e-6))

@@ -48,6 +48,7 @@ def fixed_rule_table(widths: tuple[int, ...] = (64, 128, 192, 256, 512, 1024)) -
             "plain": "select_device(w, False)",
             "heavy": "select_device(w, True)",
         },
+        timed=False,
     )
 
 
@@ -290,6 +291,7 @@ def references() -> Markdown | None:
             "saved_vs_fixed_rule": "saved vs fixed rule",
         },
         {"slowdown": signed, "saved_vs_fixed_rule": signed},
+        timed=False,
     )
 
 

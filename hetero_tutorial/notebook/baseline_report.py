@@ -146,6 +146,7 @@ def horizon_table(runs: dict[int, PPOResult]) -> Markdown:
             "best": "{:.1f}".format,
             "final": "{:.1f}".format,
         },
+        timed=False,
     )
 
 
@@ -262,6 +263,7 @@ def ppo_references(plan_name: str) -> Markdown | None:
             "rollout": "rollout share",
         },
         {"sps": "{:,.0f}".format, "copies": "{:.2f}".format, "rollout": percent},
+        timed=False,
     )
 
 

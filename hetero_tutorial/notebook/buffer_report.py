@@ -55,6 +55,7 @@ def memory_table(rows: list[dict[str, Any]]) -> Markdown:
         shown,
         {"design": "design", "bytes": "bytes / transition", "x raw": "x raw"},
         {"bytes": "{:.1f}".format, "x raw": "{:.2f}".format},
+        timed=False,
     )
     raw = rows[0]["raw_bytes_per_transition"]
     return Markdown(f"{largest:,} transitions stored; raw fields: {raw} bytes\n\n{table.data}")
@@ -315,6 +316,7 @@ def counted_table(counted: dict[str, dict[str, Any]]) -> Markdown:
             "phases": "by phase, per 1000 steps",
         },
         {"total": "{:.0f}".format},
+        timed=False,
     )
 
 
@@ -348,6 +350,7 @@ def references() -> Markdown | None:
             "rows": "buffer rows",
         },
         {"sps": "{:.0f}".format},
+        timed=False,
     )
 
 
@@ -546,6 +549,7 @@ def race_table(record: Any) -> Markdown:
             "ratio": "in our favour (range)",
             "target": "target",
         },
+        timed=False,
     )
 
 

@@ -270,7 +270,9 @@ def gaps_table(gaps: Sequence[dict[str, Any]]) -> Markdown:
         "ends_disagreed": "episode ends that disagree",
         "episodes_ended": "episodes ended",
     }
-    return markdown_table(gaps, columns, {"obs": "{:.1e}".format, "reward": "{:.1e}".format})
+    return markdown_table(
+        gaps, columns, {"obs": "{:.1e}".format, "reward": "{:.1e}".format}, timed=False
+    )
 
 
 SETTINGS_COLUMNS = {
@@ -299,7 +301,7 @@ def settings_table(num_envs: Sequence[int]) -> Markdown:
                 {"implementation": design.name, "placement": design.placement.name}
                 | {key: getattr(config, key) for key in CONFIG_FIELDS}
             )
-    return markdown_table(rows, SETTINGS_COLUMNS, {"total_steps": "{:,}".format})
+    return markdown_table(rows, SETTINGS_COLUMNS, {"total_steps": "{:,}".format}, timed=False)
 
 
 def ppo_table(summary: Sequence[dict[str, Any]]) -> Markdown:

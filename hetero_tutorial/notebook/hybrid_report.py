@@ -227,18 +227,26 @@ def hybrid_references() -> Markdown | None:
             "all-cpu": "all-CPU vs baseline",
         },
         {"hybrid": "{:.2f}x".format, "all-cpu": "{:.2f}x".format},
+        timed=False,
     )
 
 
-def bytes_line(answer: int | None, counted: dict[str, Any]) -> str:
-    """The learner's rollout size beside the hybrid plan's counted transfer."""
+def bytes_line(answer: int | None, counted: dict[str, Any], guess: int | None = None) -> str:
+    """The learner's rollout size (and their prediction) beside the hybrid plan's counted
+    transfer."""
     seen = counted["by_phase"].get("transfer", {}).get("bytes_per_iteration")
+    predicted = (
+        " (no prediction written)"
+        if guess is None
+        else f"; you predicted {guess:,} ({guess / seen:.2f}x what it moved)"
+    )
     if answer is None:
         return (
-            f"The counter saw the transfer move {seen:,.0f} bytes; solve the exercise to compare."
+            f"The counter saw the transfer move {seen:,.0f} bytes{predicted}; solve the exercise "
+            "to compare your function too."
         )
     same = "the same" if seen == answer else f"{seen:,.0f}: they differ"
-    return f"Your rollout_bytes: {answer:,} bytes; the counted transfer moved {same}."
+    return f"Your rollout_bytes: {answer:,} bytes; the counted transfer moved {same}{predicted}."
 
 
 @judged("all")

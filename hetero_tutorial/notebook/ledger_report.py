@@ -32,7 +32,7 @@ def records_table(by_machine: dict[str, Records]) -> Markdown:
         if kind in read  # the measurements the claims read, not run times or peer races
         for r in found
     ]
-    return markdown_table(rows, ["machine", "kind", "date", "mode", "hardware"])
+    return markdown_table(rows, ["machine", "kind", "date", "mode", "hardware"], timed=False)
 
 
 def claims_table() -> Markdown:
@@ -42,6 +42,7 @@ def claims_table() -> Markdown:
             for c in claims.CLAIMS
         ],
         {"id": "", "claim": "claim", "article": "the article's figure", "rule": "verdict rule"},
+        timed=False,
     )
 
 
@@ -66,6 +67,7 @@ def c4_sensitivity(rows: list[dict[str, Any]] | None = None) -> Markdown:
             "copies": "copies per env step",
             "on": "counted on",
         },
+        timed=False,
     )
     return Markdown(table.data + "\n\n" + copies.c4_sensitivity_sentence(rows))
 

@@ -137,7 +137,7 @@ def gpu_references() -> Markdown:
     if not rows:
         return Markdown(results.NO_ACCELERATOR_REFERENCES)
     columns = {"machine": "machine", "name": "configuration", "speedup_vs_sequential": "x seq."}
-    return markdown_table(rows, columns, {"speedup_vs_sequential": _times})
+    return markdown_table(rows, columns, {"speedup_vs_sequential": _times}, timed=False)
 
 
 def gpu_section(study: dict[str, Any], accelerator: Any) -> Markdown | None:

@@ -98,7 +98,7 @@ def race_table(
         "target": "target",
     }
     formats = {"ratio": "{:.2f}x".format, "target": "{:g}x".format}
-    return markdown_table(rows, columns, formats)
+    return markdown_table(rows, columns, formats, timed=False)
 
 
 def behind(record: Record, metrics: Sequence[str] | None = None) -> list[str]:

@@ -160,6 +160,7 @@ def references_table() -> Markdown | None:
         ],
         ["machine", "placement", "share", "stderr", "timer", "native"],
         {"share": percent, "stderr": percent, "timer": percent},
+        timed=False,
     )
 
 
@@ -231,6 +232,7 @@ def patterns_table() -> Markdown:
             "native": "py-spy --native",
             "note": "why it costs",
         },
+        timed=False,
     )
 
 

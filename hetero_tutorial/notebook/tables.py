@@ -20,12 +20,14 @@ def markdown_table(
     rows: Sequence[Mapping[str, Any]],
     columns: Mapping[str, str] | Sequence[str],
     formats: Mapping[str, Formatter] | None = None,
+    timed: bool = True,
 ) -> Markdown:
     """A Markdown table of ``rows``; ``columns`` maps row keys to headers (or lists the keys).
 
     ``formats`` gives a function per key that turns a value into text (default ``str``;
-    None and missing values show as an em dash). Figures of a study that ran on a busy
-    machine get the guard's mark under the table (:func:`machine_load.busy_mark`).
+    None and missing values show as an em dash). ``timed``: the rows are figures of the
+    study just run, which get the guard's mark under the table where it ran on a busy
+    machine (:func:`machine_load.busy_mark`); False for counts and loaded records.
     """
     headers = dict(columns) if isinstance(columns, Mapping) else {key: key for key in columns}
     formats = formats or {}
@@ -41,7 +43,7 @@ def markdown_table(
         "|" + "---|" * len(headers),
         *("| " + " | ".join(cell(row, key) for key in headers) + " |" for row in rows),
     ]
-    mark = machine_load.busy_mark()
+    mark = machine_load.busy_mark() if timed else ""
     if mark:
         lines += ["", f"*{mark.strip()}*"]
     return Markdown("\n".join(lines))
@@ -61,6 +63,7 @@ def copies_table(counted: dict[str, Any]) -> Markdown:
             "bytes_per_iteration": "bytes per iteration",
         },
         {"count_per_env_step": "{:.4f}".format, "bytes_per_iteration": "{:,.0f}".format},
+        timed=False,
     )
 
 

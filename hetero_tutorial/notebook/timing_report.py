@@ -16,7 +16,7 @@ from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.studies.crossover import batching_sentence
+from hetero_tutorial.studies.crossover_grid import batching_sentence
 
 ARTICLE_STEP = {"article: cpu": 0.0003, "article: gpu": 0.0005}
 """The article's C1 figures, in seconds per step: claims to test, not measurements."""
@@ -92,6 +92,7 @@ def references() -> Markdown | None:
             "c2": "C2: accel/CPU speed, update",
             "crossover": "crossover width by batch",
         },
+        timed=False,
     )
 
 

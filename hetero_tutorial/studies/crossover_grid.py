@@ -4,13 +4,15 @@ Two questions, answered from its rows (one per device, width and batch size, wit
 median and IQR of seconds per call): where an accelerator gets cheaper per sample than
 the CPU, past the noise of the two medians (:func:`crossover_cells`,
 :func:`crossover_widths`: notebook 00 and claim C3), and from which batch size batching
-stops paying (:func:`batches_that_pay`: notebook 00 and the advice of notebook 09).
+stops paying (:func:`batches_that_pay`: notebook 00 and the advice of notebook 09), each
+also in a sentence (:func:`crossover_sentence`, :func:`batching_sentence`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import Spread
 
 
@@ -81,3 +83,46 @@ def batches_that_pay(
             }
         )
     return found
+
+
+@judged()
+def crossover_sentence(rows: list[dict[str, Any]]) -> str:
+    """Whether an accelerator beat the CPU per sample anywhere in the grid past the noise, from
+    where, and which cells the noise leaves undecided."""
+    cells = crossover_cells(rows)
+    if not cells:
+        return (
+            "Only the CPU was measured here, so this machine has no crossover to find: it "
+            "needs an accelerator beside the CPU."
+        )
+    widths = crossover_widths(rows)
+    unclear = {b: [str(w) for w, wins in row.items() if wins is None] for b, row in cells.items()}
+    noise = "; ".join(f"batch {b}: width {', '.join(ws)}" for b, ws in unclear.items() if ws)
+    tail = f" Within the two medians' noise (no winner): {noise}." if noise else ""
+    found = {batch: width for batch, width in widths.items() if width is not None}
+    if not found:
+        return (
+            "The accelerator was clearly cheaper per sample at no width and batch measured: "
+            f"no crossover.{tail}"
+        )
+    listed = ", ".join(f"batch {b}: from width {w}" for b, w in found.items())
+    never = [b for b, w in widths.items() if w is None]
+    beyond = f"; at no width for batch {', '.join(map(str, never))}" if never else ""
+    return f"The accelerator is cheaper per sample past the noise at {listed}{beyond}.{tail}"
+
+
+@judged()
+def batching_sentence(
+    rows: list[dict[str, Any]], device: str = "cpu", within: float = BATCH_WITHIN
+) -> str:
+    """:func:`batches_that_pay` in a sentence, with what the smallest batch costs."""
+    parts = [
+        f"width {b['width']}: batch {b['batch_size']} (batch {b['smallest_batch']} costs "
+        f"{b['smallest_over_cheapest']:.0f}x as much per sample)"
+        for b in batches_that_pay(rows, device, within)
+    ]
+    return (
+        f"On {device}, the smallest batch within {within:.0%} of the cheapest cost per sample: "
+        + "; ".join(parts)
+        + ". Past it, a larger batch buys little."
+    )
