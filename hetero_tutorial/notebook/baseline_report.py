@@ -10,6 +10,7 @@ from IPython.display import Markdown
 from hetero_tutorial.core import results
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import counted_line, markdown_table
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.runs import PPOResult
@@ -267,13 +268,15 @@ def ppo_references(plan_name: str) -> Markdown | None:
     )
 
 
-def copies_exercise_line(answer: int | None, counted: dict[str, Any], config: Any) -> str:
-    """The learner's formula for the rollout's copies beside what the counter saw."""
+def copies_exercise_line(
+    answer: int | None, counted: dict[str, Any], config: Any, guess: int | None = None
+) -> list[str]:
+    """The learner's prediction and formula for the rollout's copies beside what the counter
+    saw."""
     seen = counted["by_phase"].get("rollout", {}).get("count_per_iteration")
+    predicted = prediction_line("The rollout's copies per iteration", guess, seen, tolerance=0)
     if answer is None:
-        return (
-            f"The counter saw {seen} rollout copies per iteration; solve the exercise to compare."
-        )
+        return [predicted, "Solve the exercise above to compare your formula too."]
     steps = config.num_envs * config.num_steps
     extra = (
         ""
@@ -282,10 +285,11 @@ def copies_exercise_line(answer: int | None, counted: dict[str, Any], config: An
             f"; the difference, {seen - answer}, is episodes cut off by the time limit (two each)"
         )
     )
-    return (
+    return [
+        predicted,
         f"Your formula: {answer} copies per rollout of {steps:,} steps ({answer / steps:.4f} per "
-        f"environment step); the counter saw {seen}{extra}."
-    )
+        f"environment step); the counter saw {seen}{extra}.",
+    ]
 
 
 def findings(run: PPOResult, counted: dict[str, Any], trick_rows: list[dict[str, Any]]) -> list:
