@@ -6,6 +6,7 @@ script is loaded from a CDN, and Furo's files ship in its wheel.
 """
 
 project = "hetero-tutorial"
+copyright = "2026, hetero-tutorial contributors (MIT License)"
 html_title = "hetero-tutorial: CPU or GPU for deep RL?"
 extensions = ["myst_nb", "hetero_tutorial.app.book_math"]
 
@@ -18,6 +19,9 @@ myst_heading_anchors = 3  # the glossary's terms are headings: docs/glossary.md#
 myst_heading_slug_func = "github"  # the same anchors as on GitHub
 
 html_theme = "furo"
+html_static_path = ["_static"]
+html_css_files = ["book.css"]  # printed outputs wrap at the content column
+smartquotes = False  # "--" stays two hyphens: commands in prose copy and paste as written
 html_favicon = "favicon.svg"  # else a browser asks the server for /favicon.ico, and gets a 404
 html_math_renderer = "mathml"
 html_copy_source = False  # the executed notebooks are big; the pages are what is read

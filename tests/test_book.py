@@ -126,6 +126,8 @@ def test_each_notebook_page_links_to_colab_under_its_title_where_a_repository_is
     source = book.assemble(executed, tmp_path / "src")
     for name in readme.series_notebooks():
         stored = nbformat.read(executed.directory / name, as_version=4)
+        if not book.gpu_story_here():
+            book.hide_gpu_cells(stored)
         page = nbformat.read(source / "notebooks" / name, as_version=4)
         if url is None:
             assert page == stored
@@ -133,6 +135,20 @@ def test_each_notebook_page_links_to_colab_under_its_title_where_a_repository_is
         colab = "https://colab.research.google.com/github/someone/hetero-tutorial/blob/main"
         assert page.cells[1].source == f"[{name} in Colab]({colab}/notebooks/{name})"
         assert page.cells[0] == stored.cells[0] and page.cells[2:] == stored.cells[1:]
+
+
+def test_a_cpu_only_book_shows_no_gpu_prose_source_and_no_empty_gpu_cell():
+    pointer = nbformat.v4.new_code_cell('gpu_paragraph("""\nOn a GPU ...\n""")')
+    pointer.outputs = [nbformat.v4.new_output("display_data", {"text/markdown": "*No GPU*"})]
+    silent = nbformat.v4.new_code_cell('gpu_paragraph("## 6. Recorded GPU results")')
+    other = nbformat.v4.new_code_cell("print(1)")
+    notebook = nbformat.v4.new_notebook(cells=[pointer, silent, other])
+    book.hide_gpu_cells(notebook)
+    assert [cell.metadata.get("tags") for cell in notebook.cells] == [
+        ["remove-input"],
+        ["remove-cell"],
+        None,
+    ]
 
 
 def test_formulas_are_written_as_mathml():

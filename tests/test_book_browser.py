@@ -8,7 +8,9 @@ the loopback address is an error, so a page that needs a CDN fails here. Per pag
 loaded, no console error, uncaught exception or failed request, every image loaded
 (natural width > 0), every internal link leads to a page and an anchor that exist, a
 notebook page shows at least one figure, no Markdown table is left as text, and no
-absolute path of this machine is in its text. A screenshot of each page goes to
+absolute path of this machine is in its text, no printed output is wider than its column,
+no en dash stands where a command had ``--``, and a book without a GPU story shows no GPU
+paragraph's source. A screenshot of each page goes to
 ``build/book-shots/``.
 
 The browser (with Playwright's driver) never outlives the walk: it is closed in a
@@ -38,7 +40,9 @@ from typing import TYPE_CHECKING
 import psutil
 import pytest
 
+from hetero_tutorial.app.book import GPU_CELL
 from hetero_tutorial.core.paths import private_paths
+from hetero_tutorial.notebook.prose import gpu_story_here
 from hetero_tutorial.profiling.browser import BROWSERS, child_processes, headless_chromium
 
 if TYPE_CHECKING:  # Playwright is in the extra [book]; without it the tests skip
@@ -111,6 +115,12 @@ PROSE_JS = """() => {
 """The page's text outside code: where a Markdown table left unrendered would show."""
 UNRENDERED_TABLE = re.compile(r"\|\s*(-{3,}|—)\s*\|")
 """A Markdown table's delimiter row (``|---|``; ``|—|`` once typography made a dash of it)."""
+WIDE_JS = """() => Array.from(document.querySelectorAll(".cell_output pre"))
+    .filter((output) => output.scrollWidth > output.clientWidth + 1)
+    .map((output) => output.textContent.trim().slice(0, 80))"""
+"""The printed outputs wider than their column: a reader would scroll sideways for them."""
+SMART_DASH = re.compile(r"\s–[a-z]")
+"""An en dash where a command's ``--`` was (``ledger –readme``): typography broke a command."""
 LINKS_JS = """() => [
     Array.from(document.querySelectorAll("a[href]")).map((a) => a.href),
     Array.from(document.querySelectorAll("[id], a[name]")).map((e) => e.id || e.name),
@@ -136,6 +146,8 @@ class Visit:
     text: str = ""
     prose: str = ""
     """The text outside code blocks."""
+    wide: list[str] = field(default_factory=list)
+    """The start of each printed output wider than its column."""
     shot: Path | None = None
 
 
@@ -170,6 +182,7 @@ def _visit(browser: Browser, base: str, page_path: str, shots: Path) -> Visit:
         visit.links, visit.ids = links, set(ids)
         visit.text = page.inner_text("body")
         visit.prose = page.evaluate(PROSE_JS)
+        visit.wide = page.evaluate(WIDE_JS)
         shots.mkdir(parents=True, exist_ok=True)
         visit.shot = shots / (page_path.removesuffix(".html").replace("/", "-") + ".png")
         page.screenshot(path=str(visit.shot), full_page=True)
@@ -227,6 +240,17 @@ def problems_of(visits: list[Visit], directory: Path) -> dict[str, list[str]]:
             for v in visits
             if v.page.startswith("notebooks/") and v.figures == 0
         ],
+        "wide": [f"{v.page}: an output wider than the page: {w!r}" for v in visits for w in v.wide],
+        "dashes": [
+            f"{v.page}: an en dash in a command: {found.group(0)!r}"
+            for v in visits
+            if (found := SMART_DASH.search(v.text))
+        ],
+        "gpu prose": [
+            f"{v.page}: a GPU paragraph's source on a book without a GPU story"
+            for v in visits
+            if not gpu_story_here() and GPU_CELL in v.text
+        ],
         "paths": [
             f"{v.page}: the path {path}"
             for v in visits
@@ -276,9 +300,13 @@ def test_the_checks_see_every_kind_of_broken_page(chromium_path, tmp_path):
     site = tmp_path / "site"
     (site / "notebooks").mkdir(parents=True)
     (site / "index.html").write_text(
-        "<html><body><p>built in " + str(ROOT) + "</p><p>| a | b | |---|---| | 1 | 2 |</p>"
+        '<html><head><meta charset="utf-8"></head><body><p>built in '
+        + str(ROOT)
+        + "</p><p>| a | b | |---|---| | 1 | 2 |</p>"
         '<img src="missing.png"><a href="gone.html">gone</a><a href="index.html#nowhere">x</a>'
         '<script>console.error("boom")</script><script src="https://cdn.invalid/x.js"></script>'
+        '<div class="cell_output"><pre style="width: 100px">' + "a finding " * 40 + "</pre></div>"
+        "<p>python -m hetero_tutorial ledger –readme</p><pre>gpu_paragraph(</pre>"
         "</body></html>"
     )
     (site / "notebooks" / "00.html").write_text("<html><body><p>no figure</p></body></html>")
@@ -293,6 +321,10 @@ def test_the_checks_see_every_kind_of_broken_page(chromium_path, tmp_path):
     assert found["figures"] == ["notebooks/00.html: a notebook page with no figure"]
     assert found["tables"] == ["index.html: a Markdown table shown as text: '|---|'"]
     assert any(str(ROOT) in p for p in found["paths"])
+    assert len(found["wide"]) == 1 and "a finding a finding" in found["wide"][0]
+    assert found["dashes"] == ["index.html: an en dash in a command: ' –r'"]
+    if not gpu_story_here():
+        assert len(found["gpu prose"]) == 1
     assert not leftovers
 
 

@@ -33,6 +33,7 @@ from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR, display_path
 from hetero_tutorial.ledger import verdicts as ledger
+from hetero_tutorial.notebook.prose import gpu_story_here
 
 BOOK_DIR = BUILD_DIR / "book"
 SOURCE_DIR = BOOK_DIR / "src"
@@ -241,17 +242,32 @@ def _kit_page(page: str) -> str:
     return readme.regenerated((kit.DOCS_DIR / page).read_text(), kit.PAGES.get(page, {}))
 
 
+GPU_CELL = "gpu_paragraph("
+"""How a cell of GPU prose starts (:func:`~hetero_tutorial.notebook.prose.gpu_paragraph`)."""
+
+
+def hide_gpu_cells(notebook: nbformat.NotebookNode) -> None:
+    """Where no GPU and no GPU records are (the prose printed its one pointer, or nothing),
+    the book shows no GPU cell's source, a string literal of prose nobody reads here, and
+    no cell that printed nothing (MyST-NB's ``remove-input`` and ``remove-cell`` tags)."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and cell.source.startswith(GPU_CELL):
+            tags = cell.metadata.setdefault("tags", [])
+            tags.append("remove-input" if cell.get("outputs") else "remove-cell")
+
+
 def notebook_page(executed: Path, page: Path, url: str | None) -> None:
     """Copy an executed notebook to its page, with its "open in Colab" link (if ``url``
-    gives one) as a paragraph under its opening card (the title)."""
-    links = hosted.open_in_links([executed.name], url)
-    if not links:
-        shutil.copy2(executed, page)
-        return
+    gives one) as a paragraph under its opening card (the title), and without its GPU
+    prose's cells where this book has no GPU story (:func:`hide_gpu_cells`)."""
     notebook = nbformat.read(executed, as_version=4)
-    notebook.cells.insert(
-        hosted.after_card(notebook.cells), nbformat.v4.new_markdown_cell(links[0])
-    )
+    links = hosted.open_in_links([executed.name], url)
+    if links:
+        notebook.cells.insert(
+            hosted.after_card(notebook.cells), nbformat.v4.new_markdown_cell(links[0])
+        )
+    if not gpu_story_here():
+        hide_gpu_cells(notebook)
     nbformat.write(notebook, page)
 
 

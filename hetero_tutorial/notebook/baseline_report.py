@@ -8,6 +8,7 @@ from typing import Any
 from IPython.display import Markdown
 
 from hetero_tutorial.core import results
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.exercises import prediction_line
@@ -292,6 +293,7 @@ def copies_exercise_line(
     ]
 
 
+@judged("all")
 def findings(run: PPOResult, counted: dict[str, Any], trick_rows: list[dict[str, Any]]) -> list:
     """What notebook 01 measured on this machine, each line from the numbers."""
     from hetero_tutorial.studies.ppo_tricks import verdict

@@ -36,7 +36,8 @@ def markdown_table(
         value = row.get(key)
         if value is None:
             return "—"
-        return formats.get(key, str)(value)
+        # a "|" inside a cell (a regular expression's alternatives) would end the cell
+        return formats.get(key, str)(value).replace("|", "\\|")
 
     lines = [
         "| " + " | ".join(headers.values()) + " |",
