@@ -117,3 +117,15 @@ def test_the_ddpg_sentence_quotes_the_articles_times_not_the_ratio_09_asks_for()
     import inspect
 
     assert "1.36" not in inspect.getsource(buffer_report.ddpg_speed_sentence)
+
+
+def test_the_sampling_ratios_carry_the_spread_of_their_medians():
+    rows = [
+        {"design": d, "capacity": 1000, "batch_size": 100, "device": "cpu",
+         "sample_transitions_per_s": rate, "sample_iqr_s": iqr}
+        for d, rate, iqr in (("transition", 1e5, 1e-4), ("trajectory", 5e5, 2e-5),
+                             ("tensor", 1e6, 1e-5))
+    ]  # fmt: skip
+    said = buffer_report.sampling_sentence(rows)
+    # 1 ms against 0.1 ms per batch, each +- half its IQR: (1.05 / 0.095)x to (0.95 / 0.105)x
+    assert "the tensor buffer is 10.00x (from the two medians' IQRs 9.05-11.05x) pattern A" in said

@@ -82,15 +82,21 @@ def speed_table(rows: list[dict[str, Any]]) -> Markdown:
 
 @judged()
 def sampling_sentence(rows: list[dict[str, Any]]) -> str:
-    """The designs' sampling rates to the CPU at the largest capacity, as ratios."""
+    """The designs' sampling rates to the CPU at the largest capacity, as ratios with the
+    spread of the two medians' IQRs (``Spread.of_medians``): a ratio from another run is
+    the same figure only where it falls inside that spread."""
     largest = max(r["capacity"] for r in rows)
-    rate = {d: r["sample_transitions_per_s"] for d, r in _at(rows, largest).items()}
+    found = _at(rows, largest)
+
+    def faster(top: str, bottom: str) -> Spread:
+        return Spread.of_medians(_batch_seconds(found[bottom]), _batch_seconds(found[top]))
+
     return (
         f"At {largest:,} transitions, sampling to the CPU: the tensor buffer is "
-        f"{rate['tensor'] / rate['transition']:.1f}x pattern A, pattern B "
-        f"{rate['trajectory'] / rate['transition']:.1f}x pattern A, the tensor buffer "
-        f"{rate['tensor'] / rate['trajectory']:.1f}x pattern B (batches of "
-        f"{rows[0]['batch_size']}, no copies on the CPU)."
+        f"{faster('tensor', 'transition')} pattern A, pattern B "
+        f"{faster('trajectory', 'transition')} pattern A, the tensor buffer "
+        f"{faster('tensor', 'trajectory')} pattern B (batches of {rows[0]['batch_size']}, "
+        "no copies on the CPU)."
     )
 
 
