@@ -1,11 +1,15 @@
 """What a compiled call costs, and how a step must be written to gain from it: four probes.
 
-1. **A compiled call's fixed cost.** ``x * 2 + 1`` eagerly and under ``torch.compile`` at
-   64 to 1,048,576 elements: where the compiled call is slower at 64 elements, its fixed
-   cost (the Python wrappers around the generated kernel) is the difference. Then the same
-   graph as the package compiles a piece (:func:`hetero_tutorial.core.compiled.compiled`),
-   called through ``torch.compile``'s wrapper and as the piece calls it, its guards checked
-   and Dynamo's generated code run directly: the difference is the wrapper's cost.
+1. **A compiled call's fixed cost, and its guards.** ``x * 2 + 1`` eagerly and under
+   ``torch.compile`` at 64 to 1,048,576 elements: where the compiled call is slower at 64
+   elements, its fixed cost (the Python wrappers around the generated kernel) is the
+   difference. Then the same graph as the package compiles a piece
+   (:func:`hetero_tutorial.core.compiled.compiled`), its steady calls with the guards
+   checked, and skipped (:func:`~hetero_tutorial.core.compiled.unguarded`) around each call
+   and around a whole round of calls, as a PPO iteration holds it; and PPO's minibatch step
+   (``--step-size`` transitions, a graph that reads far more than one tensor) checked and
+   unguarded around the round. Setting the stance costs microseconds: around each call, the
+   difference is what skipping the guards gains net of it.
 2. **Two forms of CartPole's transition.** The package's eager transition (in place, each
    line one fused PyTorch operation, :meth:`BatchedCartPole._transition`), eager and
    compiled, against the out-of-place form written for the compiler
@@ -25,6 +29,7 @@ One PyTorch thread, every variant warmed up (compiled first), then ``--repeats``
 the variants interleaved in each; the median seconds per call and the range over rounds.
 
     .venv/bin/python benchmarks/compile_overhead.py [--sizes 4096 65536] [--repeats 7]
+        [--step-size 256]
 
 Prints a table; writes nothing. A probe for the compiled path's targets (benchmarks/README.md).
 """
@@ -35,14 +40,26 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 
 import torch
 
 from hetero_tutorial import compile_cache, make_batched_env
 from hetero_tutorial.core.compiled import compiled as compiled_piece
+from hetero_tutorial.core.compiled import unguarded
+from hetero_tutorial.studies.compiling import minibatch_learner
+
+Around = dict[str, Callable[[], AbstractContextManager]]
+"""Per variant, what a round of its calls runs inside (by default nothing)."""
 
 
-def timed(variants: dict[str, Callable[[], object]], repeats: int, calls: int) -> dict:
+def timed(
+    variants: dict[str, Callable[[], object]],
+    repeats: int,
+    calls: int,
+    around: Around | None = None,
+) -> dict:
     """Median and range of seconds per call, the variants interleaved in every round."""
     for variant in variants.values():  # warm-up: compiling happens here
         for _ in range(3):
@@ -50,10 +67,11 @@ def timed(variants: dict[str, Callable[[], object]], repeats: int, calls: int) -
     rounds: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeats):
         for name, variant in variants.items():
-            began = time.perf_counter()
-            for _ in range(calls):
-                variant()
-            rounds[name].append((time.perf_counter() - began) / calls)
+            with (around or {}).get(name, nullcontext)():
+                began = time.perf_counter()
+                for _ in range(calls):
+                    variant()
+                rounds[name].append((time.perf_counter() - began) / calls)
     return {name: (statistics.median(s), min(s), max(s)) for name, s in rounds.items()}
 
 
@@ -68,16 +86,33 @@ def twice_plus_one(x: torch.Tensor) -> torch.Tensor:
     return x * 2.0 + 1.0
 
 
-def affine_variants(size: int) -> dict[str, Callable[[], object]]:
-    """``x * 2 + 1`` at ``size`` elements, eager and compiled (a graph of its own)."""
+def affine_variants(size: int) -> tuple[dict[str, Callable[[], object]], Around]:
+    """``x * 2 + 1`` at ``size`` elements, eager and compiled (a graph of its own), and as a
+    piece: guards checked, unguarded around each call and around the round."""
     x, compiled = torch.rand(size), torch.compile(twice_plus_one, dynamic=False)
     piece = compiled_piece(twice_plus_one, "compile", "cpu", "x * 2 + 1")
-    return {
+
+    def unguarded_call() -> object:
+        with unguarded([piece]):
+            return piece(x)
+
+    variants = {
         "eager": lambda: twice_plus_one(x),
         "compiled": lambda: compiled(x),
-        "piece, via the wrapper": lambda: piece.fn(x),
-        "piece": lambda: piece(x),
+        "piece, guards checked": lambda: piece(x),
+        "piece, unguarded each": unguarded_call,
+        "piece, unguarded round": lambda: piece(x),
     }
+    return variants, {"piece, unguarded round": lambda: unguarded([piece])}
+
+
+def step_variants(size: int) -> tuple[dict[str, Callable[[], object]], Around]:
+    """PPO's compiled minibatch step at ``size`` transitions, its guards checked and
+    unguarded around the round (one learner: the same graph)."""
+    learner, rollout, storage = minibatch_learner(size, "compile", torch.device("cpu"))
+    step = partial(learner.minibatch_step, rollout, torch.randperm(size), storage)
+    variants = {"PPO step, guards checked": step, "PPO step, unguarded round": step}
+    return variants, {"PPO step, unguarded round": lambda: unguarded([learner.step])}
 
 
 def cartpole_variants(size: int) -> dict[str, Callable[[], object]]:
@@ -138,12 +173,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 65536])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--step-size", type=int, default=256)
     args = parser.parse_args()
     torch.set_num_threads(1)
     compile_cache()
     print("1. x * 2 + 1: size, variant, seconds per call (range over rounds), speed-up")
     for size in (64, 4096, 65536, 1 << 20):
-        show(size, timed(affine_variants(size), args.repeats, max(20, (1 << 22) // size)), "eager")
+        variants, around = affine_variants(size)
+        show(size, timed(variants, args.repeats, max(20, (1 << 22) // size), around), "eager")
+    variants, around = step_variants(args.step_size)
+    show(args.step_size, timed(variants, args.repeats, 200, around), "PPO step, guards checked")
     print("\n2. CartPole's transition (no random draw): envs, variant, seconds per step")
     for size in args.sizes:
         calls = max(20, (1 << 21) // size)

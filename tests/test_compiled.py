@@ -7,8 +7,10 @@ each piece is compiled once per module here (the fixtures), at small sizes.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import gymnasium as gym
+import nbformat
 import pytest
 import torch
 
@@ -18,8 +20,11 @@ from hetero_tutorial.core.compiled import (
     compile_unavailable,
     compiled,
     require_compile_mode,
+    unguarded,
 )
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.modes import QUICK_ENV_VAR
+from hetero_tutorial.core.paths import REPO_DIR
 from hetero_tutorial.core.placement import as_placement
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import Batch
@@ -32,7 +37,9 @@ from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import GRAPH_MINIBATCHES
 from hetero_tutorial.rl.ppo.runs import train
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
+from hetero_tutorial.studies.compiling import forward_grid_rows
 
+NOTEBOOKS = REPO_DIR / "notebooks"
 NUM_ENVS = 64
 STEPS = 120  # several of CartPole's random-action episodes: autoresets happen
 
@@ -457,62 +464,88 @@ class _Scaled:
         return x * self.scale + 1
 
 
-def test_a_steady_call_runs_dynamos_code_itself_and_what_no_graph_fits_goes_through_dynamo(
+def test_unguarded_calls_skip_the_guards_which_is_why_nothing_a_graph_reads_may_change(
     monkeypatch,
 ):
-    """After the first call a piece checks the guards of Dynamo's cache entries and runs the
-    code of the one that fits, without torch.compile's wrapper; a call no entry fits (a new
-    value the graph read, a new shape) goes through Dynamo, which compiles a graph for it:
-    never a stale graph."""
+    """Inside unguarded, once a piece has compiled, its graph runs unchecked: a changed
+    Python value that a guard would have sent to a recompile runs the old graph, silently
+    (why PyTorch calls the stance unsafe). Outside it the guard recompiles; under the
+    checking stance the tests use, the same call raises."""
     owner = _Scaled(2.0)
     piece = compiled(owner.scaled, "compile", "cpu", "a test")
-    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 3.0))  # compiles
-    dynamo, through_dynamo = piece.fn, []
-    monkeypatch.setattr(piece, "fn", lambda *args: through_dynamo.append(args) or dynamo(*args))
-    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 3.0)) and not through_dynamo
+    with unguarded([piece]):  # not compiled yet: the first call checks, and compiles
+        assert torch.equal(piece(torch.ones(4)), torch.full((4,), 3.0))
     owner.scale = 3.0
-    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 4.0)) and len(through_dynamo) == 1
-    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 4.0)) and len(through_dynamo) == 1
-    assert torch.equal(piece(torch.ones(5)), torch.full((5,), 4.0)) and len(through_dynamo) == 2
-    assert piece.steady_calls == 4
+    with unguarded([piece]):
+        assert torch.equal(piece(torch.ones(4)), torch.full((4,), 3.0))  # stale: 1 * 2 + 1
+    assert torch.equal(piece(torch.ones(4)), torch.full((4,), 4.0))  # checked: recompiled
+    monkeypatch.setattr(compiled_module, "STEADY_STANCE", CHECKING_STANCE)
+    owner.scale = 4.0
+    with pytest.raises(RuntimeError, match="fail_on_recompile"), unguarded([piece]):
+        piece(torch.ones(4))
+    eager = compiled(owner.scaled, "eager", "cpu", "a test")
+    with unguarded([piece, eager]):  # an eager piece among them: the stance stays as it is
+        assert torch.equal(piece(torch.ones(4)), torch.full((4,), 5.0))
 
 
-def test_a_closure_or_a_call_by_keyword_goes_through_dynamo():
-    """Dynamo's generated code for a closure needs the cells its frame hook supplies, and a
-    call by keyword or with defaults left out needs its binding: those calls go through
-    Dynamo, with the same numbers."""
-    offset = torch.tensor(1.0)
-
-    def shifted(x: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
-        return x * scale + offset
-
-    assert compiled_module._DynamoFrame.of(shifted) is None
-    piece = compiled(_Scaled(2.0).scaled, "compile", "cpu", "a test")
-    assert piece._frame is not None
-    for _ in range(3):
-        assert torch.equal(piece(x=torch.ones(2)), torch.full((2,), 3.0))
-    bound = piece._frame.bound
-    assert piece._frame.runner(bound, {"x": torch.ones(2)}) is None
-    assert piece._frame.runner((*bound, torch.ones(2)), {}) is not None
+CHECKING_STANCE = {"stance": "fail_on_recompile"}
+"""A stance that checks every guard and raises where one fails: what unguarded calls would
+get wrong, had they skipped the guards, as they do outside the tests."""
 
 
-def test_a_piece_runs_the_entries_of_its_own_compiler_only():
-    """The same function compiled with other options (Inductor's default Python wrapper,
-    where a CPU piece asks for the C++ one) has cache entries of its own, as under another
-    mode: a piece runs only those its own compiler made, whichever was called last."""
+def test_no_unguarded_call_of_a_ppo_run_needs_a_recompile(monkeypatch):
+    """The assumption that makes skipping the guards safe (compiled.STEADY_STANCE): PPO's
+    iterations after the first, where the trainer skips its pieces' guards, run with every
+    guard checked instead and never meet one that fails, on either environment (the
+    learning rate and the clip range decay between iterations, as tensors)."""
+    monkeypatch.setattr(compiled_module, "STEADY_STANCE", CHECKING_STANCE)
+    stances = []
+    set_stance = torch.compiler.set_stance
+    monkeypatch.setattr(
+        torch.compiler, "set_stance", lambda *a, **k: stances.append(k) or set_stance(*a, **k)
+    )
+    for env_id in ("CartPole-v1", "Pendulum-v1"):
+        config = PPOConfig.tuned(env_id, num_envs=8, total_steps=3 * 8 * 64, compile="compile")
+        config = replace(config, num_steps=64, minibatch_size=128)
+        trainer = PPOTrainer(config, as_placement("all-device"), 0)
+        while not trainer.done:
+            trainer.run_iteration()
+        assert config.anneal_lr and len(trainer.iteration_seconds) == 3
+        assert [p.mode for p in trainer.compiled_pieces] == ["compile", "compile"]
+    assert stances == [CHECKING_STANCE] * 4  # iterations 2 and 3 of each run
 
-    def doubled(x: torch.Tensor) -> torch.Tensor:
-        return x * 2
 
-    x = torch.ones(3)
-    plain = torch.compile(doubled, dynamic=False, fullgraph=True)
-    piece = compiled(doubled, "compile", "cpu", "a test")
-    for call in (plain, piece, plain):  # the plain entry is now the one Dynamo ran last
-        assert torch.equal(call(x), torch.full((3,), 2.0))
-    entries = piece._frame.entries(doubled.__code__)
-    assert len(entries) == 2
-    (ours,) = [e for e in entries if e.backend.config.get("cpp_wrapper")]
-    assert piece._frame.runner((x,), {}).__code__ is ours.code
+def test_a_pytorch_without_the_public_calls_a_piece_makes_runs_it_eagerly(monkeypatch, capsys):
+    assert compiled_module._missing_compile_api() is None  # this PyTorch has them
+    monkeypatch.setattr(compiled_module, "_missing_compile_api", lambda: "it lacks them")
+    monkeypatch.setattr(compiled_module, "_SAID", set())
+    piece = compiled(lambda x: x + 1, "compile", "cpu", "a test piece")
+    assert piece.mode == "eager" and "it lacks them (the series checks 2.13.0" in piece.fallback
+    assert piece(torch.ones(1)).item() == 2.0
+    assert capsys.readouterr().err.count("compile: a test piece runs eagerly") == 1
+
+
+def _full_mode_parameters() -> dict[str, object]:
+    """Notebook 08's parameters cell, run as full mode runs it."""
+    notebook = nbformat.read(next(NOTEBOOKS.glob("08_*.ipynb")), as_version=4)
+    (cell,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    values: dict[str, object] = {}
+    exec(cell.source, values)  # by_mode picks the full budget: QUICK_ENV_VAR is unset
+    return values
+
+
+def test_the_full_mode_grid_compiles_every_shape_of_its_forward(monkeypatch):
+    """Full mode's grid compiles the same forward once per width and batch (twelve), past
+    Dynamo's limit of 8 recompiles of one function: each piece has graphs of its own, and
+    every shape runs compiled (tiny repeats: the compiling is what is tested)."""
+    monkeypatch.delenv(QUICK_ENV_VAR, raising=False)
+    grid = _full_mode_parameters()
+    widths, batches = grid["GRID_WIDTHS"], grid["GRID_BATCHES"]
+    assert len(widths) * len(batches) > 8  # the case the limit would stop
+    rows = forward_grid_rows(widths, batches, ["cpu"], repeats=1, seconds_per_repeat=1e-4)
+    assert {(r["width"], r["batch_size"]) for r in rows if r["mode"] == "compile"} == {
+        (width, batch) for width in widths for batch in batches
+    }
 
 
 def test_the_series_cache_replaces_inductors_default_but_not_a_folder_asked_for(

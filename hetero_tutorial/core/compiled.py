@@ -14,9 +14,9 @@ The modes (:data:`COMPILE_MODES`):
 * ``"eager"``: the function itself, as it reads;
 * ``"compile"``: ``torch.compile(fn)`` (Inductor, default mode); on a CPU with Inductor's
   C++ wrapper (``cpp_wrapper``): the generated code that calls the kernels is C++ too,
-  where by default it is Python (see :data:`CPU_OPTIONS`). After the first call, a call
-  checks the guards and runs Dynamo's code itself, without ``torch.compile``'s wrapper
-  (see :class:`_DynamoFrame`);
+  where by default it is Python (see :data:`CPU_OPTIONS`). Inside :func:`unguarded`, once
+  the pieces have compiled, their calls skip the guard checks (:data:`STEADY_STANCE`:
+  unsafe in general; it says why it is safe here);
 * ``"cudagraphs"``: ``torch.compile(fn, mode="reduce-overhead")`` on CUDA: Inductor's
   kernels captured in CUDA graphs, with static input buffers.
 
@@ -26,6 +26,13 @@ happens; under CUDA graphs the second call's too, where the graph is captured) a
 the later, steady calls. Where compiling cannot work here (no C++ compiler, a Python or
 platform that ``torch.compile`` does not support, no Triton for a GPU) the piece runs
 eagerly and says why in one line, once per reason (:func:`compile_unavailable`).
+
+Each piece has compiled graphs of its own (``torch.compile``'s ``isolate_recompiles``).
+Without it, every ``torch.compile`` of one function (a network's forward, one method of a
+class) shares one cache and one limit of 8 recompiles: notebook 08's grid, the same forward
+at twelve shapes in full mode, would pass it, and under ``fullgraph=True`` that is an error.
+A piece runs through ``torch.compile`` and ``torch.compiler`` only; the private names the
+package still uses, and why, are listed in :mod:`hetero_tutorial.core.torch_private`.
 """
 
 from __future__ import annotations
@@ -36,9 +43,9 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from types import CodeType, FunctionType
 from typing import Any
 
 import torch
@@ -46,6 +53,7 @@ from torch.utils._python_dispatch import is_in_torch_dispatch_mode
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
+from hetero_tutorial.core.torch_private import CHECKED_ON
 
 COMPILE_MODES = ("eager", "compile", "cudagraphs")
 """How a piece runs: as written, compiled by torch.compile, or compiled and CUDA-graphed."""
@@ -94,11 +102,29 @@ def _cpp_compiler() -> str | None:
     return next((found for name in candidates if (found := shutil.which(name))), None)
 
 
+@functools.cache
+def _missing_compile_api() -> str | None:
+    """What this PyTorch's public compile API lacks of what a compiled piece calls, in words
+    (None: nothing): ``isolate_recompiles`` and ``set_stance``'s ``skip_guard_eval_unsafe``.
+    Looked for by name, so that an older PyTorch runs the pieces eagerly, saying so, rather
+    than failing at a piece's first call."""
+    if "isolate_recompiles" not in inspect.signature(torch.compile).parameters:
+        return "torch.compile takes no isolate_recompiles"
+    set_stance = getattr(torch.compiler, "set_stance", None)
+    if (
+        set_stance is None
+        or "skip_guard_eval_unsafe" not in inspect.signature(set_stance).parameters
+    ):
+        return "torch.compiler.set_stance takes no skip_guard_eval_unsafe"
+    return None
+
+
 def compile_unavailable(device: torch.device | str, mode: str = "compile") -> str | None:
     """Why ``mode`` cannot run on ``device`` here, in words; None when it can.
 
     ``"cudagraphs"`` needs a CUDA device; both compiled modes need a Python that
-    ``torch.compile`` supports, and a C++ compiler on a CPU or Triton on a GPU.
+    ``torch.compile`` supports, the public calls a piece makes (:func:`_missing_compile_api`),
+    and a C++ compiler on a CPU or Triton on a GPU.
     """
     require_compile_mode(mode)
     device = torch.device(device)
@@ -108,6 +134,9 @@ def compile_unavailable(device: torch.device | str, mode: str = "compile") -> st
         return f"CUDA graphs need a CUDA device, and this piece runs on {device.type}"
     if not torch._dynamo.is_dynamo_supported():
         return f"torch.compile does not support Python {sys.version.split()[0]} in this PyTorch"
+    if missing := _missing_compile_api():
+        checked = ", ".join(CHECKED_ON)
+        return f"in this PyTorch ({torch.__version__}) {missing} (the series checks {checked})"
     if device.type == "cpu" and _cpp_compiler() is None:
         return "no C++ compiler found (torch.compile's CPU code is C++: install g++ or set CXX)"
     if device.type == "cuda":
@@ -146,75 +175,23 @@ START_CALLS = {"eager": 1, "compile": 1, "cudagraphs": 2}
 it once uncaptured, a warm-up); under ``"cudagraphs"`` the second captures the graph."""
 
 
-class _DynamoFrame:
-    """What Dynamo does at each call of a compiled function, done directly: find the cache
-    entry of this piece's compiler whose guards pass for these arguments, and run the code
-    Dynamo generated for it (it calls the compiled graph), without Dynamo's frame hook.
+STEADY_STANCE: dict[str, Any] = {"stance": "default", "skip_guard_eval_unsafe": True}
+"""The compiler's stance inside :func:`unguarded` (the arguments of
+:func:`torch.compiler.set_stance`): compiled graphs run without checking their guards. The
+check costs microseconds a call, the more the more the graph read (an object's attributes,
+each tensor's shape and dtype: PPO's minibatch steps read the learner's weights, Adam's
+moments and the rollout's tensors); setting the stance costs microseconds too, so it is set
+once around many calls (a PPO iteration), not around each (probe 1 of
+``benchmarks/compile_overhead.py`` times a call both ways).
 
-    A call through ``torch.compile``'s wrapper does the same and more: it swaps the
-    interpreter's frame hook in and out and saves and restores dispatch and compiler state
-    around the call. That costs microseconds a call on a CPU, where a piece of a
-    small-network run is called thousands of times and its graph takes about a hundred;
-    probe 1 of ``benchmarks/compile_overhead.py`` measures what skipping it gains. The
-    cache entries are Dynamo's own (its debugging accessor), so a recompile, a reset or a
-    call whose guards fail finds what Dynamo would: where no entry fits, the call goes
-    through Dynamo, which compiles one.
-    """
-
-    def __init__(
-        self,
-        function: FunctionType,
-        bound: tuple[Any, ...],
-        entries: Callable[[CodeType], list[Any]],
-    ) -> None:
-        self.function, self.bound, self.entries = function, bound, entries
-        self.code = function.__code__
-        self.names = self.code.co_varnames[: self.code.co_argcount]
-        self.backend: Any = None
-        """the compiler of this piece's entries (None before a call through Dynamo): the
-        same code compiled with other options, or in another mode, has entries of its own"""
-        self._runners: dict[CodeType, FunctionType] = {}
-
-    @classmethod
-    def of(cls, fn: Callable[..., Any]) -> _DynamoFrame | None:
-        """The frame of ``fn`` (a function or a bound method without ``*args``, ``**kwargs``
-        or a closure), or None: then every call goes through Dynamo."""
-        try:  # the cache entries Dynamo's frame hook searches, per code object (imported
-            # here: Dynamo is a heavy import, and a piece that compiles needs it anyway)
-            from torch._dynamo.eval_frame import _debug_get_cache_entry_list as entries
-        except ImportError:  # a PyTorch without it
-            return None
-        function = fn.__func__ if inspect.ismethod(fn) else fn
-        if not inspect.isfunction(function) or function.__closure__:
-            return None
-        code = function.__code__
-        if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-            return None
-        return cls(function, (fn.__self__,) if inspect.ismethod(fn) else (), entries)
-
-    def runner(self, values: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionType | None:
-        """Dynamo's generated code for the first cache entry whose guards pass for
-        ``values`` (the bound object first, for a method), to be called with them; None
-        where none does, or where the call leaves out or names an argument."""
-        if self.backend is None or kwargs or len(values) != len(self.names):
-            return None
-        f_locals = dict(zip(self.names, values, strict=True))
-        for entry in self.entries(self.code):
-            ours = entry.backend is self.backend or entry.backend == self.backend
-            if ours and entry.guard_manager.check(f_locals):
-                if (run := self._runners.get(entry.code)) is None:
-                    if entry.code.co_freevars:  # a closure's: Dynamo's hook supplies cells
-                        return None
-                    run = FunctionType(entry.code, self.function.__globals__)
-                    self._runners[entry.code] = run
-                return run
-        return None
-
-    def went_through_dynamo(self) -> None:
-        """Note the compiler of the entry a call through Dynamo just ran: Dynamo keeps the
-        entry it ran (or compiled) first in its list."""
-        entries = self.entries(self.code)
-        self.backend = entries[0].backend if entries else None
+PyTorch calls it unsafe: a call that a guard would have sent to a recompile (a new shape, a
+changed Python value the graph read) runs the old graph instead, silently wrong. It is safe
+around a PPO iteration because a piece is made for one run, whose shapes never change, and
+every value that changes during a run (the learning rate, the clip range, the environments'
+state) reaches the graph as a tensor, whose contents no guard reads: after its start, no
+call of a piece needs a recompile. ``tests/test_compiled.py`` checks that assumption: it
+trains with ``{"stance": "fail_on_recompile"}`` here instead, which checks every call's
+guards and raises where one fails."""
 
 
 class CompiledPiece:
@@ -247,8 +224,10 @@ class CompiledPiece:
             # A run's shapes never change: specialise on them (without this, a second size of
             # the same piece, as a benchmark's, turns the graph dynamic for every later size).
             # One graph or an error: a graph break would split the piece silently.
-            self.fn = torch.compile(fn, dynamic=False, fullgraph=True, **options)
-        self._frame = _DynamoFrame.of(fn) if mode == "compile" else None
+            # Graphs of its own (see the module's docstring).
+            self.fn = torch.compile(
+                fn, dynamic=False, fullgraph=True, isolate_recompiles=True, **options
+            )
         self.start_calls = START_CALLS[mode]
         self.start_seconds = 0.0
         """seconds of the start calls so far"""
@@ -281,15 +260,7 @@ class CompiledPiece:
         graphed = self.mode == "cudagraphs"
         skips = _cudagraph_skips() if graphed else 0
         began = time.perf_counter()
-        frame = self._frame
-        values = (*frame.bound, *args) if frame is not None else args
-        run = frame.runner(values, kwargs) if frame is not None else None
-        if run is not None:
-            out = run(*values)
-        else:
-            out = self.fn(*args, **kwargs)
-            if frame is not None:
-                frame.went_through_dynamo()
+        out = self.fn(*args, **kwargs)
         seconds = time.perf_counter() - began
         if graphed:  # a graph may be declined at any call that meets a new one
             self.graph_skips += _cudagraph_skips() - skips
@@ -322,6 +293,23 @@ def compiled(
         return CompiledPiece(fn, "eager", what, reason)
     inductor = CPU_OPTIONS if torch.device(device).type == "cpu" else None
     return CompiledPiece(fn, mode, what, None, inductor)
+
+
+@contextmanager
+def unguarded(pieces: Sequence[CompiledPiece]) -> Iterator[None]:
+    """Run the block under :data:`STEADY_STANCE` (compiled graphs unguarded) where every one
+    of ``pieces`` runs in ``"compile"`` and has made its start calls; as it is otherwise.
+
+    Wrap what calls the pieces many times (a PPO iteration), and only where nothing else
+    that is compiled runs inside: the stance holds for every compiled call in the block.
+    Before the pieces have compiled, their first calls check their guards as always, and
+    under ``"cudagraphs"`` the calls keep their checks (the skip was measured on a CPU only).
+    """
+    steady = bool(pieces) and all(
+        piece.mode == "compile" and piece.calls >= piece.start_calls for piece in pieces
+    )
+    with torch.compiler.set_stance(**STEADY_STANCE) if steady else nullcontext():
+        yield
 
 
 def break_even_iterations(

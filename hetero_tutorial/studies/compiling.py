@@ -82,7 +82,7 @@ def explain_step(env: Any) -> dict[str, Any]:
 
     env.reset(seed=0)
     actions = torch.zeros(env.action_space.shape, device=env.device)
-    torch._dynamo.reset()
+    torch.compiler.reset()
     counters.clear()
     torch.compile(env.step, backend="eager")(actions)
     breaks = dict(counters["graph_break"])
@@ -91,7 +91,7 @@ def explain_step(env: Any) -> dict[str, Any]:
         "graph_breaks": sum(breaks.values()),
         "reasons": [reason.strip() for reason in breaks],
     }
-    torch._dynamo.reset()  # these traces are not the compiled pieces': forget them
+    torch.compiler.reset()  # these traces are not the compiled pieces': forget them
     return found
 
 
@@ -122,12 +122,12 @@ def _env_step_call(size: int, mode: str, device: torch.device) -> Callable[[], A
 
 
 def _update_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
-    learner, rollout, storage = _minibatch_learner(size, mode, device)
+    learner, rollout, storage = minibatch_learner(size, mode, device)
     pick = torch.randperm(size, device=device)  # the step gathers its minibatch, as in training
     return lambda: learner.minibatch_step(rollout, pick, storage)
 
 
-def _minibatch_learner(
+def minibatch_learner(
     size: int, mode: str, device: torch.device
 ) -> tuple[PPOLearner, list[torch.Tensor], RolloutStorage]:
     """A PPO learner of the series' CartPole network, and a random flat rollout of ``size``
@@ -492,7 +492,7 @@ def step_breakdown(
         raise UsageError(f"the breakdown times a compiled step, and compiling cannot run: {reason}")
     with torch_threads(threads):
         call = _update_call(size, "compile", device)
-        twin, rollout, storage = _minibatch_learner(size, "compile", device)
+        twin, rollout, storage = minibatch_learner(size, "compile", device)
         twin.step = CompiledPiece(twin.graph_steps, "compile", "the profiled twin", None)
         pick = torch.randperm(size, device=device)
         for _ in range(3):  # compile and warm up
