@@ -266,7 +266,7 @@ def judged(scope: str = "study") -> Callable[[Callable[P, R]], Callable[P, R]]:
         @functools.wraps(function)
         def write(*args: P.args, **kwargs: P.kwargs) -> R:
             busy = [withheld()] if scope == "study" else [r for r in _readings if r.busy]
-            lines = [flagged.line() for flagged in busy if flagged is not None]
+            lines = list(dict.fromkeys(r.line() for r in busy if r is not None))  # each once
             if not lines:
                 return function(*args, **kwargs)
             return lines if lines_out else " ".join(lines)  # type: ignore[return-value]
