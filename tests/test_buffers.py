@@ -324,3 +324,16 @@ def test_bench_buffers_record_says_when_the_pinned_path_was_not_timed():
     fields = bench.run(args)
     assert {row["design"] for row in fields["rows"]} == set(DESIGNS)
     assert fields["pinned_rows"] == [] and "pin_memory=True" in fields["pinned_note"]
+
+
+def test_a_tensor_buffer_copied_from_a_filled_one_holds_and_samples_the_same():
+    """The pinned path's buffer is one copy of the filled one: same rows, same batches."""
+    filled, copy = (TensorReplayBuffer(50, OBS_DIM, ACTION_DIM, seed=3) for _ in range(2))
+    add_steps(filled, range(1, 71))  # past the capacity: the ring has wrapped
+    copy.copy_rows_from(filled)
+    assert len(copy) == len(filled) == 50
+    twin = TensorReplayBuffer(50, OBS_DIM, ACTION_DIM, seed=3)
+    add_steps(twin, range(1, 71))  # filled one add at a time, as before
+    assert torch.equal(copy.sample(16).obs, twin.sample(16).obs)
+    with pytest.raises(UsageError, match="one shape"):
+        TensorReplayBuffer(10, OBS_DIM, ACTION_DIM).copy_rows_from(filled)

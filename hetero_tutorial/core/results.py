@@ -2,7 +2,7 @@
 
 A record is one flat JSON object: ``schema`` (so a foreign file is recognised),
 ``kind`` (what was measured, e.g. ``"bench.ppo"``), ``provenance`` (hardware
-fingerprint, library versions, date, command, quick or full mode), and the
+fingerprint, library versions, date, command, quick or full mode, the code's commit), and the
 measured fields themselves (``env_steps_per_s``, ``rows``, ...) beside them.
 Records of a learner's own runs go to ``data/results/`` (ignored by git);
 reference records from known machines are committed under ``data/reference/``.
@@ -14,9 +14,11 @@ import datetime as dt
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +53,42 @@ def _current_command() -> str:
     return " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
 
 
+COMMIT_ENV_VAR = "HETERO_TUTORIAL_COMMIT"
+"""The commit of the code, for a copy of the repository that has no ``.git`` (a device call
+carries the working tree alone): ``benchmarks/gpu_reference.py`` sets it for its steps."""
+
+
+@cache
+def code_commit() -> str | None:
+    """The commit the measuring code is at: :data:`COMMIT_ENV_VAR` where set, else git's
+    ``HEAD`` with ``-dirty`` when files differ from it; None without either. A record's
+    numbers belong to the code that made them; this says which."""
+    if os.environ.get(COMMIT_ENV_VAR):
+        return os.environ[COMMIT_ENV_VAR]
+    try:
+        done = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=40"],
+            cwd=REPO_DIR,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = done.stdout.strip() if done.returncode == 0 else ""
+    return found or None
+
+
 def provenance(command: str | None = None, quick: bool | None = None) -> dict[str, Any]:
-    """Where and how a measurement is being made: machine, versions, date, command, mode, and
-    (``machine_load``) how busy others kept the machine during the timed studies since the
-    previous record (:func:`machine_load.for_record`)."""
+    """Where and how a measurement is being made: machine, versions, date, command, mode, the
+    code's commit (:func:`code_commit`), and (``machine_load``) how busy others kept the
+    machine during the timed studies since the previous record (:func:`machine_load.for_record`)."""
     found = {
         "fingerprint": fingerprint(),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": command if command is not None else _current_command(),
         "quick": quick_mode() if quick is None else quick,
+        "commit": code_commit(),
     }
     load = machine_load.for_record()
     if load is not None:

@@ -123,7 +123,7 @@ def run_in_own_group(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,  # its own process group: py-spy and the program it launches
+        preexec_fn=_own_group_dying_with_parent,
     )
     try:
         stdout, stderr = process.communicate(timeout=timeout)
@@ -131,6 +131,14 @@ def run_in_own_group(
         _end_group(process, grace)
         raise
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _own_group_dying_with_parent() -> None:
+    """In the child, before it runs: a session (so a process group) of its own, for py-spy and
+    the program it launches, and SIGKILL when this process dies (a SIGKILLed parent runs no
+    handler that could end the group)."""
+    os.setsid()
+    profile_target.die_with_parent()
 
 
 def _end_group(process: subprocess.Popen, grace: float) -> None:

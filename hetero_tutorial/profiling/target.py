@@ -13,7 +13,10 @@ every stack) and without evaluation episodes: their profile is training alone.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import json
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -58,7 +61,20 @@ def command(placements: Sequence[str], options: RunOptions) -> list[str]:
     return [sys.executable, "-m", __spec__.name, "ppo", *placements, *options.argv()]
 
 
+PR_SET_PDEATHSIG = 1
+"""prctl's option: the signal a process gets when its parent dies (linux/prctl.h)."""
+
+
+def die_with_parent() -> None:
+    """Ask Linux for SIGKILL when this process's parent dies (``PR_SET_PDEATHSIG``): a parent
+    killed with SIGKILL runs no handler, so nothing else would end its children. Elsewhere,
+    nothing happens."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()  # py-spy launched this program: it goes when py-spy goes
     parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__)
     runs = parser.add_subparsers(dest="run", required=True)
     sub = runs.add_parser("ppo", help="PPO under each placement preset in turn")

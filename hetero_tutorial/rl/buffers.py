@@ -322,6 +322,18 @@ class TensorReplayBuffer(ReplayBuffer):
     def __len__(self) -> int:
         return self._size
 
+    def copy_rows_from(self, other: TensorReplayBuffer) -> None:
+        """Hold ``other``'s transitions, in its order, in one copy of its storage: a second
+        buffer of the same data (pinned, say) without adding a million rows one at a time."""
+        if other._rows.shape != self._rows.shape:
+            raise UsageError(
+                f"copy rows between buffers of one shape; got {tuple(other._rows.shape)} into "
+                f"{tuple(self._rows.shape)}"
+            )
+        self._rows.copy_(other._rows)
+        self._next, self._size = other._next, other._size
+        self._rows_of_full = False  # the draws were taken as rows of this buffer's old size
+
     @property
     def nbytes(self) -> int:
         """Bytes of the preallocated storage (the whole capacity, filled or not)."""

@@ -123,17 +123,28 @@ def copies_per_batch(buffer: ReplayBuffer, batch_size: int, device: torch.device
     return counter.total().count
 
 
+def filled_buffers(
+    capacity: int, seed: int = 0
+) -> tuple[dict[str, ReplayBuffer], dict[str, float], SyntheticTransitions]:
+    """A buffer of each design filled to ``capacity`` from the same synthetic transitions,
+    each design's bytes per stored transition, and those transitions."""
+    data = SyntheticTransitions(capacity, seed)
+    buffers = {d: make_buffer(d, capacity, OBS_DIM, ACTION_DIM, seed=seed) for d in DESIGNS}
+    memory = {design: fill(buffer, data) for design, buffer in buffers.items()}
+    return buffers, memory, data
+
+
 def measure_capacity(
     capacity: int,
     batch_size: int,
     devices: Sequence[torch.device],
     repeats: int = 15,
     seed: int = 0,
+    filled: tuple[dict[str, ReplayBuffer], dict[str, float], SyntheticTransitions] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per design x device for buffers of ``capacity`` transitions (see module doc)."""
-    data = SyntheticTransitions(capacity, seed)
-    buffers = {d: make_buffer(d, capacity, OBS_DIM, ACTION_DIM, seed=seed) for d in DESIGNS}
-    memory = {design: fill(buffer, data) for design, buffer in buffers.items()}
+    """One row per design x device for buffers of ``capacity`` transitions (see module doc);
+    ``filled``: the buffers of :func:`filled_buffers` to time, instead of filling new ones."""
+    buffers, memory, data = filled or filled_buffers(capacity, seed)
     starts = dict.fromkeys(buffers, capacity)
     adds_per_call = 100
 
@@ -182,20 +193,22 @@ def pinned_sampling(
     device: torch.device,
     repeats: int = 15,
     seed: int = 0,
+    filled: TensorReplayBuffer | None = None,
 ) -> list[dict[str, Any]]:
     """The tensor buffer sampling to a CUDA ``device`` from CPU storage, pinned and not.
 
     ``pin_memory=True`` is hybrid DDPG's path (:attr:`Placement.pin_storage`): each
     batch is gathered into page-locked memory and copied with ``non_blocking=True``.
-    Both buffers hold the same transitions and are timed interleaved; one row each.
+    ``filled``: a tensor buffer already full (else one is filled here); it is timed as the
+    unpinned path, and the pinned buffer gets its transitions in one copy of its storage
+    (a million adds one at a time take seconds). Timed interleaved; one row each.
     """
-    data = SyntheticTransitions(capacity, seed)
-    buffers = {
-        pinned: TensorReplayBuffer(capacity, OBS_DIM, ACTION_DIM, pin_memory=pinned, seed=seed)
-        for pinned in (False, True)
-    }
-    for buffer in buffers.values():
-        fill(buffer, data)
+    if filled is None:
+        filled = TensorReplayBuffer(capacity, OBS_DIM, ACTION_DIM, seed=seed)
+        fill(filled, SyntheticTransitions(capacity, seed))
+    pinned_buffer = TensorReplayBuffer(capacity, OBS_DIM, ACTION_DIM, pin_memory=True, seed=seed)
+    pinned_buffer.copy_rows_from(filled)
+    buffers = {False: filled, True: pinned_buffer}
     timings = compare(
         {pinned: (lambda b=b: b.sample(batch_size, device)) for pinned, b in buffers.items()},
         device=device,
@@ -234,18 +247,14 @@ def measure(
     """The fields of a ``bench.buffers`` record: every design at every capacity and device,
     and, for each CUDA device, the pinned path (``pinned_rows``; ``pinned_note`` says why
     there are none)."""
-    rows = [
-        row
-        for capacity in capacities
-        for row in measure_capacity(capacity, batch_size, devices, repeats, seed)
-    ]
     cuda = [device for device in devices if device.type == "cuda"]
-    pinned = [
-        row
-        for capacity in capacities
-        for device in cuda
-        for row in pinned_sampling(capacity, batch_size, device, repeats, seed)
-    ]
+    rows, pinned = [], []
+    for capacity in capacities:  # each capacity's buffers filled once, for both studies
+        filled = filled_buffers(capacity, seed)
+        rows += measure_capacity(capacity, batch_size, devices, repeats, seed, filled)
+        for device in cuda:
+            tensor = filled[0]["tensor"]
+            pinned += pinned_sampling(capacity, batch_size, device, repeats, seed, tensor)
     return {
         "batch_size": batch_size,
         "designs": list(DESIGNS),

@@ -9,6 +9,8 @@ at batches of observations, ``env_step`` at numbers of batched CartPole environm
 ``update`` at minibatch sizes (see :mod:`hetero_tutorial.studies.compiling`); end to end:
 PPO under ``all-device`` at the races' settings, and ``hybrid`` (unless ``--no-ppo``), and
 DDPG on Pendulum under ``hybrid``, its update compiled (unless ``--ddpg-steps 0``).
+``--tag NAME`` names the record apart (``bench.compile.NAME.json``): a run of some pieces
+only, beside another of the rest, as the GPU reference run records it in two halves.
 """
 
 from __future__ import annotations
@@ -23,12 +25,21 @@ from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import compiling as study
 
+RECORD_TAG = "tag"
+"""A run named apart keeps its own record (see the package docstring)."""
+
 PPO_NUM_ENVS = (8, 1024)
 """All-device PPO at the peers race's two points (rejax's settings: 32 steps per env)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pieces", nargs="+", default=list(study.PIECES), choices=study.PIECES)
+    parser.add_argument(
+        "--pieces",
+        nargs="*",
+        default=list(study.PIECES),
+        choices=study.PIECES,
+        help="the pieces to time alone (default all; none: the PPO and DDPG runs only)",
+    )
     for piece in study.PIECES:
         parser.add_argument(
             f"--{piece.replace('_', '-')}-sizes",
@@ -47,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-ppo", action="store_true", help="leave out the PPO runs")
     parser.add_argument(
         "--ddpg-steps", type=int, default=200, help="timed DDPG update steps (0: no DDPG run)"
+    )
+    parser.add_argument(
+        "--tag", default=None, help="name the record apart: bench.compile.TAG.json (a part run)"
     )
 
 
@@ -91,6 +105,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "threads": args.threads,
         "rows": rows,
         "speedups": speedups,
+        "tag": args.tag,
     }
 
 

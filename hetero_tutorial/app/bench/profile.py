@@ -55,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the GPU runs on while the host is paused, which shrinks the waits; default: no pause)",
     )
     parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        help="seconds the run under py-spy may take before both are ended (default 1800)",
+    )
+    parser.add_argument(
         "--no-idle",
         action="store_true",
         help="drop samples of sleeping threads (default: keep them, so blocking waits count)",
@@ -81,6 +87,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         native=args.native,
         idle=not args.no_idle,
         nonblocking=nonblocking,
+        timeout=args.timeout,
     )
     workload = {"env_id": options.env, "hidden": options.config().hidden, "steps": options.steps}
     workload |= {"seed": options.seed, "threads": options.threads}
