@@ -12,6 +12,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import peer_races
 from hetero_tutorial.studies.compiling import SIZE_NAMES
@@ -28,12 +29,14 @@ def _spread(row: dict[str, Any]) -> Spread:
     return Spread(row["speedup"], row.get("low"), row.get("high"), how)
 
 
+@judged()
 def verdict(row: dict[str, Any]) -> str:
     """``faster``, ``slower`` or ``no clear difference``: the whole range against 1."""
     side = _spread(row).beyond(1.0)
     return {True: "faster", False: "slower", None: "no clear difference"}[side]
 
 
+@judged()
 def speedup_sentence(row: dict[str, Any]) -> str:
     """One compiled piece at one size against eager, with its range and compile seconds."""
     size = f"{row['size']:,} {SIZE_NAMES.get(row['piece'], 'envs')}"
@@ -49,6 +52,7 @@ def speedup_sentence(row: dict[str, Any]) -> str:
     return text + "."
 
 
+@judged()
 def largest_gain_sentence(speedups: list[dict[str, Any]]) -> str:
     """Which piece gained most (its best size), and which lost, from the measured rows."""
     if not speedups:
@@ -99,6 +103,7 @@ def speedup_figure(speedups: list[dict[str, Any]]) -> Figure:
     return fig
 
 
+@judged()
 def run_sentence(row: dict[str, Any]) -> str:
     """A compiled run (PPO's or DDPG's) against eager: steady speed, the first iteration (or
     update, for DDPG), break-even."""
@@ -181,6 +186,7 @@ def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+@judged()
 def breakdown_sentence(found: dict[str, Any]) -> str:
     """Where one compiled minibatch step's time went (``compiling.step_breakdown``): its
     matrix products, their rate, and the rest."""
@@ -202,6 +208,7 @@ def breakdown_sentence(found: dict[str, Any]) -> str:
     )
 
 
+@judged()
 def rejax_step_line(record: Any, found: dict[str, Any]) -> str:
     """rejax's seconds per gradient step at the race's largest point (its iteration's seconds
     over its gradient steps: an upper bound, its rollout's share included) against our
@@ -251,6 +258,7 @@ def run_lengths_sentence(ppo: Any, ddpg: Any) -> str:
     )
 
 
+@judged("all")
 def summary_lines(
     speedups: list[dict[str, Any]], runs: list[dict[str, Any]], fallback: str | None
 ) -> list[str]:
@@ -300,6 +308,7 @@ def grid_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) if len(lines) > 1 else "No compiled mode ran here: no grid to compare."
 
 
+@judged()
 def crossover_lines(found: dict[str, dict[int, int | None]]) -> list[str]:
     """Per mode, the accelerator's crossover width at each batch size (or none measured)."""
     if not found:

@@ -45,6 +45,7 @@ from hetero_tutorial.core.compiled import (
 )
 from hetero_tutorial.core.devices import resolve_device, synchronize
 from hetero_tutorial.core.errors import UsageError, require_positive
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import Spread, compare, torch_threads
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
@@ -156,6 +157,7 @@ def _timed_first(call: Callable[[], Any], device: torch.device) -> float:
     return time.perf_counter() - began
 
 
+@guarded("the compiled pieces")
 def piece_rows(
     piece: str,
     sizes: Sequence[int] | None = None,
@@ -229,6 +231,7 @@ def _forward_call(size: int, mode: str, device: torch.device, width: int) -> Cal
     return call
 
 
+@guarded("the compiled forward grid")
 def forward_grid_rows(
     widths: Sequence[int],
     batch_sizes: Sequence[int],
@@ -360,6 +363,7 @@ def _run_rows(
     return rows
 
 
+@guarded("the compiled PPO runs")
 def ppo_rows(
     config: PPOConfig,
     placement: Placement,
@@ -400,6 +404,7 @@ def ppo_rows(
     )
 
 
+@guarded("the compiled DDPG runs")
 def ddpg_rows(
     config: DDPGConfig,
     placement: Placement,
@@ -468,6 +473,7 @@ def _peak_flops_per_s(device: torch.device, size: int = PEAK_SIZE, calls: int = 
     return 2 * size**3 * calls / (time.perf_counter() - began)
 
 
+@guarded("the step breakdown")
 def step_breakdown(
     size: int = 256, calls: int = 50, threads: int | None = 1, repeats: int = 5
 ) -> dict[str, Any]:
