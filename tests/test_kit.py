@@ -119,3 +119,18 @@ def test_every_word_in_italics_in_the_glossary_has_an_entry():
     references = set(re.findall(r"(?<![*\w])\*([^*\n]+)\*(?!\*)", text))
     unknown = [word for word in references if not _singulars(word.lower()) & names]
     assert not unknown, f"in italics with no entry of their own: {sorted(unknown)}"
+
+
+def test_reading_time_counts_the_prose_a_learner_reads_not_the_code():
+    import nbformat
+
+    from hetero_tutorial.app import cards
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("Time the update, twice: 2.5 ms."),
+        nbformat.v4.new_code_cell("print('these words are code, not prose')"),
+    ]
+    assert cards.prose_words(notebook) == 6
+    minutes = cards.reading_minutes("00_devices_and_timing.ipynb")
+    assert 1 < minutes < 60  # a notebook is read in minutes, not seconds or hours

@@ -7,6 +7,7 @@ import nbformat
 import pytest
 
 from hetero_tutorial.app import cards
+from hetero_tutorial.app.book import GPU_CELL
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MAX_CODE_LINES = 25
@@ -78,6 +79,16 @@ def test_exercise_stubs_are_tagged_to_raise(notebook):
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code" and "raise NotImplementedError" in cell.source:
             assert "raises-exception" in cell.metadata.get("tags", []), f"cell {index}"
+
+
+def test_gpu_prose_has_a_cell_of_its_own_folded(notebook):
+    """The book hides a GPU paragraph's source by its cell's first words, and JupyterLab
+    folds it by the cell's metadata: a paragraph that shares a cell shows on a CPU."""
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code" and GPU_CELL in cell.source:
+            assert cell.source.startswith(GPU_CELL), f"cell {index}: put the paragraph first"
+            assert cell.source.count(GPU_CELL) == 1, f"cell {index}: one paragraph per cell"
+            assert cell.metadata.get("jupyter", {}).get("source_hidden"), f"cell {index}"
 
 
 def test_notebook_ends_with_a_summary(notebook):

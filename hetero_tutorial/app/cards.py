@@ -10,6 +10,7 @@ with the README's tables, and a test checks that each card matches the records.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -88,6 +89,24 @@ def run_time_line(name: str, records: list[results.Record] | None = None) -> str
         + "; ".join(parts)
         + "."
     )
+
+
+WORDS_PER_MINUTE = 150
+"""A learner's reading speed for technical prose with numbers in it (a careful pace; fluent
+readers of plain text reach 200-250)."""
+WORD = re.compile(r"[A-Za-z0-9][\w'.,-]*")
+
+
+def prose_words(notebook: nbformat.NotebookNode) -> int:
+    """The words of a notebook's markdown cells: what a learner reads besides what it prints
+    (its printed sentences depend on the run, so they are not counted)."""
+    return sum(len(WORD.findall(c.source)) for c in notebook.cells if c.cell_type == "markdown")
+
+
+def reading_minutes(name: str) -> float:
+    """Minutes to read notebook file ``name``'s prose at :data:`WORDS_PER_MINUTE`."""
+    notebook = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
+    return prose_words(notebook) / WORDS_PER_MINUTE
 
 
 def card_run_time(notebook: nbformat.NotebookNode) -> str:
