@@ -124,8 +124,9 @@ gpu-wheels: setup ## download the wheels the GPU machine's image lacks (CPython 
 	rm -rf build/gpu-wheels
 	$(BIN)/python benchmarks/gpu_wheels.py build/gpu-wheels --python-version 3.12
 
-gpu-wheels-check: setup ## prove build/gpu-wheels: resolved for cp312 with the image declared present, then the dry run in a fresh venv like the image
-	$(BIN)/python benchmarks/gpu_wheels.py build/gpu-wheels-check --check --bundle build/gpu-wheels
+# GPU_PYTHON: the CPython 3.12 to check with (default: python3.12 on the PATH, else pyenv's)
+gpu-wheels-check: setup ## prove build/gpu-wheels: resolved for cp312 with the image declared present, then the one-call dry run on CPython 3.12 with the image's torch 2.11.0
+	$(BIN)/python benchmarks/gpu_wheels.py build/gpu-wheels-check --check --bundle build/gpu-wheels $(if $(GPU_PYTHON),--python $(GPU_PYTHON))
 
 clean: ## remove the virtual environment and build output
 	rm -rf $(VENV) build

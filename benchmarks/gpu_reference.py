@@ -1,37 +1,44 @@
-"""One short device call that records what the claims ledger and the notebooks read, on a CUDA GPU.
+"""One device call that records what the claims ledger and the notebooks read, on a CUDA GPU.
 
-What: runs the steps of :mod:`gpu_schedule` (the GPU test slice, then each ``python -m
-hetero_tutorial bench NAME`` the ledger and the notebooks' reference sections need), each in
-a fresh process group of its own with its own timeout, and files what they wrote into one
-archive. Why: a GPU machine is lent for minutes, maybe once; one prepared call must bring
-back records we can trust, whenever it is cut off. How, on the GPU machine, from the
-repository root (Python 3.12 with a CUDA build of PyTorch and NumPy, no network)::
+What: runs the steps of :mod:`gpu_schedule` (each ``python -m hetero_tutorial bench NAME``
+the ledger and the notebooks' reference sections need, and the GPU test slice), each in a
+fresh process group of its own with its own timeout, and files what they wrote into one
+archive. Why: a GPU machine is lent for minutes, maybe once; one prepared call of at most
+600 s must bring back records we can trust, whenever it is cut off. How, on the GPU
+machine, from the repository root (Python 3.12 with a CUDA build of PyTorch and NumPy, no
+network)::
 
-    python3 benchmarks/gpu_reference.py --wheels build/gpu-wheels --part 1 --out "$OUT"
+    python3 benchmarks/gpu_reference.py --wheels build/gpu-wheels --part all --out "$OUT"
 
 ``--wheels`` installs the wheels ``make gpu-wheels`` downloaded here (what the machine's
 image lacks) with ``pip install --no-index --no-deps --target`` into a temporary folder
 first; the package itself runs from the repository it is started in. ``nvidia-smi`` and
-the GPU's persistence mode go into the log. Then the test slice (``pytest -m accelerator``
-with pytest-xdist: its failures go into the summary and stop nothing), then the benchmarks.
+the GPU's persistence mode go into the log, and the code's commit (git's, or the one the
+bundle was made at: a device call carries no ``.git``) into every record. Then the
+ledger's records, the test slice (``pytest -m accelerator`` with pytest-xdist, the CUDA
+graph capture tests started first beside it: its failures go into the summary and stop
+nothing), then the notebooks' records.
 
 What comes back: everything is written into a work folder (``--work``, default
 ``build/gpu-reference/``) and the output folder receives four files only, each rewritten
 after every step (so a run killed at any moment still returns every step finished before
-it): ``gpu_reference.part<N>.tar.gz`` (every record, log, flame graph and the test
-slice's report), ``summary.txt``, ``summary.json`` and ``gpu_reference.log`` (this run's
-own log). Back here::
+it): ``gpu_reference.part<PART>.tar.gz`` (``partall`` for the one call: every record, log,
+flame graph and the test slice's reports), ``summary.txt``, ``summary.json`` and
+``gpu_reference.log`` (this run's own log). Back here::
 
-    .venv/bin/python benchmarks/gpu_reference.py --unpack /path/to/gpu_reference.part1.tar.gz
+    .venv/bin/python benchmarks/gpu_reference.py --unpack /path/to/gpu_reference.partall.tar.gz
 
 puts each record under ``data/reference/<machine>/`` (and its flame graph under
 ``profiles/``); then ``python -m hetero_tutorial ledger --readme``.
 
 ``--dry-run`` runs every step on the CPU with the dry budgets of :mod:`gpu_schedule` (a test
 does, so the script cannot rot): the same command lines but for their budgets. A full run
-stops at a deadline (default: the part's budgets added up): a step that would start after it
-is skipped, and a step's timeout never reaches past it. A timeout, a Ctrl-C or a SIGTERM ends
-the step's whole process tree (py-spy and the program it samples included).
+stops at a deadline (default :data:`gpu_schedule.DEADLINE_S`, 35 s inside the call's 600):
+a step that would start after it is skipped, and a step's timeout never reaches past it; a
+profile's py-spy gets its own timeout from the step's. A timeout, a Ctrl-C or a SIGTERM ends
+the step's whole process tree (py-spy and the program it samples included), and a SIGKILLed
+runner takes its steps with it (each child asks Linux for SIGKILL when its parent dies).
+``--only NAME ...`` runs those steps alone after the set-up (a rerun of what a call lost).
 """
 
 from __future__ import annotations
@@ -185,9 +192,29 @@ def bench_command(bench: str, arguments: list[str], record: Path) -> list[str]:
 # --- the steps ------------------------------------------------------------------------------
 
 
+COMMIT_FILE = "COMMIT"
+"""The file in the wheel bundle that holds the commit ``make gpu-wheels`` ran at."""
+
+
+def code_commit(wheels: Path | None) -> str | None:
+    """The code's commit: git's where the checkout has its ``.git``, else the bundle's
+    :data:`COMMIT_FILE` (a device call carries the working tree without ``.git``)."""
+    from hetero_tutorial.core import results
+
+    found = results.code_commit()
+    if found is None and wheels is not None and (wheels / COMMIT_FILE).is_file():
+        found = (wheels / COMMIT_FILE).read_text().strip() + " (the wheel bundle's)"
+    if found is not None:
+        os.environ[results.COMMIT_ENV_VAR] = found  # every step's records, the merged ones too
+    return found
+
+
 def setup(log: RunLog, wheels: Path | None) -> str:
-    """Install the carried wheels (if any), then write the GPU's state into the log."""
+    """Install the carried wheels (if any), name the code's commit for every step's records,
+    then write the GPU's state into the log."""
     status = "ok"
+    commit = code_commit(wheels)
+    log(f"commit: {commit or 'unknown (no .git, no bundle COMMIT file)'}")
     if wheels is not None:
         site = install_wheels(wheels, log)
         os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -237,16 +264,34 @@ def accelerator_test_files() -> list[str]:
 
 
 def run_tests(step: schedule.Step, work: Path, dry: bool, timeout: float) -> tuple[str, dict]:
-    """The test slice with pytest-xdist; its counts and failing tests, read from its report."""
-    report = work / "tests" / "junit.xml"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    # -v: each result is logged as it comes, so a slice cut off by its timeout still counts
-    command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
-               *step.arguments(dry), f"--junitxml={report}", *accelerator_test_files()]  # fmt: skip
+    """The test slice; its counts and failing tests, read from its reports.
+
+    Two pytest processes at once: the CUDA graph capture tests
+    (:data:`gpu_schedule.CAPTURE_TESTS`: cold compiles, the slowest) started first in one of
+    their own, so that they never wait in a worker's queue, and the rest of the slice with
+    pytest-xdist beside them.
+    """
+    (work / "tests").mkdir(parents=True, exist_ok=True)
+    files = accelerator_test_files()
+    groups = {"capture": [f for f in files if f in schedule.CAPTURE_TESTS],
+              "slice": [f for f in files if f not in schedule.CAPTURE_TESTS]}  # fmt: skip
+    commands, reports = [], []
+    for name, group in groups.items():
+        if not group:
+            continue
+        report, log = work / "tests" / f"{name}.xml", work / "tests" / f"{name}.log"
+        # the capture tests' own process takes the path's marker, not the slice's workers
+        arguments = step.arguments(dry) if name == "slice" else list(step.path)
+        # -v: each result is logged as it comes, so a slice cut off by its timeout still counts
+        commands.append(([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+                          *arguments, f"--junitxml={report}", *group], log))  # fmt: skip
+        reports.append((report, log))
     env = {**step_environment(dry), "HETERO_TUTORIAL_QUICK": "1"}
-    log = work / "logs" / "tests.log"
-    status = run_processes([(command, log)], timeout, env)
-    counts = test_counts(report) if report.is_file() else logged_test_counts(log)
+    status = run_processes(commands, timeout, env)
+    counts = _counted([])
+    for report, log in reports:
+        found = test_counts(report) if report.is_file() else logged_test_counts(log)
+        counts = {key: counts[key] + found[key] for key in counts}
     if counts.get("failed"):
         status = f"{counts['failed']} of {counts['tests']} tests failed" + (
             "" if status in ("ok", "failed (exit 1)") else f", {status}"
@@ -264,10 +309,16 @@ def test_counts(report: Path) -> dict:
     return _counted(results)
 
 
+OUTCOMES = "PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS"
+
+
 def logged_test_counts(log: Path) -> dict:
-    """The same counts from pytest-xdist's verbose lines, for a slice stopped before its report."""
-    found = re.findall(r"\[gw\d+\] \[ *\d+%\] (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS) (\S+)",
-                       log.read_text(errors="replace") if log.is_file() else "")  # fmt: skip
+    """The same counts from pytest's verbose lines, for a slice stopped before its report:
+    pytest-xdist's (``[gw0] [ 33%] PASSED id``) and a single process's (``id PASSED [ 33%]``)."""
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    found = re.findall(rf"\[gw\d+\] \[ *\d+%\] ({OUTCOMES}) (\S+)", text)
+    found += [(kind, name) for name, kind in
+              re.findall(rf"^(\S+::\S+) ({OUTCOMES})\b", text, flags=re.MULTILINE)]  # fmt: skip
     return _counted([("FAILED" if kind == "ERROR" else kind, name) for kind, name in found])
 
 
@@ -292,7 +343,8 @@ def run_ddpg_seeds(step: schedule.Step, work: Path, dry: bool, timeout: float) -
     """Every buffer design x seed of all-CPU DDPG at once, one process per core, then merged.
 
     Each process writes one seed's record; :func:`merge_ddpg` turns them into one
-    ``bench.ddpg`` record per design, as ``bench ddpg --seed 0 1 2`` would write.
+    ``bench.ddpg`` record per design, as ``bench ddpg --seed 0 1 2`` would write, also when
+    some failed or were cut off: then of the seeds that finished, the others named.
     """
     seeds, arguments = split_seeds(step.arguments(dry))
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
@@ -306,13 +358,17 @@ def run_ddpg_seeds(step: schedule.Step, work: Path, dry: bool, timeout: float) -
             command = ["taskset", "-c", str(cores[-1 - index]), *command]
         commands.append((command, work / "logs" / f"ddpg-{design}-{seed}.log"))
     status = run_processes(commands, timeout, step_environment(dry))
-    if status == "ok":
-        merge_ddpg(work, seeds, pinned=bool(cores and shutil.which("taskset")))
+    missing = merge_ddpg(work, seeds, pinned=bool(cores and shutil.which("taskset")))
+    if missing:
+        named = "; ".join(f"{design} without seed {', '.join(s)}" for design, s in missing.items())
+        status += f": merged {named}"
     return status
 
 
-def merge_ddpg(work: Path, seeds: list[str], pinned: bool) -> None:
-    """One ``bench.ddpg`` record per design from the per-seed records (``bench ddpg``'s fields).
+def merge_ddpg(work: Path, seeds: list[str], pinned: bool) -> dict[str, list[str]]:
+    """One ``bench.ddpg`` record per design from the per-seed records (``bench ddpg``'s fields),
+    of the seeds that wrote one; ``missing_seeds`` names the others (a failed or cut-off
+    process). Returns the missing seeds of each design that lacks any.
 
     The provenance is this process's: the machine as it is (all its cores), where each seed's
     process saw only the one core it was pinned to.
@@ -320,15 +376,24 @@ def merge_ddpg(work: Path, seeds: list[str], pinned: bool) -> None:
     from hetero_tutorial.core import results
     from hetero_tutorial.studies.buffer_designs import summarise_fields
 
+    missing = {}
     for design in schedule.DDPG_DESIGNS:
-        found = sorted((work / "seeds").glob(f"bench.ddpg.{design}.seed*.json"))
-        runs = [run for path in found for run in results.load(path).data["runs"]]
+        paths = {seed: work / "seeds" / f"bench.ddpg.{design}.seed{seed}.json" for seed in seeds}
+        found = [seed for seed, path in paths.items() if path.is_file()]
+        if len(found) < len(seeds):
+            missing[design] = [seed for seed in seeds if seed not in found]
+        if not found:
+            continue
+        runs = [run for seed in found for run in results.load(paths[seed]).data["runs"]]
         how = "each on a core of its own" if pinned else "unpinned"
         command = (f"benchmarks/gpu_reference.py: bench ddpg --buffer {design} --seed "
-                   f"{' '.join(seeds)} (one process per seed, in parallel, {how})")  # fmt: skip
-        merged = results.Record("bench.ddpg", summarise_fields(runs),
-                                results.provenance(command=command))  # fmt: skip
+                   f"{' '.join(found)} (one process per seed, in parallel, {how})")  # fmt: skip
+        fields = summarise_fields(runs) | {
+            "missing_seeds": [int(s) for s in missing.get(design, [])]
+        }
+        merged = results.Record("bench.ddpg", fields, results.provenance(command=command))
         results.save(merged, work / "records" / f"bench.ddpg.{design}.json")
+    return missing
 
 
 def keep_flame_graph(record_path: Path, work: Path) -> None:
@@ -358,7 +423,10 @@ def run_step(step: schedule.Step, work: Path, dry: bool, timeout: float) -> dict
         else:
             record = work / "records" / f"bench.{step.bench}.{step.name}.json"
             record.parent.mkdir(parents=True, exist_ok=True)
-            command = bench_command(step.bench, step.arguments(dry), record)
+            arguments = step.arguments(dry)
+            if step.bench == "profile":  # py-spy ends itself and its target inside the step
+                arguments += ["--timeout", f"{max(1.0, timeout - schedule.PY_SPY_SLACK_S):.0f}"]
+            command = bench_command(step.bench, arguments, record)
             log = work / "logs" / f"{step.name}.log"
             row["status"] = run_processes([(command, log)], timeout, step_environment(dry))
             if step.bench == "profile":
@@ -428,15 +496,17 @@ def write_outputs(out: Path, work: Path, rows: list[dict], part: str) -> None:
 
 
 def record_all(out: Path, work: Path, part: str, dry: bool, deadline: float | None,
-               wheels: Path | None = None) -> list[dict]:  # fmt: skip
-    """Run every step of ``part``; after each, rewrite the four output files."""
+               wheels: Path | None = None,
+               only: list[str] | None = None) -> list[dict]:  # fmt: skip
+    """Run every step of ``part`` (or the set-up and the steps ``only`` names); after each,
+    rewrite the four output files."""
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     log = RunLog(out / LOG_NAME)
-    steps = schedule.steps_of(part)
+    steps = chosen_steps(part, only)
     if deadline is None:
-        deadline = 0.0 if dry else sum(step.budget_s for step in steps)
+        deadline = 0.0 if dry else schedule.DEADLINE_S
     log(f"gpu_reference: part {part}{' (dry run, on the CPU)' if dry else ''}, "
         f"{len(steps)} steps, deadline {deadline:.0f} s (0: none)")  # fmt: skip
     from hetero_tutorial.app import bench  # the names only: no benchmark is imported here
@@ -483,6 +553,16 @@ def record_all(out: Path, work: Path, part: str, dry: bool, deadline: float | No
         log(f"archive: {out / f'gpu_reference.part{part}.tar.gz'}")
         log.close()
     return rows
+
+
+def chosen_steps(part: str, only: list[str] | None) -> list[schedule.Step]:
+    """The steps of ``part``, or the set-up and the steps named in ``only`` (in their order)."""
+    if not only:
+        return schedule.steps_of(part)
+    unknown = sorted(set(only) - {step.name for step in schedule.STEPS})
+    if unknown:
+        raise ValueError(f"no step {', '.join(unknown)}: see --schedule for the steps")
+    return [step for step in schedule.STEPS if step.part == 0 or step.name in only]
 
 
 def _row(step: schedule.Step, status: str) -> dict:
@@ -538,15 +618,16 @@ def main(argv: list[str] | None = None) -> int:
         "--part",
         default="all",
         choices=("1", "2", "all"),
-        help="part 1 (the test slice, the ledger's records), part 2, or both",
+        help="part 1 (the ledger's records, the test slice), part 2, or all (the one call)",
     )
     parser.add_argument("--wheels", type=Path, help="install these wheels first (--target)")
+    parser.add_argument("--only", nargs="+", metavar="STEP", help="these steps alone, after set-up")
     parser.add_argument("--dry-run", action="store_true", help="every step on the CPU, tiny")
     parser.add_argument(
         "--deadline",
         type=float,
         default=None,
-        help="seconds for all steps (0: none; default: the part's budgets)",
+        help=f"seconds for all steps (0: none; default {schedule.DEADLINE_S:.0f})",
     )
     parser.add_argument("--unpack", type=Path, metavar="ARCHIVE", help="file a run's records")
     parser.add_argument("--schedule", action="store_true", help="print the schedule and stop")
@@ -563,9 +644,14 @@ def main(argv: list[str] | None = None) -> int:
     work, out = args.work.resolve(), args.out.resolve()
     if work == out or out in work.parents:
         parser.error("--work must lie outside --out: only four files may go back")
-    rows = record_all(args.out, args.work, args.part, args.dry_run, args.deadline, args.wheels)
+    try:
+        steps = chosen_steps(args.part, args.only)
+    except ValueError as error:
+        parser.error(str(error))
+    rows = record_all(args.out, args.work, args.part, args.dry_run, args.deadline, args.wheels,
+                      args.only)  # fmt: skip
     done = {"ok", "ok (no nvidia-smi)", "not in this checkout"}
-    finished = len(rows) == len(schedule.steps_of(args.part))
+    finished = len(rows) == len(steps)
     return 0 if finished and all(row["status"] in done for row in rows) else 1
 
 

@@ -6,20 +6,27 @@ versions ``constraints.txt`` pins), into one folder. The package itself is not a
 the run starts from the repository, whose copy the device call carries. Why: the device
 machine cannot reach PyPI; its one short call must not fail on an import. ``make
 gpu-wheels`` runs ``python benchmarks/gpu_wheels.py build/gpu-wheels`` (CPython 3.12, the
-device's).
+device's); the bundle's ``COMMIT`` file names the commit it was made at, which the records
+of a call carry (the call copies the working tree without ``.git``).
 
 ``--check`` proves the list, twice:
 
 1. for the machine it will run on: ``pip install --dry-run --no-index --find-links`` the
    CPython 3.12 manylinux x86-64 wheels ``--only-binary :all: --target``, with what the
-   image has (:data:`IMAGE`: PyTorch 2.11.0 and NumPy 2.5.2 among them) declared present
-   by stand-in wheels that hold only their names and versions. Every bundled wheel must be
-   a cp312 (or pure) manylinux x86-64 build, and every requirement of the bundle must be
-   met by the bundle or the image, or the resolution fails;
-2. here, for this machine's Python: a fresh virtual environment gets what the image has
-   (from the registry), the same wheels for this Python are installed with ``pip install
-   --no-index --no-deps --target`` (as the device run does), and the reference run's dry
-   run, its test slice included, must pass with nothing else on the path.
+   image has (:data:`IMAGE`: PyTorch 2.11.0, Triton 3.6.0, NumPy 2.5.2 and pytest among
+   them) declared present by stand-in wheels that hold only their names and versions. Every
+   bundled wheel must be a cp312 (or pure) manylinux x86-64 build, every requirement of the
+   bundle must be met by the bundle or the image, and no bundled wheel may be one the image
+   has, or the check fails;
+2. here, on the versions the call will meet: a virtual environment of CPython 3.12 (the
+   first found: ``--python``, ``python3.12`` on the PATH, or pyenv's; else this Python, said
+   so) gets the image's packages at the image's versions from the registry (PyTorch 2.11.0
+   from PyPI is its CUDA 13.0 build, the image's own, with its CUDA libraries: a few GB, made
+   once and kept while its list holds; on this CPU it runs with no GPU to see), the bundle
+   goes in with ``pip install --no-index --no-deps --target`` as the device run does (for
+   3.12 the very wheels the call carries), and the dry run of the one-call command
+   (``--part all --deadline 0``: every step, the test slice included) must pass with nothing
+   else on the path and leave at most four files to return.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 IMAGE = {
     "torch": "2.11.0",
+    "triton": "3.6.0",
     "numpy": "2.5.2",
     "psutil": None,
     "tqdm": None,
@@ -43,29 +51,32 @@ IMAGE = {
     "sympy": None,
     "mpmath": None,
     "cloudpickle": None,
+    "typing-extensions": None,
+    "pytest": None,
+    "pytest-xdist": None,
+    "execnet": None,
+    "pluggy": None,
+    "iniconfig": None,
+    "packaging": None,
+    "pygments": None,
 }
-"""What the GPU machine's image already has (Python 3.12.3), with the version where it is
-known (None: the version ``constraints.txt`` pins stands in for it). mpmath comes with sympy,
-which requires it."""
+"""What the reference run needs that the GPU machine's image already has (Python 3.12.3; the
+list of the image's packages comes with the device's description), with the version where
+it is known (None: the version ``constraints.txt`` pins stands in for it). The test slice's
+pytest with pytest-xdist and their requirements are among them: the image's own pytest runs
+the slice, with the image's plugins."""
 WHEELS = (
     "gymnasium",
     "farama-notifications",
     "ale-py",
     "py-spy",
-    "typing-extensions",
-    "pytest",
-    "pytest-xdist",
-    "execnet",
-    "pluggy",
-    "iniconfig",
-    "packaging",
-    "pygments",
 )
 """What the run imports that the image lacks: Gymnasium and its notifications, Atari frames
-(ale-py), the profiler (py-spy), and the test slice's pytest with pytest-xdist and their
-requirements. One is a copy carried on purpose: typing-extensions, which the image has as
-PyTorch's requirement at a version we do not know, while Gymnasium needs 4.12 or newer; the
-carried one comes first on the path, and a newer typing-extensions serves PyTorch alike."""
+(ale-py) and the profiler (py-spy)."""
+DEVICE_PYTHON = "3.12"
+"""The GPU machine's CPython (3.12.3)."""
+COMMIT_FILE = "COMMIT"
+"""The bundle's file that names the commit it was made at (gpu_reference.COMMIT_FILE)."""
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
              "manylinux1_x86_64", "manylinux_2_5_x86_64")  # fmt: skip
 
@@ -97,7 +108,7 @@ def _platform_options() -> list[str]:
     return [option for platform in PLATFORMS for option in ("--platform", platform)]
 
 
-def download(folder: Path, python_version: str = "3.12") -> list[Path]:
+def download(folder: Path, python_version: str = DEVICE_PYTHON) -> list[Path]:
     """Every wheel of :data:`WHEELS` for CPython ``python_version`` on manylinux x86-64."""
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
@@ -105,8 +116,12 @@ def download(folder: Path, python_version: str = "3.12") -> list[Path]:
                     "--implementation", "cp", *_platform_options(), "-d", str(folder),
                     *pinned()], check=True)  # fmt: skip
     wheels = sorted(folder.glob("*.whl"))
+    sys.path.insert(0, str(REPO))
+    from hetero_tutorial.core.results import code_commit
+
+    (folder / COMMIT_FILE).write_text(f"{code_commit() or 'unknown'}\n")
     print(f"{len(wheels)} wheels, {sum(w.stat().st_size for w in wheels) / 2**20:.1f} MiB "
-          f"in {folder}")  # fmt: skip
+          f"in {folder}, made at {(folder / COMMIT_FILE).read_text().strip()}")  # fmt: skip
     return wheels
 
 
@@ -134,7 +149,7 @@ def stand_in_wheel(folder: Path, name: str, version: str) -> Path:
     return path
 
 
-def resolve_for_the_device(wheels: Path, work: Path, python_version: str = "3.12") -> dict:
+def resolve_for_the_device(wheels: Path, work: Path, python_version: str = DEVICE_PYTHON) -> dict:
     """The bundle resolved for the device's Python with the image declared present.
 
     Returns pip's installation report (``--report``); raises if the resolution fails.
@@ -170,39 +185,101 @@ def explain_resolution(report: dict, wheels: Path) -> list[str]:
     unused = sorted(bundled - {Path(i["download_info"]["url"]).name for i in report["install"]})
     if unused:
         raise SystemExit(f"wheels in the bundle that nothing needs: {unused}")
+    image = {_key(name) for name in IMAGE}
+    duplicated = sorted(e for e in from_bundle if _key(e.split()[0]) in image)
+    if duplicated:
+        raise SystemExit(f"the bundle carries what the image has: {duplicated}")
     return lines
 
 
-def check(work: Path, bundle: Path) -> int:
+def find_python(version: str = DEVICE_PYTHON, given: str | None = None) -> str:
+    """A CPython of ``version`` to check with: ``given``, else ``python<version>`` on the PATH,
+    else pyenv's newest of that version; else this Python, with a line saying so."""
+    candidates = [given] if given else [f"python{version}"]
+    if not given and shutil.which("pyenv"):
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+        found = sorted(Path(root).glob(f"versions/{version}.*/bin/python{version}"), key=_numeric)
+        candidates += [str(path) for path in reversed(found)]
+    for candidate in candidates:
+        try:
+            done = subprocess.run([candidate, "-c", "import sys; print(sys.version.split()[0])"],
+                                  capture_output=True, text=True, timeout=60)  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0 and done.stdout.startswith(f"{version}."):
+            print(f"checking with CPython {done.stdout.strip()} ({candidate})")
+            return candidate
+    if given:
+        raise SystemExit(f"--python {given} is not a CPython {version}")
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    print(f"no CPython {version} found (--python PATH names one): checking with this Python, "
+          f"{here}, whose wheels are downloaded apart")  # fmt: skip
+    return sys.executable
+
+
+def _numeric(path: Path) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", path.parent.parent.name))
+
+
+def image_environment(work: Path, python: str) -> str:
+    """A virtual environment of ``python`` with the image's packages at the image's versions
+    (made once; made again when the list changes); returns its Python."""
+    venv = work / "venv"
+    wanted = [f"{name}=={version}" for name, version in image_versions().items()]
+    stamp = venv / "installed.txt"
+    if stamp.is_file() and stamp.read_text().split() == wanted:
+        print(f"the image's packages: {venv} (kept: the same list)")
+        return str(venv / "bin" / "python")
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    print(f"the image's packages into {venv}: {' '.join(wanted)}")
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *wanted],
+                   check=True)  # fmt: skip
+    stamp.write_text("\n".join(wanted) + "\n")
+    return str(venv / "bin" / "python")
+
+
+def check(work: Path, bundle: Path, python: str | None = None) -> int:
     """Prove the bundle (``bundle``, the folder the device call carries; downloaded for
-    CPython 3.12 when empty) for the device, then run the dry run here with the same list."""
+    CPython 3.12 when empty) for the device, then run the one-call dry run on the image's
+    versions with it."""
     work = work.resolve()
-    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    for folder in ("image", "target", "wheels", "out", "steps"):  # the venv is kept
+        shutil.rmtree(work / folder, ignore_errors=True)
     if not list(bundle.glob("*.whl")):
-        download(bundle, "3.12")
-    report = resolve_for_the_device(bundle, work)
+        download(bundle, DEVICE_PYTHON)
+    report = resolve_for_the_device(bundle, work, DEVICE_PYTHON)
     for line in explain_resolution(report, bundle):
         print(line)
-    print(f"{bundle} resolved for CPython 3.12 on manylinux x86-64, the image declared present")
-    subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
-    python = str(work / "venv" / "bin" / "python")
-    have = [f"{name}=={version}" for name, version in image_versions().items()]
-    here = {"torch": pinned(("torch",))[0], "numpy": pinned(("numpy",))[0]}  # this machine's
-    have = [here.get(item.split("==")[0], item) for item in have]
-    subprocess.run([python, "-m", "pip", "install", "-q", *have], check=True)
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    download(work / "wheels", version)
-    done = subprocess.run([python, str(REPO / "benchmarks" / "gpu_reference.py"), "--dry-run",
-                           "--wheels", str(work / "wheels"), "--out", str(work / "out"),
-                           "--work", str(work / "steps")], cwd=work)  # fmt: skip
-    print("wheel list proven" if done.returncode == 0 else "the dry run failed: see above")
-    return done.returncode
+    print(f"{bundle} resolved for CPython {DEVICE_PYTHON} on manylinux x86-64, the image "
+          "declared present")  # fmt: skip
+    venv_python = image_environment(work, find_python(DEVICE_PYTHON, python))
+    version = subprocess.run([venv_python, "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    wheels = bundle
+    if version.strip() != str(tuple(int(v) for v in DEVICE_PYTHON.split("."))):
+        wheels = work / "wheels"  # another Python: the same list, built for it
+        download(wheels, ".".join(version.strip("()\n").split(", ")))
+    out = work / "out"
+    done = subprocess.run([venv_python, str(REPO / "benchmarks" / "gpu_reference.py"),
+                           "--dry-run", "--part", "all", "--deadline", "0", "--wheels",
+                           str(wheels.resolve()), "--out", str(out), "--work", str(work / "steps")],
+                          cwd=work)  # fmt: skip
+    returned = sorted(p.name for p in out.rglob("*") if p.is_file())
+    print(f"files to return: {len(returned)} ({', '.join(returned)})")
+    if done.returncode == 0 and len(returned) <= 4:
+        print("wheel list proven")
+        return 0
+    print("the dry run failed: see above")
+    return done.returncode or 1
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="where the wheels go")
-    parser.add_argument("--python-version", default="3.12", help="the GPU machine's CPython")
+    parser.add_argument("--python-version", default=DEVICE_PYTHON, help="the GPU machine's CPython")
+    parser.add_argument("--python", help="with --check: the CPython 3.12 to check with")
     parser.add_argument("--check", action="store_true", help="prove the list (see above)")
     parser.add_argument(
         "--bundle",
@@ -212,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)  # fmt: skip
     if args.check:
-        return check(args.folder, args.bundle)
+        return check(args.folder, args.bundle, args.python)
     download(args.folder, args.python_version)
     return 0
 
