@@ -1,6 +1,6 @@
 """hetero-tutorial: where each part of deep RL should run, CPU or GPU, measured on your machine.
 
-The package is in layers, one folder each (README's Layout): ``core/`` (devices,
+The package is in layers, one folder each (CONTRIBUTING.md's Layout): ``core/`` (devices,
 placements, timing, copies, records), ``rl/`` (environments, networks, buffers, and a
 folder each for PPO, DDPG and the overlapped engine), ``profiling/``, ``studies/``
 (measurements that answer one question each), ``allocator/``, ``ledger/`` (the article's

@@ -15,6 +15,7 @@ import pytest
 from hetero_tutorial.app import book, readme, runner
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.ledger import verdicts as ledger
 from hetero_tutorial.ledger.claims import CLAIMS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,13 +83,15 @@ def test_the_front_page_is_the_readmes_front_matter_and_says_which_run_it_shows(
     assert page.startswith(readme.README.read_text().splitlines()[0])
     for heading in book.FRONT_MATTER:
         assert f"## {heading}" in page
-    assert "## Layout" not in page and "## Contributing" not in page
+    assert "## Where to go next" not in page  # it links files outside the book
+    assert "CONTRIBUTING.md](" not in page
     assert "outputs of `make test`, in quick mode" in page
     for name in readme.series_notebooks():
         assert f"notebooks/{name.removesuffix('.ipynb')}\n" in page  # the contents
         assert f"(notebooks/{name})" in page  # the README's table links the page
     assert "ledger/some-machine\n" in page
-    assert all(f"docs/{p.removesuffix('.md')}\n" in page for p in book.KIT_PAGES)
+    pages = (*book.KIT_PAGES, *book.RESULT_PAGES)
+    assert all(f"docs/{p.removesuffix('.md')}\n" in page for p in pages)
 
 
 def test_a_missing_readme_section_is_named():
@@ -106,6 +109,18 @@ def test_each_reference_machine_has_a_ledger_page_with_every_claim_and_record():
         assert page.count("\n| `") == len(records)
     with pytest.raises(UsageError, match="no machine 'nowhere'"):
         book.ledger_page("nowhere")
+
+
+def test_a_ledger_page_only_for_a_machine_with_a_measured_claim_titled_by_one_label():
+    table = ledger.rows(ledger.machines(include_this=False))
+    for machine in (p.name for p in results.REFERENCE_DIR.iterdir() if p.is_dir()):
+        statuses = {row["status"] for row in table if row["machine"] == machine}
+        assert (machine in book.judged_machines()) == bool(statuses - set(book.UNMEASURED))
+    for machine in book.judged_machines():
+        title, _, body = book.ledger_page(machine).partition("\n")
+        assert " or " not in title
+        labels = {r.hardware for r in results.load_all(results.REFERENCE_DIR / machine)}
+        assert ("Some of its records are older" in body) == (len(labels) > 1)
 
 
 def test_assembly_lays_out_every_page_the_contents_name(tmp_path):

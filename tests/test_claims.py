@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from hetero_tutorial.app import fill_ledger, readme
+from hetero_tutorial.app import cards, fill_ledger, readme
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.results import Record, RecordError
@@ -411,17 +411,33 @@ def test_ledger_markdown_has_a_row_per_claim_and_a_column_per_machine():
     assert ledger.summary(table, "gpu box")["held"] == ["C1", "C2", "C3"]
 
 
-def test_readme_tables_match_the_reference_records():
-    text = readme.README.read_text()
-    for name, build in readme.SECTIONS.items():
-        assert readme.section(text, name) == build(), (
-            f"README section {name!r} is stale: run python -m hetero_tutorial ledger --readme"
-        )
+def test_the_readme_and_results_tables_match_the_reference_records():
+    assert set(readme.PAGES) == {readme.README, readme.RESULTS}
+    for page, sections in readme.PAGES.items():
+        text = page.read_text()
+        for name, build in sections.items():
+            assert readme.section(text, name) == build(), (
+                f"{page.name} section {name!r} is stale: run python -m hetero_tutorial ledger "
+                "--readme"
+            )
 
 
 def _race_record(kind, pairs, stats, date="2026-12-01T00:00:00+00:00"):
     return _record(kind, {"summary": {"pairs": pairs, "stats": stats}, "threads": 1, "core": 1},
                    gpu=False, date=date)  # fmt: skip
+
+
+def test_the_front_pages_notebooks_carry_reading_minutes_and_the_newest_full_runs_machine():
+    table = readme.notebooks_table()
+    names = readme.series_notebooks()
+    rows = [line for line in table.splitlines() if line[:5].strip("| ").isdigit()]
+    assert [row.split(" | ")[0].strip("| ") for row in rows] == [n[:2] for n in names]
+    for row, name in zip(rows, names, strict=True):
+        assert f"(notebooks/{name}) | {cards.reading_minutes(name):.0f} min |" in row
+    machine = readme.front_machine(readme.run_times_by_machine())
+    full = [r for r in cards.run_time_records() if r.data["mode"] == "full"]
+    assert machine == max(full, key=lambda r: r.provenance["date"]).hardware
+    assert f"recorded runs on {machine}:" in table
 
 
 def test_the_speed_table_rows_of_a_race_span_every_recorded_run(monkeypatch):
@@ -524,11 +540,17 @@ def test_the_speed_table_spans_every_recorded_round_and_says_which_were_pinned(
     ]
     for index, race in enumerate(races):
         results.save(race, machine / f"bench.ddpg_vs_sb3.{index}.json")
-    [row] = [line for line in readme.speed_table().splitlines() if "DDPG" in line]
+    [row] = [line for line in readme.speed_table().splitlines() if line.startswith("| DDPG")]
     assert "| 1.30x (1.00-1.60x) | >= 1.25x |" in row  # the median of all 8 rounds, their range
-    assert "3 rounds, 1 thread, pinned to core 1: 1.30x" in row
-    assert "3 rounds, 2 threads, not pinned: 1.50x" in row
-    assert "2 rounds, 2 threads, not pinned: 1.15x" in row  # read from its command line
+    hardware = races[0].hardware
+    assert f"3 rounds, 1 thread, pinned to core 1, {hardware}, 2026-11-30: 1.30x" in row
+    assert f"3 rounds, 2 threads, not pinned, {hardware}, 2026-11-30: 1.50x" in row
+    assert f"2 rounds, 2 threads, not pinned, {hardware}, 2026-11-30: 1.15x" in row  # its command
+    commands = [line for line in readme.speed_table().splitlines() if line.startswith("Record")]
+    assert commands == [
+        "Recorded with `python benchmarks/ddpg_vs_sb3.py --reference`, "
+        "`python benchmarks/ddpg_vs_sb3.py --core none`."
+    ]  # each once
     assert "| 130-208 | 130-130 |" in row
 
 

@@ -278,7 +278,7 @@ SHARED_NAMES_ALLOWED = {
     "app/bench": "named after the benchmark it runs (`bench NAME` runs app/bench/NAME.py)",
     "rl/ppo rl/ddpg": "PPO and DDPG are shaped alike: config, learner, trainer, runs in both",
 }
-"""Where two modules may share a file name, and why (README's Layout says the same)."""
+"""Where two modules may share a file name, and why (CONTRIBUTING.md's Layout says the same)."""
 
 
 def _allowed(folders: list[str]) -> bool:
@@ -287,16 +287,23 @@ def _allowed(folders: list[str]) -> bool:
     return len(others) <= 1 or set(others) == {"rl/ppo", "rl/ddpg"}
 
 
-def test_no_two_modules_share_a_file_name_unless_the_readme_says_why():
+def _layout() -> str:
+    """CONTRIBUTING.md's Layout section, its whitespace folded."""
+    text = (PACKAGE.parent / "CONTRIBUTING.md").read_text()
+    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    return " ".join(section.split())
+
+
+def test_no_two_modules_share_a_file_name_unless_the_layout_says_why():
     by_name: dict[str, list[str]] = {}
     for path in PACKAGE.rglob("*.py"):
         if path.name != "__init__.py":
             by_name.setdefault(path.name, []).append(str(path.parent.relative_to(PACKAGE)))
     shared = {name: f for name, f in by_name.items() if len(f) > 1 and not _allowed(f)}
     assert not shared, f"file names shared by several modules (rename one): {shared}"
-    readme = " ".join((PACKAGE.parent / "README.md").read_text().split())
+    layout = _layout()
     for reason in SHARED_NAMES_ALLOWED.values():
-        assert reason in readme, f"README's Layout should say why: {reason}"
+        assert reason in layout, f"CONTRIBUTING.md's Layout should say why: {reason}"
 
 
 def test_the_top_level_modules_go_by_their_file_names():
@@ -307,25 +314,18 @@ def test_the_top_level_modules_go_by_their_file_names():
     assert not aliased, aliased
 
 
-def _readme_layout() -> str:
-    """README's Layout section, its whitespace folded."""
-    text = (PACKAGE.parent / "README.md").read_text()
-    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
-    return " ".join(section.split())
-
-
-def test_the_readme_layout_names_every_folder_and_the_size_caps():
-    layout = _readme_layout()
+def test_the_layout_section_names_every_folder_and_the_size_caps():
+    layout = _layout()
     folders = sorted(
         str(path.relative_to(PACKAGE)).rsplit("/", 1)[-1]
         for path in PACKAGE.rglob("*")
         if path.is_dir() and path.name != "__pycache__" and any(path.glob("*.py"))
     )
     unnamed = [folder for folder in folders if f"{folder}/" not in layout]
-    assert not unnamed, f"README's Layout names no folder {unnamed}"
+    assert not unnamed, f"CONTRIBUTING.md's Layout names no folder {unnamed}"
     for room in ("ppo", "overlapped"):
         modules = {p.stem for p in (PACKAGE / "rl" / room).glob("*.py")} - {"__init__"}
         missing = sorted(m for m in modules if m not in layout)
-        assert not missing, f"README's Layout does not name rl/{room}/'s {missing}"
+        assert not missing, f"CONTRIBUTING.md's Layout does not name rl/{room}/'s {missing}"
     caps = (f"{MAX_MODULE_LINES} lines", "LONG_MODULES", f"past {MAX_LONG_MODULE_LINES}")
-    assert all(cap in layout for cap in caps), "README's Layout should state the size caps"
+    assert all(cap in layout for cap in caps), "CONTRIBUTING.md's Layout should state the size caps"

@@ -55,3 +55,11 @@ def test_ci_runs_the_test_command_the_readme_gives():
     blocks = re.findall(r"^```\n(.*?)\n```", readme, re.M | re.S)
     assert blocks[:2] == ["make lab", "make test"], "README must give the two commands first"
     assert re.search(r"^make test$", (ROOT / ".ci" / "run").read_text(), re.M)
+
+
+def test_the_readme_is_a_front_page_that_links_where_the_rest_lives():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150, "README.md is a front page: move detail to docs/"
+    for page in ("docs/results.md", "docs/ray.md", "docs/workshop.md", "CONTRIBUTING.md"):
+        assert page in readme and (ROOT / page).is_file(), page
+    assert "No GPU needed" in readme.split("## ", 1)[0]  # said before the first section

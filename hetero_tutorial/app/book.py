@@ -5,13 +5,16 @@ copies that ``make run`` (full mode, ``build/notebooks/``) or ``make test`` (qui
 ``build/nbmake/``) left, preferring full mode, and assembles a Sphinx project in
 ``build/book/src/``:
 
-- ``index.md``: the README's front matter, and which run the pages show;
+- ``index.md``: the README's front matter (what the series teaches, the two commands, the
+  notebooks with their reading and run minutes), and which run the pages show;
 - ``notebooks/``: the executed notebooks, rendered with their outputs and figures by
   MyST-NB with execution off, each with its "open in Colab" link under its title where
   ``pyproject.toml`` names the repository (:func:`hetero_tutorial.app.hosted.open_in_links`);
-- ``docs/``: the teacher's kit (glossary, workshop plan, questions, other hardware), its
-  generated sections rendered fresh from ``data/reference/``;
-- ``ledger/<machine>.md``: every claim judged on each reference machine's records.
+- ``docs/``: the teacher's kit (workshop plan, questions, glossary, other hardware), the
+  results (claims ledger, run times, speed races) and the Ray recipe, their generated
+  sections rendered fresh from ``data/reference/``;
+- ``ledger/<machine>.md``: every claim judged on the records of each reference machine
+  that has a claim measured.
 
 Sphinx (configured by ``docs/conf.py``) writes ``build/book/html/``. Nothing is
 downloaded while building or reading: the theme's files ship in its wheel, formulas are
@@ -33,6 +36,7 @@ from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR, display_path
 from hetero_tutorial.ledger import verdicts as ledger
+from hetero_tutorial.ledger.rules import Status
 from hetero_tutorial.notebook.prose import gpu_story_here
 
 BOOK_DIR = BUILD_DIR / "book"
@@ -124,10 +128,13 @@ def find_executed(directory: Path | None = None) -> Executed:
     return found[0]
 
 
-FRONT_MATTER = ("Two commands", "More commands", "The notebooks", "Honest numbers")
-"""The README's sections the first page shows, after the README's title and opening."""
+FRONT_MATTER = ("What you will learn", "Two commands", "The notebooks", "More commands")
+"""The README's sections the first page shows, after the README's title and opening (the
+others point at files outside the book)."""
 KIT_PAGES = ("workshop.md", "questions.md", "glossary.md", "hardware.md")
 """The teacher's kit in ``docs/``, in the order of the book's contents."""
+RESULT_PAGES = ("results.md", "ray.md")
+"""The results and the cluster recipe in ``docs/``, after the kit in the book's contents."""
 
 
 def readme_sections(text: str, wanted: tuple[str, ...] = FRONT_MATTER) -> str:
@@ -139,14 +146,6 @@ def readme_sections(text: str, wanted: tuple[str, ...] = FRONT_MATTER) -> str:
         raise UsageError(f"README.md has no section {', '.join(map(repr, missing))}")
     chosen = [parts[0], *(by_heading[heading] for heading in wanted)]
     return "".join(chosen)
-
-
-def _linked_notebooks(text: str) -> str:
-    """The README's notebook names (`` `03_hybrid_rollout_update` ``) as links to their pages."""
-    for name in readme.series_notebooks():
-        stem = name.removesuffix(".ipynb")
-        text = text.replace(f"`{stem}`", f"[`{stem}`](notebooks/{name})")
-    return text
 
 
 def _toctree(caption: str, entries: list[str]) -> str:
@@ -192,15 +191,28 @@ def front_page(executed: Executed, machines: list[str]) -> str:
         [
             title,
             note,
-            _linked_notebooks(rest),
+            rest,
             _toctree(
                 "The notebooks",
                 [f"notebooks/{n.removesuffix('.ipynb')}" for n in readme.series_notebooks()],
             ),
             _toctree("For teachers", [f"docs/{page.removesuffix('.md')}" for page in KIT_PAGES]),
+            _toctree("Results", [f"docs/{page.removesuffix('.md')}" for page in RESULT_PAGES]),
             _toctree("Reference machines", [f"ledger/{name}" for name in machines]),
         ]
     )
+
+
+UNMEASURED = (Status.MISSING.value, Status.NOT_MEASURABLE.value)
+"""Verdicts that say nothing was measured for a claim."""
+
+
+def judged_machines() -> list[str]:
+    """The reference machines with at least one claim measured: a page of "not measured
+    yet" teaches nothing (the results page still lists such a machine's records)."""
+    found = ledger.machines(include_this=False)
+    judged = {r["machine"] for r in ledger.rows(found) if r["status"] not in UNMEASURED}
+    return sorted(machine for machine in found if machine in judged)
 
 
 def ledger_page(machine: str) -> str:
@@ -211,13 +223,15 @@ def ledger_page(machine: str) -> str:
         raise UsageError(f"data/reference/ has no machine {machine!r}")
     table = ledger.rows({machine: found[machine]})
     records = results.load_all(results.REFERENCE_DIR / machine)
-    hardware = results.hardware_of(records)
+    newest = max(records, key=lambda record: record.provenance["date"]).hardware
+    older = results.each_once(r.hardware for r in records if r.hardware != newest)
     lines = [
-        f"# Ledger: {hardware}",
+        f"# Ledger: {newest}",
         "",
         f"Every claim of the article judged on the reference records in "
         f"`data/reference/{machine}/` alone ({len(records)} records), by the rules of "
-        "`hetero_tutorial/ledger/rules.py`.",
+        "`hetero_tutorial/ledger/rules.py`."
+        + (f" Some of its records are older, from {older}." if older else ""),
         "",
         ledger.markdown(table),
         "",
@@ -237,9 +251,11 @@ def ledger_page(machine: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _kit_page(page: str) -> str:
-    """A kit page as committed, its generated sections rebuilt from the records."""
-    return readme.regenerated((kit.DOCS_DIR / page).read_text(), kit.PAGES.get(page, {}))
+def _docs_page(page: str) -> str:
+    """A page of ``docs/`` as committed, its generated sections rebuilt from the records."""
+    path = kit.DOCS_DIR / page
+    sections = readme.PAGES.get(path) or kit.PAGES.get(page, {})
+    return readme.regenerated(path.read_text(), sections)
 
 
 GPU_CELL = "gpu_paragraph("
@@ -280,9 +296,9 @@ def assemble(executed: Executed, source: Path = SOURCE_DIR) -> Path:
     url = hosted.repository_url()
     for name in readme.series_notebooks():
         notebook_page(executed.directory / name, source / "notebooks" / name, url)
-    for page in KIT_PAGES:
-        (source / "docs" / page).write_text(_kit_page(page))
-    machines = sorted(ledger.machines(include_this=False))
+    for page in (*KIT_PAGES, *RESULT_PAGES):
+        (source / "docs" / page).write_text(_docs_page(page))
+    machines = judged_machines()
     for machine in machines:
         (source / "ledger" / f"{machine}.md").write_text(ledger_page(machine))
     (source / "index.md").write_text(front_page(executed, machines))

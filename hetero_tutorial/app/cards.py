@@ -103,6 +103,13 @@ def prose_words(notebook: nbformat.NotebookNode) -> int:
     return sum(len(WORD.findall(c.source)) for c in notebook.cells if c.cell_type == "markdown")
 
 
+def title(name: str) -> str:
+    """Notebook file ``name``'s title: its card's heading without the number ("Devices and
+    honest timing")."""
+    heading = nbformat.read(NOTEBOOKS_DIR / name, as_version=4).cells[0].source.splitlines()[0]
+    return heading.lstrip("# ").removeprefix(f"{name[:2]} · ").strip()
+
+
 def reading_minutes(name: str) -> float:
     """Minutes to read notebook file ``name``'s prose at :data:`WORDS_PER_MINUTE`."""
     notebook = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)

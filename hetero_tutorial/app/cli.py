@@ -209,8 +209,8 @@ def _run_ledger(readme: bool) -> int:
         from hetero_tutorial.app import cards, kit
         from hetero_tutorial.app import readme as readme_tables
 
-        readme_tables.update()
-        print(f"README tables regenerated from {results.REFERENCE_DIR}")
+        for path in readme_tables.update_pages():
+            print(f"generated sections of {path.name} regenerated from {results.REFERENCE_DIR}")
         for path in cards.update_cards():
             print(f"run-time line of {path.name}'s opening card regenerated")
         for path in kit.update():

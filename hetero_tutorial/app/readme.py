@@ -1,8 +1,11 @@
-"""The README's generated tables, built from the committed reference records only.
+"""The generated tables of the README and of the results page, from the committed
+reference records only.
 
-Each table sits between two markers in README.md; ``python -m hetero_tutorial
-ledger --readme`` rewrites them from ``data/reference/``, and a test checks that
-the committed README matches, so no figure in the README is typed by hand.
+Each table sits between two markers in its page (:data:`PAGES`); ``python -m
+hetero_tutorial ledger --readme`` rewrites them from ``data/reference/``, and a test checks
+that the committed pages match, so no figure in them is typed by hand. The README is a
+front page (the notebooks, with their run and reading minutes); ``docs/results.md`` holds
+the claims ledger, every machine's run times and the speed races.
 """
 
 from __future__ import annotations
@@ -13,24 +16,26 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hetero_tutorial.app import hosted
-from hetero_tutorial.app.cards import run_time_records
+from hetero_tutorial.app.cards import (
+    WORDS_PER_MINUTE,
+    reading_minutes,
+    run_time,
+    run_time_records,
+    title,
+)
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
 from hetero_tutorial.ledger import verdicts as ledger
 
 README = REPO_DIR / "README.md"
+RESULTS = REPO_DIR / "docs" / "results.md"
 
 
 def marker(name: str, end: bool = False) -> str:
     if end:
         return f"<!-- generated:{name} end -->"
     return f"<!-- generated:{name} start (python -m hetero_tutorial ledger --readme) -->"
-
-
-def _provenance(record: results.Record) -> str:
-    facts = record.provenance
-    return f"{record.hardware}, {facts['date'][:10]}, `{facts['command']}`"
 
 
 def run_times_by_machine() -> dict[tuple[str, str], list[results.Record]]:
@@ -91,6 +96,46 @@ def run_times_table() -> str:
     return "\n".join(lines)
 
 
+def front_machine(grouped: dict[tuple[str, str], list[results.Record]]) -> str | None:
+    """The machine the front page quotes: the one of the newest full-mode run (a full run is
+    what a class waits for), else of the newest run."""
+    runs = [r for (_, mode), rs in grouped.items() for r in rs if mode == "full"]
+    runs = runs or [r for rs in grouped.values() for r in rs]
+    return max(runs, key=lambda r: r.provenance["date"]).hardware if runs else None
+
+
+def notebooks_table() -> str:
+    """The front page's contents: each notebook with its reading minutes and its run time in
+    quick and full mode on one reference machine (:func:`front_machine`)."""
+    grouped = run_times_by_machine()
+    machine = front_machine(grouped)
+    medians = {
+        mode: notebook_medians(grouped.get((machine, mode), [])) for mode in ("quick", "full")
+    }
+    lines = [
+        "| # | notebook | reading | run, quick mode | run, full mode |",
+        "|---|---|---|---|---|",
+    ]
+    names = series_notebooks()
+    for name in names:
+        runs = [run_time(medians[m][name]) if name in medians[m] else "—" for m in medians]
+        link = f"[{title(name)}](notebooks/{name})"
+        cells = [name[:2], link, f"{reading_minutes(name):.0f} min", *runs]
+        lines.append("| " + " | ".join(cells) + " |")
+    reading = sum(reading_minutes(name) for name in names)
+    totals = [f"{series_total(grouped[(machine, m)])[0] / 60:.0f} min in {m} mode"
+              for m in medians if (machine, m) in grouped]  # fmt: skip
+    where = f"on {machine}: {' and '.join(totals)}" if totals else "not recorded yet"
+    lines += [
+        "",
+        f"Reading: the notebook's own prose at {WORDS_PER_MINUTE} words a minute, "
+        f"{reading / 60:.1f} hours for the series (what a cell prints comes on top). Running: the "
+        f"median of the recorded runs {where} (every machine's in "
+        "[the results](docs/results.md#run-times)).",
+    ]
+    return "\n".join(lines)
+
+
 DDPG_TARGET = ">= 1.25x"
 """Our DDPG's target against SB3's: the median over every recorded round."""
 
@@ -112,9 +157,13 @@ def _pinning(record: results.Record) -> str:
 
 
 def _run_note(record: results.Record, ratios: list[float], what: str = "") -> str:
-    """One record's part of a row: its rounds, how it ran, its own median ratio, provenance."""
+    """One record's part of a row: its rounds, how it ran, the machine, the day, and its own
+    median ratio (the command is said once, above the table)."""
     median = statistics.median(ratios)
-    return f"{len(ratios)} rounds, {_pinning(record)}{what}: {median:.2f}x ({_provenance(record)})"
+    when = record.provenance["date"][:10]
+    return (
+        f"{len(ratios)} rounds, {_pinning(record)}{what}, {record.hardware}, {when}: {median:.2f}x"
+    )
 
 
 def _range(values: list[float], unit: str = "") -> str:
@@ -216,14 +265,18 @@ def _env_race(pair: dict) -> str:
 
 
 RACES: dict[str, tuple[str, Callable[[dict], str], Callable[[dict], bool]]] = {
-    "bench.env_peers": ("batched environments", _env_race, lambda p: p.get("target") is not None),
+    "bench.env_peers": (
+        "Batched environments against gymnax and EnvPool",
+        _env_race,
+        lambda p: p.get("target") is not None,
+    ),
     "bench.device_ppo_peers": (
-        "all-device PPO",
+        "All-device PPO against rejax, SB3 and CleanRL",
         lambda p: f"PPO on CartPole, all-device, {p['point']}, env steps/s",
         lambda p: p["metric"] == "steps_per_s",
     ),
     "bench.buffer_peers": (
-        "replay buffers",
+        "Replay buffers against TorchRL",
         lambda p: (
             f"replay buffer at 1e6, batch 256, {p['point']} sampling: "
             + ("transitions sampled/s" if p["metric"] == "sample_per_s" else "transitions added/s")
@@ -231,18 +284,19 @@ RACES: dict[str, tuple[str, Callable[[dict], str], Callable[[dict], bool]]] = {
         lambda p: p["metric"] in ("sample_per_s", "add_per_s"),
     ),
     "bench.collection_peers": (
-        "rollout collection",
+        "Rollout collection against TorchRL's collectors",
         lambda p: f"rollout collection, CartPole, {p['point']}, env steps/s",
         lambda p: True,
     ),
     "bench.ddpg_vs_cleanrl": (
-        "DDPG",
+        "DDPG against CleanRL",
         lambda p: f"DDPG 256x256, batch 256, {p['point']}, env steps/s",
         lambda p: True,
     ),
 }
-"""The peer races' records (``benchmarks/``): a row's name from its pair, and which pairs
-are rows (the rates; for the environments, the sizes with a target)."""
+"""The peer races' records (``benchmarks/``): the heading of their table, a row's name from
+its pair, and which pairs are rows (the rates; for the environments, the sizes with a
+target)."""
 
 
 def _race_rows(kind: str) -> list[str]:
@@ -269,35 +323,60 @@ def _race_rows(kind: str) -> list[str]:
     return lines
 
 
+SPEED_HEADER = [
+    "| comparison | ours (per s) | peer (per s) | ours / peer: median of rounds (range) "
+    "| target | runs (rounds, threads, pinning, machine, day: their median) |",
+    "|---|---|---|---|---|---|",
+]
+
+
+def _commands(kinds: tuple[str, ...]) -> str:
+    """Each command that recorded ``kinds``, once, in the order first recorded."""
+    found = [r.provenance["command"] for kind in kinds for r in results.load_references(kind)]
+    return ", ".join(f"`{command}`" for command in dict.fromkeys(found))
+
+
 def speed_table() -> str:
     """Our PPO and DDPG against Stable-Baselines3 and CleanRL, and each capability against the
-    peer a learner would pick instead (gymnax, EnvPool, rejax, TorchRL), over every recorded run.
+    peer a learner would pick instead (gymnax, EnvPool, rejax, TorchRL), over every recorded
+    run: one table per race, under the commands that recorded it.
 
     The rates are each contestant's range over the rounds (steps per second unless the row
     names another unit); the ratio is the median of the per-round ratios (the contestants
     of a round ran interleaved) with their range; the last column says how each record
-    ran, pinned to a core or not.
+    ran, pinned to a core or not, where and when.
     """
-    lines = [
-        "| comparison | ours (per s) | peer (per s) | ours / peer: median of rounds (range) "
-        "| target | runs (threads, pinning, when, command) |",
-        "|---|---|---|---|---|---|",
-    ]
-    lines += _ppo_rows() + _ddpg_rows()
-    for kind in RACES:
-        lines += _race_rows(kind)
-    if len(lines) == 2:
+    races: list[tuple[str, tuple[str, ...], list[str]]] = [
+        ("PPO against Stable-Baselines3 and CleanRL", ("bench.ppo_peers",), _ppo_rows()),
+        ("DDPG against Stable-Baselines3", ("bench.ddpg_vs_sb3", "bench.ddpg_written_out"),
+         _ddpg_rows()),
+    ]  # fmt: skip
+    races += [(RACES[kind][0], (kind,), _race_rows(kind)) for kind in RACES]
+    parts = []
+    for heading, kinds, rows in races:
+        if rows:
+            parts += [f"### {heading}", "", f"Recorded with {_commands(kinds)}.", ""]
+            parts += [*SPEED_HEADER, *rows, ""]
+    if not parts:
         return "No peer benchmark recorded yet (see benchmarks/README.md)."
-    return "\n".join(lines)
+    return "\n".join(parts[:-1])
 
 
 SECTIONS: dict[str, Callable[[], str]] = {
     "open-in": hosted.links_section,
+    "notebooks": notebooks_table,
+}
+"""Every generated section of the README, by marker name."""
+
+RESULTS_SECTIONS: dict[str, Callable[[], str]] = {
     "ledger": ledger.readme_table,
     "run-times": run_times_table,
     "speed": speed_table,
 }
-"""Every generated section of the README, by marker name."""
+"""Every generated section of ``docs/results.md``, by marker name."""
+
+PAGES: dict[Path, dict[str, Callable[[], str]]] = {README: SECTIONS, RESULTS: RESULTS_SECTIONS}
+"""The pages whose tables :func:`update_pages` regenerates, with their sections."""
 
 
 def section(text: str, name: str) -> str:
@@ -322,3 +401,10 @@ def update(readme: Path = README, sections: dict[str, Callable[[], str]] = SECTI
     """Regenerate the generated sections of ``readme`` (or of another page with its own
     ``sections``) from the reference records."""
     readme.write_text(regenerated(readme.read_text(), sections))
+
+
+def update_pages() -> list[Path]:
+    """Regenerate the README's and the results page's generated sections; return the pages."""
+    for page, sections in PAGES.items():
+        update(page, sections)
+    return list(PAGES)
