@@ -1,6 +1,8 @@
 """The teacher's kit in docs/: its generated sections match the reference records, the
-workshop's blocks cover the series and follow its limits, the hardware page names only
-machines with records, and every glossary term has an anchor of its own."""
+workshop's blocks cover the series and follow its limits, the half day fits in four hours,
+the instructor's sheet has an entry per question and exercise, the hardware page names only
+machines with records, every name a page cites exists, and every glossary term has an
+anchor of its own."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 
 import pytest
 
-from hetero_tutorial.app import kit, readme
+from hetero_tutorial.app import answers, kit, readme, workshop
 from hetero_tutorial.core import results
 
 
@@ -23,7 +25,7 @@ def test_the_kit_pages_generated_sections_match_the_reference_records():
 
 
 def test_every_notebook_is_in_exactly_one_workshop_block():
-    numbers = [number for block in kit.BLOCKS for number in block.notebooks]
+    numbers = [number for block in workshop.BLOCKS for number in block.notebooks]
     assert sorted(numbers) == [name[:2] for name in readme.series_notebooks()]
 
 
@@ -45,18 +47,20 @@ def _run_times(mode: str, cells: dict[str, list[float]], cores: int = 2) -> resu
 
 def test_a_block_runs_in_full_mode_in_class_only_within_the_series_limits(monkeypatch):
     names = readme.series_notebooks()
-    block = kit.Block("test", (names[0][:2],))
+    block = workshop.Block("test", (names[0][:2],))
     fits = _run_times("full", {name: [10.0, 20.0] for name in names})
-    assert kit._in_class(block, [fits]) == "full mode"
+    assert workshop._in_class(block, [fits]) == "full mode"
     long_cell = _run_times("full", {name: [10.0, 20.0] for name in names} | {names[0]: [200.0]})
-    assert "00 has a cell of 3.3 min" in kit._in_class(block, [long_cell])
+    assert "00 has a cell of 3.3 min" in workshop._in_class(block, [long_cell])
     long_notebook = _run_times("full", {name: [100.0] * 4 for name in names})
-    assert "longer than 5 min" in kit._in_class(block, [long_notebook])
-    assert kit._in_class(block, []) == "quick mode (full mode not recorded)"
+    assert "longer than 5 min" in workshop._in_class(block, [long_notebook])
+    assert workshop._in_class(block, []) == "quick mode (full mode not recorded)"
     monkeypatch.setattr(results, "load_references", lambda kind=None: [fits])
-    table = kit.workshop_blocks()
+    table = workshop.workshop_blocks()
     assert "On Test CPU (2 cores, no GPU), the medians of 0 quick and 1 full recorded runs" in table
-    assert f"| {kit.BLOCKS[0].title} | 00 | not recorded | 30 s | 20 s (00: *part 1*) |" in table
+    assert (
+        f"| {workshop.BLOCKS[0].title} | 00 | not recorded | 30 s | 20 s (00: *part 1*) |" in table
+    )
 
 
 def test_the_hardware_page_names_only_machines_with_records(tmp_path, monkeypatch):
@@ -134,3 +138,110 @@ def test_reading_time_counts_the_prose_a_learner_reads_not_the_code():
     assert cards.prose_words(notebook) == 6
     minutes = cards.reading_minutes("00_devices_and_timing.ipynb")
     assert 1 < minutes < 60  # a notebook is read in minutes, not seconds or hours
+
+
+def test_the_half_day_fits_in_four_hours_on_every_recorded_machine():
+    machines = workshop._by_machine()
+    (session,) = workshop.HALF_DAY.sessions
+    totals = {hw: workshop.session_minutes(session, modes) for hw, modes in machines.items()}
+    known = {hw: total for hw, total in totals.items() if total is not None}
+    assert known, "no machine has recorded every notebook of the half day"
+    assert all(total <= workshop.HALF_DAY_MINUTES for total in known.values()), known
+    taught = [n for path in workshop.PATHS[1:] for day in path.sessions for n in day]
+    assert sorted(taught) == [name[:2] for name in readme.series_notebooks()]
+
+
+def test_the_sheet_has_one_entry_per_question_and_per_exercise():
+    text = (kit.DOCS_DIR / "answers.md").read_text()
+    questions = sum(len(found) for found in answers.discussion_questions().values())
+    exercises = sum(len(found) for found in answers.notebook_exercises().values())
+    assert len(re.findall(r"^- \*\*Q\d+\.\*\*", text, re.M)) == questions
+    assert len(re.findall(r"^- \*\*Exercise `\w+`\.\*\*", text, re.M)) == exercises
+    assert answers.MISSING not in text
+    from hetero_tutorial.notebook.solutions import SOLUTIONS
+
+    names = [name for found in answers.notebook_exercises().values() for name in found]
+    assert sorted(names) == sorted(SOLUTIONS), "every solution's exercise is in a notebook"
+    signs = readme.section(text, "seat-signs")
+    for sign in ("py-spy refused", "Ray slow", "a GPU", "one usable core", "a busy machine"):
+        assert f"**{sign}" in signs
+
+
+def _subcommands() -> set[str]:
+    import argparse
+
+    from hetero_tutorial.app import cli
+
+    parser = cli.build_parser()
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(actions[0].choices)
+
+
+def _unknown_names(text: str) -> list[str]:
+    """What a docs page names that does not exist: a test file, a notebook (file or title),
+    a make target, a ``python -m hetero_tutorial`` subcommand, a package name, a parameter."""
+    import importlib
+
+    import nbformat
+
+    from hetero_tutorial.core.paths import REPO_DIR
+
+    unknown = [path for path in re.findall(r"\btests/[\w/]+\.py\b", text)]
+    unknown = [path for path in unknown if not (REPO_DIR / path).is_file()]
+    unknown += [
+        name
+        for name in re.findall(r"\b\d\d_\w+\.ipynb\b", text)
+        if not (REPO_DIR / "notebooks" / name).is_file()
+    ]
+    titles = {}
+    for name in readme.series_notebooks():
+        heading = nbformat.read(REPO_DIR / "notebooks" / name, as_version=4).cells[0].source
+        titles[name[:2]] = heading.splitlines()[0].removeprefix(f"# {name[:2]} · ")
+    for number, title in re.findall(r"^#+ (\d\d) · (.+)$", text, re.M):
+        if not titles.get(number, "").startswith(title):
+            unknown.append(f"{number} · {title}")
+    makefile = (REPO_DIR / "Makefile").read_text()
+    targets = set(re.findall(r"^([a-z][\w-]*):", makefile, re.M))
+    unknown += [t for t in re.findall(r"`make ([a-z][\w-]*)", text) if t not in targets]
+    unknown += [t for t in re.findall(r"\bmake ([a-z][\w-]*)`", text) if t not in targets]
+    commands = _subcommands()
+    used = re.findall(r"python -m hetero_tutorial\s+([a-z][\w-]*)", text)
+    unknown += [f"hetero_tutorial {c}" for c in used if c not in commands]
+    for dotted in re.findall(r"\bhetero_tutorial(?:\.\w+)+", text):
+        parts, found = dotted.split("."), None
+        for cut in range(len(parts), 0, -1):
+            try:
+                found = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            for attribute in parts[cut:]:
+                found = getattr(found, attribute, None)
+            break
+        if found is None:
+            unknown.append(dotted)
+    sources = "\n".join(p.read_text() for p in (REPO_DIR / "hetero_tutorial").rglob("*.py"))
+    notebooks = "\n".join(p.read_text() for p in (REPO_DIR / "notebooks").glob("*.ipynb"))
+    for name in re.findall(r"`([A-Z][A-Z0-9_]{2,})(?:\s*=[^`]*)?`", text):
+        if not re.search(rf"\b{name}\b", sources + notebooks + makefile):
+            unknown.append(name)
+    return list(dict.fromkeys(unknown))
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in kit.DOCS_DIR.glob("*.md")))
+def test_every_name_a_docs_page_cites_exists(page):
+    assert _unknown_names((kit.DOCS_DIR / page).read_text()) == []
+
+
+def test_the_name_check_finds_what_does_not_exist():
+    page = (
+        "Run `.venv/bin/pytest tests/test_nope.py`, open 42_nothing.ipynb, `make nothing`, "
+        "`python -m hetero_tutorial frobnicate`, `hetero_tutorial.app.kit.NO_SUCH`, set "
+        "`NO_SUCH_PARAMETER = 1`.\n\n## 00 · A notebook that is not there\n"
+        "Fine: tests/test_kit.py, `make book-test`, `python -m hetero_tutorial doctor`, "
+        "`hetero_tutorial.app.kit.PAGES`, `NATIVE = True`, `HETERO_TUTORIAL_QUICK=1`."
+    )
+    assert _unknown_names(page) == [
+        "tests/test_nope.py", "42_nothing.ipynb", "00 · A notebook that is not there",
+        "nothing", "hetero_tutorial frobnicate", "hetero_tutorial.app.kit.NO_SUCH",
+        "NO_SUCH_PARAMETER",
+    ]  # fmt: skip

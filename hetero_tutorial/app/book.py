@@ -131,7 +131,7 @@ def find_executed(directory: Path | None = None) -> Executed:
 FRONT_MATTER = ("What you will learn", "Two commands", "The notebooks", "More commands")
 """The README's sections the first page shows, after the README's title and opening (the
 others point at files outside the book)."""
-KIT_PAGES = ("workshop.md", "questions.md", "glossary.md", "hardware.md")
+KIT_PAGES = ("workshop.md", "questions.md", "answers.md", "glossary.md", "hardware.md")
 """The teacher's kit in ``docs/``, in the order of the book's contents."""
 RESULT_PAGES = ("results.md", "ray.md")
 """The results and the cluster recipe in ``docs/``, after the kit in the book's contents."""
