@@ -2,7 +2,8 @@
 
 For each capacity, the three designs of :mod:`hetero_tutorial.rl.buffers` are filled
 with the same Pendulum-shaped transitions (3 observation features, 1 action) and
-then measured in one run, interleaved (:func:`hetero_tutorial.core.timing.compare`):
+then measured in one run, interleaved (:func:`hetero_tutorial.core.timing.compare`), in a
+Python process of its own (:func:`measure` says why):
 
 * ``bytes_per_transition``: the tensor buffer's ``nbytes`` over its capacity; for
   the Python containers, what ``tracemalloc`` saw allocated while filling them
@@ -31,6 +32,7 @@ settings and seeds (:func:`unpaired_reason`).
 
 from __future__ import annotations
 
+import multiprocessing
 import statistics
 import tracemalloc
 from collections.abc import Callable, Sequence
@@ -236,6 +238,31 @@ NO_PINNED_PATH = (
 )
 
 
+def one_capacity(
+    capacity: int,
+    batch_size: int,
+    devices: Sequence[torch.device],
+    repeats: int = 15,
+    seed: int = 0,
+    threads: int | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One capacity's rows (:func:`measure_capacity`) and, for each CUDA device, its pinned
+    rows (:func:`pinned_sampling`), from one filling of its buffers; ``threads``: PyTorch's
+    CPU threads to time with (None: as they are)."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    filled = filled_buffers(capacity, seed)
+    rows = measure_capacity(capacity, batch_size, devices, repeats, seed, filled)
+    tensor = filled[0]["tensor"]
+    pinned = [
+        row
+        for device in devices
+        if device.type == "cuda"
+        for row in pinned_sampling(capacity, batch_size, device, repeats, seed, tensor)
+    ]
+    return rows, pinned
+
+
 @guarded("the buffer sampling study")
 def measure(
     capacities: Sequence[int],
@@ -243,18 +270,34 @@ def measure(
     devices: Sequence[torch.device],
     repeats: int = 15,
     seed: int = 0,
+    fresh_process: bool = True,
 ) -> dict[str, Any]:
     """The fields of a ``bench.buffers`` record: every design at every capacity and device,
     and, for each CUDA device, the pinned path (``pinned_rows``; ``pinned_note`` says why
-    there are none)."""
+    there are none).
+
+    Each capacity is measured in a fresh Python process (``fresh_process``; False: in this
+    one, as a test that replaces the timed functions needs). In one process the figures
+    depend on what it allocated before: after the smaller capacities' buffers were filled
+    and freed, the largest's batches gathered several times slower than in a process of
+    their own, and the smaller ones slowed instead when measured after the largest (the C
+    library's allocator places large blocks differently once large blocks were freed). A
+    rate of one capacity must not depend on which others ran first.
+    """
     cuda = [device for device in devices if device.type == "cuda"]
     rows, pinned = [], []
-    for capacity in capacities:  # each capacity's buffers filled once, for both studies
-        filled = filled_buffers(capacity, seed)
-        rows += measure_capacity(capacity, batch_size, devices, repeats, seed, filled)
-        for device in cuda:
-            tensor = filled[0]["tensor"]
-            pinned += pinned_sampling(capacity, batch_size, device, repeats, seed, tensor)
+    arguments = [
+        (c, batch_size, list(devices), repeats, seed, torch.get_num_threads()) for c in capacities
+    ]
+    if fresh_process:
+        spawn = multiprocessing.get_context("spawn")  # a new interpreter: no fork of this heap
+        with spawn.Pool(1, maxtasksperchild=1) as pool:  # leaving the block ends the worker
+            found = [pool.apply(one_capacity, args) for args in arguments]
+    else:
+        found = [one_capacity(*args) for args in arguments]
+    for capacity_rows, capacity_pinned in found:
+        rows += capacity_rows
+        pinned += capacity_pinned
     return {
         "batch_size": batch_size,
         "designs": list(DESIGNS),
