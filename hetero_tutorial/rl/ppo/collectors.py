@@ -265,7 +265,7 @@ class BatchedCollector:
             )
         self.row_columns = slice(0, storage.columns[ROW_FIELDS[-1]].stop)
         """the storage columns one step writes: :data:`ROW_FIELDS`"""
-        self.step = compiled(self.graph_steps, config.compile, device, "PPO's rollout steps")
+        self.step = compiled(self.graph_steps, config.compile_mode, device, "PPO's rollout steps")
         """:meth:`graph_steps` in the config's compile mode (first call timed apart); eager:
         :meth:`collect` steps with :meth:`act` and the environments' own step instead"""
         self.initial: torch.Tensor | None = None
