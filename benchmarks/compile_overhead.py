@@ -13,7 +13,7 @@
 2. **Two forms of CartPole's transition.** The package's eager transition (in place, each
    line one fused PyTorch operation, :meth:`BatchedCartPole._transition`), eager and
    compiled, against the out-of-place form written for the compiler
-   (:meth:`BatchedCartPole._fusable_transition`, what ``compile="compile"`` runs), compiled
+   (:meth:`BatchedCartPole._fusable_transition`, what ``compile=True`` runs), compiled
    with its flags as bytes (as the package returns them) and as bool. Same first states,
    same actions, the random draw left out.
 3. **Storing flags.** ``x.abs() > 2.4`` compiled, returned as bool, against the same flags

@@ -84,7 +84,7 @@ profile-native   2         25    2.0x        12  10 us a CUDA op        40 itera
                                                                         never timed on a CUDA
                                                                         process (symbol loading):
                                                                         margin 2
-pipeline         2         46    1.5x        30  5 s a process start    sequential 40 x 60 ms 2.4; 4
+overlap          2         46    1.5x        30  5 s a process start    sequential 40 x 60 ms 2.4; 4
                                                  (assumed)              overlapped runs 6 + 10
                                                                         worker starts, 4 at once,
                                                                         16; greedy episodes 0.8; 1
@@ -269,7 +269,7 @@ STEPS = (
     Step("profile-native", 2, "profile",
          ("--placement", "all-accelerator", "--native", "--blocking"), ("--steps", "10240"),
          ("--steps", "512"), "op", 40 * PPO_OPS * 1.2, 1 + 10, margin=2.0),
-    Step("pipeline", 2, "pipeline", ("--backend", "mp", "--max-policy-lag", "0", "1"),
+    Step("overlap", 2, "overlap", ("--backend", "mp", "--max-policy-lag", "0", "1"),
          ("--workers", "1", "4", "--steps", "20480", "--seeds", "0", "--eval-episodes", "3"),
          ("--workers", "1", "2", "--steps", "1024", "--seeds", "0", "--eval-episodes", "1"),
          "start", 1, 2.4 + 6 + 16 + 0.8),
@@ -324,7 +324,7 @@ ARITHMETIC = {
     "profile-native": "40 iterations x 2,740 ops x 1.2 (py-spy pauses for each native sample); "
     "reading and drawing 1; 2 starts 10; never timed on a CUDA process (symbol loading): "
     "margin 2",
-    "pipeline": "sequential 40 x 60 ms 2.4; 4 overlapped runs 6 + 10 worker starts, 4 at once, "
+    "overlap": "sequential 40 x 60 ms 2.4; 4 overlapped runs 6 + 10 worker starts, 4 at once, "
     "16; greedy episodes 0.8; 1 start",
     "device_envs": "PPO to 475, seed 0, SyncVectorEnv 80,000 steps; evaluations 2.5; batched on "
     "CPU and on CUDA 256 envs: 2 x (37 x 0.22 + 18 evaluations x 0.25) 25; throughput 5 sizes "

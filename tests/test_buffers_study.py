@@ -40,3 +40,18 @@ def test_time_ratio_refuses_runs_that_did_not_run_alike():
     wider = _record("tensor", [1.0] * 3, hidden=512)
     with pytest.raises(UsageError, match=r"besides the buffer \(hidden\)"):
         time_ratio(_record("transition", [2.0] * 3, hidden=256), wider)
+
+
+@pytest.mark.parametrize(
+    ("mode", "switches"),
+    [("eager", (False, False)), ("compile", (True, False)), ("cudagraphs", (True, True))],
+)
+def test_a_run_recorded_with_a_compile_mode_pairs_with_the_same_switches(mode, switches):
+    """DDPGConfig's compile was once a mode; a record written then reads as the two switches
+    that replaced it: it pairs with a newer run of the same switches, and no other."""
+    compile, cudagraphs = switches
+    old = _record("transition", [2.0], (0,), compile=mode)
+    same = _record("tensor", [1.0], (0,), compile=compile, cudagraphs=cudagraphs)
+    assert unpaired_reason(old, same) is None
+    other = _record("tensor", [1.0], (0,), compile=not compile, cudagraphs=False)
+    assert "besides the buffer (compile" in unpaired_reason(old, other)

@@ -16,7 +16,10 @@ import torch
 
 from hetero_tutorial.core import compiled as compiled_module
 from hetero_tutorial.core.compiled import (
+    COMPILE_MODES,
     break_even_iterations,
+    compile_mode_of,
+    compile_switches,
     compile_unavailable,
     compiled,
     require_compile_mode,
@@ -46,7 +49,7 @@ STEPS = 120  # several of CartPole's random-action episodes: autoresets happen
 
 def _rollout(env_id: str, mode: str) -> list[torch.Tensor]:
     """Every step's obs, reward, terminated, truncated and final obs under random actions."""
-    env = make_batched_env(env_id, NUM_ENVS, check_actions=False, compile=mode)
+    env = make_batched_env(env_id, NUM_ENVS, check_actions=False, **compile_switches(mode))
     env.reset(seed=3)
     actions = torch.Generator().manual_seed(5)
     out = []
@@ -78,7 +81,7 @@ worth (their greatest common divisor with GRAPH_MINIBATCHES) to a call."""
 
 
 def _trainer(mode: str, iterations: int) -> PPOTrainer:
-    config = PPOConfig.tuned("CartPole-v1", total_steps=256 * iterations, compile=mode)
+    config = PPOConfig.tuned("CartPole-v1", total_steps=256 * iterations, **compile_switches(mode))
     trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
     for _ in range(iterations):
         trainer.run_iteration()
@@ -117,7 +120,7 @@ def _eager_and_compiled(env_id: str, **settings: int) -> tuple[PPOTrainer, PPOTr
     """All-device PPO on ``env_id`` trained to its end eagerly and compiled, seed 0."""
     trained = []
     for mode in ("eager", "compile"):
-        config = PPOConfig.tuned(env_id, **settings, compile=mode)
+        config = PPOConfig.tuned(env_id, **settings, **compile_switches(mode))
         trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
         while not trainer.done:
             trainer.run_iteration()
@@ -152,7 +155,7 @@ def test_an_update_of_no_multiple_of_the_graph_minibatches_puts_fewer_in_each_gr
 def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(trainers):
     """Under the copy counter the first iteration runs eagerly, so the pieces compile in the
     second: both are start-up, and the run learns as the eager one still."""
-    config = PPOConfig.tuned("CartPole-v1", total_steps=256 * 3, compile="compile")
+    config = PPOConfig.tuned("CartPole-v1", total_steps=256 * 3, compile=True)
     run = train(config, "all-device", count_copies=True, eval_episodes=0)
     assert run.start_iterations == 2 and run.steady_iterations == run.iteration_seconds[2:]
     assert run.fields()["start_iterations"] == 2
@@ -187,7 +190,7 @@ def test_compiled_pendulum_ppo_collects_and_learns_as_eager():
 def _ddpg_learners(modes: tuple[str, ...], **config: float) -> dict[str, DDPGLearner]:
     env = gym.make("Pendulum-v1")
     return {
-        m: DDPGLearner(env, DDPGConfig(compile=m, **config), as_placement("all-cpu"), 0)
+        m: DDPGLearner(env, DDPGConfig(**compile_switches(m), **config), as_placement("all-cpu"), 0)
         for m in modes
     }
 
@@ -251,7 +254,7 @@ def test_without_a_cpp_compiler_ddpg_updates_eagerly_saying_why(monkeypatch, cap
 
 
 def test_compiling_ppo_needs_flat_parameters_and_eager_ppo_does_not():
-    config = PPOConfig.tuned("CartPole-v1", flat_parameters=False, compile="compile")
+    config = PPOConfig.tuned("CartPole-v1", flat_parameters=False, compile=True)
     with pytest.raises(UsageError, match="flat_parameters=True"):
         PPOTrainer(config, as_placement("all-device"), seed=0)
     eager = PPOConfig.tuned("CartPole-v1", flat_parameters=False, total_steps=256)
@@ -274,8 +277,8 @@ def test_without_a_cpp_compiler_the_run_falls_back_to_eager_with_one_line(monkey
     monkeypatch.setattr(compiled_module, "_SAID", set())
     reason = compile_unavailable("cpu")
     assert "no C++ compiler" in reason
-    env = make_batched_env("CartPole-v1", 4, compile="compile")
-    env2 = make_batched_env("CartPole-v1", 4, compile="compile")
+    env = make_batched_env("CartPole-v1", 4, compile=True)
+    env2 = make_batched_env("CartPole-v1", 4, compile=True)
     assert env.compiled_step.mode == "eager" and env.compiled_step.fallback == reason
     assert env2.compiled_step.mode == "eager"
     lines = capsys.readouterr().err.strip().splitlines()
@@ -298,8 +301,28 @@ def test_cuda_graphs_need_cuda_and_bad_modes_are_refused():
     assert compile_unavailable("cpu", "eager") is None
     with pytest.raises(UsageError, match="eager, compile, cudagraphs"):
         require_compile_mode("jit")
-    with pytest.raises(UsageError, match="compile must be one of"):
-        PPOConfig.tuned("CartPole-v1", compile="fast").validate()
+
+
+def test_the_two_switches_name_the_modes_and_are_checked_where_they_are_set():
+    """compile and cudagraphs, as LeanRL names them: each mode has its switches, CUDA graphs
+    need compile too, and a mode's name where a switch belongs (the old spelling, which a
+    bool test would take as True) is refused, saying what to set."""
+    for mode in COMPILE_MODES:
+        assert compile_mode_of(**compile_switches(mode)) == mode
+    assert PPOConfig(compile=True, cudagraphs=True).compile_mode == "cudagraphs"
+    assert DDPGConfig(compile=True).compile_mode == "compile"
+    assert PPOConfig().compile_mode == DDPGConfig().compile_mode == "eager"
+    with pytest.raises(UsageError, match="needs compile=True too"):
+        PPOConfig.tuned("CartPole-v1", cudagraphs=True).validate()
+    with pytest.raises(UsageError, match="needs compile=True too"):
+        DDPGConfig(cudagraphs=True)
+    for mode in COMPILE_MODES:
+        with pytest.raises(UsageError, match=f"compile is a switch, True or False; got '{mode}'"):
+            PPOConfig.tuned("CartPole-v1", compile=mode).validate()
+        with pytest.raises(UsageError, match="compile is a switch"):
+            make_batched_env("CartPole-v1", 4, compile=mode)
+    with pytest.raises(UsageError, match="cudagraphs is a switch"):
+        DDPGConfig(compile=True, cudagraphs="cudagraphs")
 
 
 def test_a_graphed_piece_starts_in_two_calls_and_counts_every_declined_graph():
@@ -342,7 +365,7 @@ def test_cuda_graphed_ppo_learns_as_eager_ppo_on_cuda():
     after three iterations, and the graphs are captured once (no recompile per iteration)."""
     trained = {}
     for mode in ("eager", "cudagraphs"):
-        config = PPOConfig.tuned("CartPole-v1", total_steps=256 * 3, compile=mode)
+        config = PPOConfig.tuned("CartPole-v1", total_steps=256 * 3, **compile_switches(mode))
         trainer = PPOTrainer(config, as_placement("all-device"), seed=0)
         for _ in range(3):
             trainer.run_iteration()
@@ -367,7 +390,7 @@ def test_the_cuda_graphed_ddpg_update_learns_as_the_eager_one_on_cuda():
     the update is captured (its weights, moments and targets static: no graph declined)."""
     env = gym.make("Pendulum-v1")
     learners = {
-        m: DDPGLearner(env, DDPGConfig(compile=m), as_placement("hybrid"), 0)
+        m: DDPGLearner(env, DDPGConfig(**compile_switches(m)), as_placement("hybrid"), 0)
         for m in ("eager", "cudagraphs")
     }
     graphed = learners["cudagraphs"]
@@ -505,7 +528,7 @@ def test_no_unguarded_call_of_a_ppo_run_needs_a_recompile(monkeypatch):
         torch.compiler, "set_stance", lambda *a, **k: stances.append(k) or set_stance(*a, **k)
     )
     for env_id in ("CartPole-v1", "Pendulum-v1"):
-        config = PPOConfig.tuned(env_id, num_envs=8, total_steps=3 * 8 * 64, compile="compile")
+        config = PPOConfig.tuned(env_id, num_envs=8, total_steps=3 * 8 * 64, compile=True)
         config = replace(config, num_steps=64, minibatch_size=128)
         trainer = PPOTrainer(config, as_placement("all-device"), 0)
         while not trainer.done:

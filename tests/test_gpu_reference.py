@@ -354,7 +354,7 @@ def test_the_group_run_in_its_own_session_dies_with_a_sigkilled_parent():
 def test_a_killed_run_still_returns_every_step_finished_before(tmp_path):
     out, work = tmp_path / "out", tmp_path / "work"
     runner = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "--dry-run", "--only", "profile-native", "pipeline",
+        [sys.executable, str(SCRIPT), "--dry-run", "--only", "profile-native", "overlap",
          "--out", str(out), "--work", str(work)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
     )  # fmt: skip

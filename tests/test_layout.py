@@ -276,7 +276,9 @@ def test_no_file_in_rl_repeats_its_folders_name():
 
 SHARED_NAMES_ALLOWED = {
     "app/bench": "named after the benchmark it runs (`bench NAME` runs app/bench/NAME.py)",
-    "rl/ppo rl/ddpg": "PPO and DDPG are shaped alike: config, learner, trainer, runs in both",
+    "rl/ppo rl/ddpg": (
+        "PPO and DDPG are shaped alike: config, learner, trainer, runs and options in both"
+    ),
 }
 """Where two modules may share a file name, and why (CONTRIBUTING.md's Layout says the same)."""
 

@@ -66,7 +66,7 @@ def test_gpu_references_are_a_table_per_machine_or_a_sentence_saying_there_are_n
     assert overlap_report.gpu_references().data == results.NO_ACCELERATOR_REFERENCES
     fingerprint = {"accelerator": {"type": "cuda", "name": "Test GPU"}}
     provenance = {"fingerprint": fingerprint, "date": "2026-01-01", "command": "t", "quick": False}
-    record = results.Record("bench.pipeline", {"summary": [_entry()]}, provenance)
+    record = results.Record("bench.overlap", {"summary": [_entry()]}, provenance)
     monkeypatch.setattr(results, "load_references", lambda kind, with_accelerator: [record])
     assert "| Test GPU | mp, 1 worker, lag 1 | 1.40x |" in overlap_report.gpu_references().data
 

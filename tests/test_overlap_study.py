@@ -24,7 +24,7 @@ ROW_FIELDS = (
     "dropped_rollouts",
     "eval_return_mean",
 )
-"""What every overlapped row of a bench.pipeline record carries."""
+"""What every overlapped row of a bench.overlap record carries."""
 
 
 @pytest.mark.parametrize(
@@ -52,12 +52,12 @@ def test_predicted_lags_follow_the_schedules_rules():
 
 
 def test_bench_pipeline_records_rows_summary_timelines_and_findings(tmp_path):
-    path = tmp_path / "pipeline.json"
-    argv = ["bench", "pipeline", "--env", "CartPole-v1", "--steps", "2048", "--seeds", "0"]
+    path = tmp_path / "overlap.json"
+    argv = ["bench", "overlap", "--env", "CartPole-v1", "--steps", "2048", "--seeds", "0"]
     argv += ["--workers", "1", "--max-policy-lag", "0", "1", "--eval-episodes", "1"]
     assert cli.main([*argv, "--json", str(path)]) == 0
     record = results.load(path)
-    assert record.kind == "bench.pipeline"
+    assert record.kind == "bench.overlap"
     rows = record.data["rows"]
     assert [r["plan"] for r in rows] == ["sequential", "overlapped", "overlapped"]
     for row in rows[1:]:

@@ -1,7 +1,7 @@
 """The overlapped engine's acceptance targets, checked on the recorded runs they are about.
 
 The engine was accepted on a 2-core machine with one worker at policy lag 1, PPO at
-CleanRL's settings on Acrobot-v1 (``bench pipeline --env Acrobot-v1 --steps 150000
+CleanRL's settings on Acrobot-v1 (``bench overlap --env Acrobot-v1 --steps 150000
 --workers 1 --backend mp ray --max-policy-lag 0 1 --seeds 0 1 2``; benchmarks/README.md
 says why these numbers): at least 90% of the ideal speed-up, 1.3x the sequential
 placement's steps/s, Ray at 0.8x the process engine's, and lag 1 (and Ray) learning no
@@ -48,7 +48,7 @@ def targets(study: dict, workers: int = 1, lag: int = 1) -> dict[str, bool | Non
 
 
 def _acceptance_records() -> list[results.Record]:
-    found = results.load_all(results.REFERENCE_DIR, "bench.pipeline")
+    found = results.load_all(results.REFERENCE_DIR, "bench.overlap")
     return [
         r
         for r in found
@@ -76,4 +76,4 @@ def test_one_seed_meets_or_misses_no_target():
 
 
 def test_the_reference_machines_include_an_acceptance_run():
-    assert _acceptance_records(), "no recorded bench.pipeline run the targets are about"
+    assert _acceptance_records(), "no recorded bench.overlap run the targets are about"

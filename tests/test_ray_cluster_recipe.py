@@ -1,5 +1,5 @@
 """The README's cluster recipe, run as written on one machine: a head and a second node on the
-loopback address, one CPU each, joined with the head's token; then ``bench pipeline`` with two
+loopback address, one CPU each, joined with the head's token; then ``bench overlap`` with two
 Ray workers, which needs both nodes. Everything the recipe started is stopped afterwards, also
 when a step fails. And the local Ray of two users on one host: each in its own temp folder.
 
@@ -28,8 +28,8 @@ from hetero_tutorial.rl.overlapped import ray_engine
 pytestmark = pytest.mark.xdist_group("ray")
 
 RAY = str(Path(sys.executable).with_name("ray"))
-PIPELINE = ["bench", "pipeline", "--env", "CartPole-v1", "--steps", "1024", "--seeds", "0"]
-PIPELINE += ["--max-policy-lag", "1", "--eval-episodes", "1", "--backend", "ray"]
+OVERLAP = ["bench", "overlap", "--env", "CartPole-v1", "--steps", "1024", "--seeds", "0"]
+OVERLAP += ["--max-policy-lag", "1", "--eval-episodes", "1", "--backend", "ray"]
 
 
 def _free_port() -> int:
@@ -72,7 +72,7 @@ def test_the_cluster_recipe_joins_a_second_node_with_the_token_and_leaves_nothin
     try:
         subprocess.run(head, env=env, check=True, capture_output=True, timeout=180)
         subprocess.run(worker, env=env, check=True, capture_output=True, timeout=180)
-        bench = [sys.executable, "-m", "hetero_tutorial", *PIPELINE, "--workers", "2"]
+        bench = [sys.executable, "-m", "hetero_tutorial", *OVERLAP, "--workers", "2"]
         bench += ["--address", f"127.0.0.1:{port}"]
         run = subprocess.run(bench, env=env, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]

@@ -26,6 +26,7 @@ from torch import nn
 from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.errors import UsageError, require_minibatch_fits, require_positive
 from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.rl.envs.spec import VectorEnvs
 from hetero_tutorial.rl.nets import DiscreteActorCritic, NatureCNN
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
@@ -210,7 +211,7 @@ def trainer(
     return PPOTrainer(config.ppo_config(iterations), placement, seed, envs=envs, policy=policy)
 
 
-def _actions(envs: Any) -> int:
+def _actions(envs: VectorEnvs) -> int:
     return int(envs.single_action_space.n)
 
 

@@ -9,7 +9,11 @@ again (a *recompile*). CUDA graphs go further on a GPU: a captured sequence of k
 replayed with one launch, which needs static shapes (the same buffers every time) and no
 host synchronisation inside.
 
-The modes (:data:`COMPILE_MODES`):
+A config asks with two switches, named as LeanRL names them: ``compile`` (torch.compile the
+pieces) and ``cudagraphs`` (capture them as CUDA graphs too, which needs ``compile``);
+:func:`require_compile_switches` checks them, once, in the config's validation, and
+:func:`compile_mode_of` turns them into the mode the pieces run in. Inside, a piece's mode
+keeps torch's own words (:data:`COMPILE_MODES`):
 
 * ``"eager"``: the function itself, as it reads;
 * ``"compile"``: ``torch.compile(fn)`` (Inductor, default mode); on a CPU with Inductor's
@@ -94,6 +98,36 @@ def require_compile_mode(mode: str) -> None:
     """Raise a UsageError naming the modes for anything else."""
     if mode not in COMPILE_MODES:
         raise UsageError(f"compile must be one of {', '.join(COMPILE_MODES)}; got {mode!r}")
+
+
+def require_compile_switches(compile: bool, cudagraphs: bool) -> None:
+    """Raise a UsageError, saying what to set instead, unless both switches are booleans and
+    ``cudagraphs`` comes with ``compile`` (the graphs capture torch.compile's kernels: without
+    compiling there is nothing to capture)."""
+    for name, value in (("compile", compile), ("cudagraphs", cudagraphs)):
+        if not isinstance(value, bool):
+            raise UsageError(
+                f"{name} is a switch, True or False; got {value!r}. compile=True "
+                "torch.compiles the pieces, cudagraphs=True as well captures them as CUDA "
+                "graphs (on CUDA), and both False (the default) runs them eagerly"
+            )
+    if cudagraphs and not compile:
+        raise UsageError(
+            "cudagraphs=True captures the compiled pieces as CUDA graphs, so it needs "
+            "compile=True too: set both, or neither to run eagerly"
+        )
+
+
+def compile_mode_of(compile: bool, cudagraphs: bool) -> str:
+    """The mode (:data:`COMPILE_MODES`) a config's two switches ask for."""
+    return "cudagraphs" if cudagraphs else "compile" if compile else "eager"
+
+
+def compile_switches(mode: str) -> dict[str, bool]:
+    """The switches that ask for ``mode``, as keyword arguments of a config or a batched env:
+    :func:`compile_mode_of` the other way round, for code that runs every mode in turn."""
+    require_compile_mode(mode)
+    return {"compile": mode != "eager", "cudagraphs": mode == "cudagraphs"}
 
 
 def _cpp_compiler() -> str | None:

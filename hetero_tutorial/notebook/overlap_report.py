@@ -127,11 +127,11 @@ def gpu_table(study: dict[str, Any]) -> Markdown:
 
 
 def gpu_references() -> Markdown:
-    """Every configuration of the committed ``bench.pipeline`` records measured on a machine
+    """Every configuration of the committed ``bench.overlap`` records measured on a machine
     with an accelerator, per machine; a sentence saying so where there are none."""
     rows = [
         {"machine": record.hardware, "name": overlap_findings.label(entry), **entry}
-        for record in results.load_references("bench.pipeline", with_accelerator=True)
+        for record in results.load_references("bench.overlap", with_accelerator=True)
         for entry in record.data["summary"]
     ]
     if not rows:
@@ -146,7 +146,7 @@ def gpu_section(study: dict[str, Any], accelerator: Any) -> Markdown | None:
     from ``gpu_paragraph``, says where the GPU case is told)."""
     if accelerator is not None:
         return gpu_table(study)
-    if not results.load_references("bench.pipeline", with_accelerator=True):
+    if not results.load_references("bench.overlap", with_accelerator=True):
         return None
     return gpu_references()
 

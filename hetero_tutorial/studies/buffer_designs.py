@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hetero_tutorial.core.compiled import compile_switches
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine_load import guarded
@@ -475,6 +476,11 @@ def run_settings(run: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     them in ``config``; newer ones beside it, as PPO's do. Both read the same here.
     """
     settings = dict(run["config"])
+    if isinstance(settings.get("compile"), str):
+        # Records written while DDPGConfig's compile was a mode ("eager", "compile",
+        # "cudagraphs") read as the two switches that replaced it, so that an older run
+        # pairs with a newer one of the same settings. The records stay as measured.
+        settings |= compile_switches(settings["compile"])
     if "seed" in settings:
         seed = settings.pop("seed")
     else:

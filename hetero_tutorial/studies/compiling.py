@@ -40,6 +40,7 @@ import torch
 from hetero_tutorial.core.compiled import (
     CompiledPiece,
     break_even_iterations,
+    compile_switches,
     compile_unavailable,
     compiled,
 )
@@ -116,7 +117,9 @@ def _act_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
 
 
 def _env_step_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
-    env = make_batched_env("CartPole-v1", size, device, check_actions=False, compile=mode)
+    env = make_batched_env(
+        "CartPole-v1", size, device, check_actions=False, **compile_switches(mode)
+    )
     env.reset(seed=0)
     actions = torch.randint(0, 2, (size,), device=device).float()
     return lambda: env.step(actions)
@@ -134,7 +137,7 @@ def minibatch_learner(
     """A PPO learner of the series' CartPole network, and a random flat rollout of ``size``
     transitions (one minibatch's) with its storage's layout."""
     torch.manual_seed(0)
-    config = PPOConfig.tuned("CartPole-v1", minibatch_size=size, compile=mode)
+    config = PPOConfig.tuned("CartPole-v1", minibatch_size=size, **compile_switches(mode))
     policy = DiscreteActorCritic(OBS_DIM, NUM_ACTIONS, HIDDEN).to(device)
     learner = PPOLearner(policy, FlatParameters(policy), config, seed=0)
     storage = RolloutStorage(1, size, env_spec("CartPole-v1"), device, pin=False)
@@ -386,7 +389,9 @@ def ppo_rows(
     if config.num_iterations < total:
         raise UsageError(f"the config runs {config.num_iterations} iterations; need {total}")
     with torch_threads(threads):
-        trainers = {m: PPOTrainer(replace(config, compile=m), placement, seed) for m in modes}
+        trainers = {
+            m: PPOTrainer(replace(config, **compile_switches(m)), placement, seed) for m in modes
+        }
         for _ in range(total):
             for trainer in trainers.values():
                 trainer.run_iteration()
@@ -425,7 +430,10 @@ def ddpg_rows(
     steps = config.learning_starts + 1 + timed_steps + config.count_copies_steps
     trainers = {
         m: DDPGTrainer(
-            replace(config, compile=m, total_steps=steps), placement, seed, threads=threads
+            replace(config, **compile_switches(m), total_steps=steps),
+            placement,
+            seed,
+            threads=threads,
         )
         for m in modes
     }

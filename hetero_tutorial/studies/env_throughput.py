@@ -90,10 +90,12 @@ def make_stepper(
     num_envs: int,
     seed: int = 0,
     check_actions: bool = False,
-    compile: str = "eager",
+    compile: bool = False,
+    cudagraphs: bool = False,
 ) -> Stepper:
     """Build ``implementation`` for ``num_envs`` copies of ``env_id``, reset, with its actions;
-    ``compile``: the batched environments' compile mode (``hetero_tutorial.core.compiled``)."""
+    ``compile`` and ``cudagraphs``: the batched environments' switches (see
+    :func:`~hetero_tutorial.rl.envs.batched.make_batched_env`)."""
     rng = np.random.default_rng(seed)
     actions = _numpy_actions(env_id, num_envs, rng)
     cpu = torch.device("cpu")
@@ -107,7 +109,9 @@ def make_stepper(
             raise UsageError(
                 f"{implementation!r} is not available here; choose from {implementations(env_id)}"
             )
-        batched = make_batched_env(env_id, num_envs, device, check_actions, compile)
+        batched = make_batched_env(
+            env_id, num_envs, device, check_actions, compile=compile, cudagraphs=cudagraphs
+        )
         batched.reset(seed=seed)
         on_device = [torch.as_tensor(a, device=device) for a in actions]  # before the clock
         return Stepper(_cycling(batched.step, on_device), batched.device, batched.close)

@@ -9,6 +9,7 @@ ratio within one seed's round. A run is a whole training run; the greedy return 
 it says what was learned, at equal environment steps.
 
 The ideal speed-up comes from the sequential run's own phase times (:func:`ideal_speedup`).
+:func:`add_seed_round` runs the study one seed at a time, merging the rounds as they come.
 """
 
 from __future__ import annotations
@@ -324,6 +325,33 @@ def merge_studies(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "summary": summarise(rows),
         "seconds": sum(part["seconds"] for part in rounds),
     }
+
+
+def add_seed_round(
+    rounds: list[dict[str, Any]],
+    config: PPOConfig,
+    seed: int,
+    workers: Sequence[int] = (1,),
+    backends: Sequence[str] = ("mp",),
+    lags: Sequence[int] = (0, 1),
+    placement: Placement | str = "hybrid",
+    eval_episodes: int = 10,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """One more seed's round of :func:`overlap_study` (the sequential plan, then every
+    configuration, from ``seed``), appended to ``rounds``; returns the study of every round
+    so far (:func:`merge_studies`).
+
+    Notebook 06 runs a round per cell, so that each seed's table shows as soon as its
+    minutes are spent, and a further seed only while a verdict needs it. The arguments are
+    :func:`overlap_study`'s; ``progress(label)`` is called before each run.
+    """
+    rounds.append(
+        overlap_study(
+            config, workers, backends, lags, [seed], placement, eval_episodes, progress=progress
+        )
+    )
+    return merge_studies(rounds)
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """Findings from an overlap study's numbers: sentences saying which configuration is faster,
 whether policy lag hurt learning beyond the spread over seeds, and what Ray costs.
 
-Every conclusion a notebook or the ``bench pipeline`` command prints comes from here,
+Every conclusion a notebook or the ``bench overlap`` command prints comes from here,
 computed from the measured values, so another machine prints its own conclusions. (The
 acceptance targets this engine was built to are tests, and ``benchmarks/README.md``
 says what they are; they are not the package's to ship.)
@@ -211,7 +211,7 @@ def further_seed(study: dict[str, Any], seed: int, budget_seconds: float | None)
         return (
             f"seed {seed} not run: a round takes about {per_round:.0f} s here and the study "
             f"has had {study['seconds']:.0f} s of its {budget_seconds:.0f} s; the unresolved "
-            "verdicts stay unresolved (`python -m hetero_tutorial bench pipeline --env "
+            "verdicts stay unresolved (`python -m hetero_tutorial bench overlap --env "
             f"{study['env_id']} --steps {study['config']['total_steps']} --seeds "
             f"{' '.join(str(s) for s in [*study['seeds'], seed])}` runs them outside class)"
         )
@@ -230,5 +230,5 @@ def findings(study: dict[str, Any]) -> list[str]:
 
 
 def record_fields(study: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a ``bench.pipeline`` record: the study and its findings."""
+    """The fields of a ``bench.overlap`` record: the study and its findings."""
     return {**study, "findings": findings(study)}

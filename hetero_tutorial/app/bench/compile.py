@@ -22,6 +22,7 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.options import add_ddpg_arguments
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import compiling as study
 
@@ -49,7 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             help=f"{study.SIZE_NAMES[piece]} sizes of {piece} (default "
             f"{' '.join(map(str, study.SIZES[piece]))})",
         )
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads (default 1)")
+    add_ddpg_arguments(
+        parser, only=("threads",), helps={"threads": "PyTorch CPU threads (default 1)"}
+    )
     parser.add_argument("--repeats", type=int, default=7, help="interleaved timing repeats")
     parser.add_argument(
         "--ppo-num-envs", type=int, nargs="+", default=list(PPO_NUM_ENVS), help="all-device PPO"

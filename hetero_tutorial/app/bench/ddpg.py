@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES
-from hetero_tutorial.rl.buffers import DESIGNS
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.options import add_ddpg_arguments, ddpg_config_from
 from hetero_tutorial.rl.ddpg.runs import DDPGResult, train
 from hetero_tutorial.studies.buffer_designs import summarise
 
@@ -30,25 +30,13 @@ def run_seeds(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    defaults = DDPGConfig()
-    parser.add_argument("--buffer", choices=DESIGNS, default=defaults.buffer)
-    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="units per layer")
-    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    parser.add_argument("--steps", type=int, default=defaults.total_steps, help="env steps")
-    parser.add_argument("--learning-starts", type=int, default=defaults.learning_starts)
+    add_ddpg_arguments(parser)
     parser.add_argument(
         "--seed", type=int, nargs="+", default=[0], help="one run per seed (e.g. 0 1 2)"
     )
     parser.add_argument("--placement", choices=ENV_ON_CPU_NAMES, default="all-cpu")
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    config = DDPGConfig(
-        buffer=args.buffer,
-        hidden=args.hidden,
-        batch_size=args.batch_size,
-        total_steps=args.steps,
-        learning_starts=args.learning_starts,
-    )
+    config = ddpg_config_from(args)
     return summarise(run_seeds(config, args.placement, args.seed, args.threads))

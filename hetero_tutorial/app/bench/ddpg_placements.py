@@ -11,24 +11,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hetero_tutorial.rl.buffers import DESIGNS
-from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.rl.ddpg.options import add_ddpg_arguments, ddpg_config_from
 from hetero_tutorial.studies.ddpg_placements import compare_placements
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--buffer", choices=DESIGNS, default="transition")
-    parser.add_argument("--hidden", type=int, default=256, help="units per layer")
-    parser.add_argument("--steps", type=int, default=3_000, help="env steps per placement")
-    parser.add_argument("--learning-starts", type=int, default=1_000)
+    # the article's pattern A, and fewer steps than a learning run: each placement runs them
+    add_ddpg_arguments(
+        parser,
+        only=("buffer", "hidden", "steps", "learning_starts"),
+        helps={"steps": "env steps per placement"},
+        buffer="transition",
+        steps=3_000,
+    )
     parser.add_argument("--seed", type=int, default=0)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    config = DDPGConfig(
-        buffer=args.buffer,
-        hidden=args.hidden,
-        total_steps=args.steps,
-        learning_starts=args.learning_starts,
-    )
-    return compare_placements(config, seed=args.seed, eval_episodes=1)
+    return compare_placements(ddpg_config_from(args), seed=args.seed, eval_episodes=1)

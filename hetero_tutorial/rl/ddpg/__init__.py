@@ -7,5 +7,6 @@
    step and one update at a time (phases rollout, store, sample, update, weight sync);
 
 and ``runs.py``: :func:`~hetero_tutorial.rl.ddpg.runs.train` and ``train_side_by_side``,
-called as PPO's are (a config, a placement or its name, a seed, options).
+called as PPO's are (a config, a placement or its name, a seed, options); ``options.py``:
+a run's command-line options, written once for every command that trains DDPG.
 """

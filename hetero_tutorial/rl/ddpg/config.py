@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero_tutorial.core.compiled import require_compile_mode
+from hetero_tutorial.core.compiled import compile_mode_of, require_compile_switches
 from hetero_tutorial.core.errors import UsageError, require_positive
 from hetero_tutorial.rl.buffers import DESIGNS
 
@@ -45,15 +45,15 @@ class DDPGConfig:
     """std of the Gaussian action noise, as a fraction of half the action range"""
     count_copies_steps: int = 100
     """last steps of the run whose host<->device copies are counted (not timed)"""
-    compile: str = "eager"
-    """speed: "eager", "compile" (torch.compile each update, both networks' losses,
-    gradients and Adam steps and the target averaging, as one graph) or "cudagraphs" (the
-    same, CUDA-graphed, on CUDA); see core/compiled.py"""
+    compile: bool = False
+    """speed: torch.compile each update (both losses, gradients, Adam steps, the averaging)"""
+    cudagraphs: bool = False
+    """speed: also capture the update as a CUDA graph (CUDA only; needs compile=True)"""
 
     def __post_init__(self) -> None:
         if self.buffer not in DESIGNS:
             raise UsageError(f"buffer must be one of {', '.join(DESIGNS)}; got {self.buffer!r}")
-        require_compile_mode(self.compile)
+        require_compile_switches(self.compile, self.cudagraphs)
         require_positive(count_copies_steps=self.count_copies_steps)
         if not 0 < self.learning_starts < self.total_steps - self.count_copies_steps - 1:
             raise UsageError(
@@ -76,3 +76,9 @@ class DDPGConfig:
                 f"({self.buffer_capacity}){why}: no number of steps could fill a batch. "
                 "Raise buffer_capacity or lower batch_size."
             )
+
+    @property
+    def compile_mode(self) -> str:
+        """The mode the update runs in: "eager", "compile" or "cudagraphs", torch's own words
+        for what ``compile`` and ``cudagraphs`` ask (see core/compiled.py)."""
+        return compile_mode_of(self.compile, self.cudagraphs)

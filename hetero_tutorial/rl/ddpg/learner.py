@@ -84,7 +84,7 @@ class DDPGLearner:
         self.noise = np.random.default_rng(seed)
         self._actor_params = list(self.actor.parameters())
         device = placement.update_device
-        self.step = compiled(self.one_graph_update, config.compile, device, "DDPG's update")
+        self.step = compiled(self.one_graph_update, config.compile_mode, device, "DDPG's update")
         """:meth:`one_graph_update` in the config's compile mode (first call timed apart);
         eager: :meth:`update` steps with autograd and fused Adam instead"""
         self.adam: tuple[AdamState, AdamState] | None = None

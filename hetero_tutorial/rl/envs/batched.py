@@ -24,8 +24,8 @@ a full ``(N, obs_dim)`` tensor: the observation every environment reached
 Unlike Gymnasium, both keys are present at every step (a dict that changes keys
 would need the host to know whether any episode ended).
 
-``compile="compile"`` runs the step's tensor work (physics, termination, time limit,
-autoreset, observations) compiled by ``torch.compile`` (``"cudagraphs"``: and CUDA-graphed,
+``compile=True`` runs the step's tensor work (physics, termination, time limit, autoreset,
+observations) compiled by ``torch.compile`` (with ``cudagraphs=True`` too: and CUDA-graphed,
 on CUDA; see :mod:`hetero_tutorial.core.compiled`): its dozens of small operations fused
 into a few kernels. What is compiled is the form written for the compiler where the class
 has one (:meth:`~_BatchedEnv._fusable_transition`: out of place, flags as bytes; CartPole),
@@ -48,9 +48,10 @@ from gymnasium.vector.utils import batch_space
 
 from hetero_tutorial.core.compiled import (
     CompiledPiece,
+    compile_mode_of,
     compile_unavailable,
     compiled,
-    require_compile_mode,
+    require_compile_switches,
 )
 from hetero_tutorial.core.devices import resolve_device, same_device
 from hetero_tutorial.core.errors import UsageError, require_positive
@@ -81,10 +82,11 @@ class _BatchedEnv:
         num_envs: int,
         device: str | torch.device = "cpu",
         check_actions: bool = True,
-        compile: str = "eager",
+        compile: bool = False,
+        cudagraphs: bool = False,
     ) -> None:
         require_positive(num_envs=num_envs)
-        require_compile_mode(compile)
+        require_compile_switches(compile, cudagraphs)
         self.num_envs = num_envs
         self.device = resolve_device(device)
         self.check_actions = check_actions
@@ -102,8 +104,8 @@ class _BatchedEnv:
         self._was_reset = False
         self.compiled_step: CompiledPiece | None = None
         """the step's tensor work in its compile mode (None: eager), first call timed apart"""
-        if compile != "eager":
-            self._compile_transition(compile)
+        if compile:
+            self._compile_transition(compile_mode_of(compile, cudagraphs))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env_id}, num_envs={self.num_envs}, {self.device})"
@@ -316,9 +318,10 @@ class BatchedCartPole(_BatchedEnv):
         num_envs: int,
         device: str | torch.device = "cpu",
         check_actions: bool = True,
-        compile: str = "eager",
+        compile: bool = False,
+        cudagraphs: bool = False,
     ) -> None:
-        super().__init__(num_envs, device, check_actions, compile)
+        super().__init__(num_envs, device, check_actions, compile, cudagraphs)
         on = {"device": self.device}
         # Constants as 0-d tensors on the device, made once: an operation with them
         # broadcasts to (N,) without a Python-number-to-tensor conversion per step.
@@ -455,9 +458,10 @@ class BatchedPendulum(_BatchedEnv):
         num_envs: int,
         device: str | torch.device = "cpu",
         check_actions: bool = True,
-        compile: str = "eager",
+        compile: bool = False,
+        cudagraphs: bool = False,
     ) -> None:
-        super().__init__(num_envs, device, check_actions, compile)
+        super().__init__(num_envs, device, check_actions, compile, cudagraphs)
         self._reset_high = torch.tensor([[math.pi], [1.0]], device=self.device)  # (2, 1)
 
     def _canonical(self, state: torch.Tensor) -> torch.Tensor:
@@ -530,17 +534,19 @@ def make_batched_env(
     num_envs: int,
     device: str | torch.device = "cpu",
     check_actions: bool = True,
-    compile: str = "eager",
+    compile: bool = False,
+    cudagraphs: bool = False,
 ) -> BatchedCartPole | BatchedPendulum:
     """``num_envs`` copies of ``env_id`` as one batched env on ``device`` (see the module doc).
 
     ``check_actions`` checks action values every step; on an accelerator it costs
     a host sync per step, so code whose actions are valid by construction (PPO's
-    sampled or clipped actions) passes False.
+    sampled or clipped actions) passes False. ``compile``: torch.compile the step's tensor
+    work; ``cudagraphs``: also capture it as a CUDA graph (CUDA only; needs compile=True).
     """
     if env_id not in _ENVS:
         raise UsageError(
             f"no batched version of {env_id!r}: supported are {', '.join(BATCHED_ENV_IDS)}. "
             "For any other Gymnasium id use hetero_tutorial.rl.envs.vector.make_vector_env."
         )
-    return _ENVS[env_id](num_envs, device, check_actions, compile)
+    return _ENVS[env_id](num_envs, device, check_actions, compile, cudagraphs)

@@ -4,17 +4,48 @@
 steps it (Gymnasium's vector environments, :mod:`~hetero_tutorial.rl.envs.vector`, or
 the batched tensor ones, :mod:`~hetero_tutorial.rl.envs.batched`); :func:`space_spec`
 refuses the spaces these algorithms cannot take, with what to do instead.
+:class:`VectorEnvs` is what PPO's trainer and collectors ask of the environments they
+step, whichever kind steps them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
 
 from hetero_tutorial.core.errors import UsageError
+
+
+class VectorEnvs(Protocol):
+    """N copies of one environment, stepped together: what PPO's trainer and collectors use.
+
+    Gymnasium's vector environments satisfy it with NumPy arrays (``SyncVectorEnv`` from
+    :func:`~hetero_tutorial.rl.envs.vector.make_vector_env`, ale-py's ``AtariVectorEnv``),
+    and so do the package's batched tensor environments (``BatchedCartPole``,
+    ``BatchedPendulum``), with tensors on their device, and the CNN workload's
+    ``SyntheticFrames``. The batched collector asks more of its environments (their
+    device and, compiled, their traceable transition): see
+    :mod:`~hetero_tutorial.rl.ppo.collectors`.
+    """
+
+    single_observation_space: gym.Space
+    """one environment's observations, as :func:`spec_of` reads them"""
+    single_action_space: gym.Space
+    """one environment's actions"""
+
+    def reset(self, *, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        """Every environment's first observation (N, ...) and an info dict."""
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """One step of every environment: observations, rewards, terminated, truncated
+        (each with N rows) and an info dict whose ``"final_obs"`` holds the observations
+        before an autoreset."""
+
+    def close(self) -> None:
+        """Release the environments (processes, emulators, device memory)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +113,7 @@ def env_spec(env_id: str) -> EnvSpec:
     return space_spec(env_id, obs_space, action_space)
 
 
-def spec_of(envs: Any, label: str) -> EnvSpec:
+def spec_of(envs: VectorEnvs, label: str) -> EnvSpec:
     """The spec of a vector environment, from its ``single_*_space`` attributes."""
     flat = len(envs.single_observation_space.shape) == 1
     return space_spec(label, envs.single_observation_space, envs.single_action_space, flat)

@@ -169,7 +169,7 @@ class OverlappedResult:
         return configuration_label(self.backend, self.workers, self.max_policy_lag)
 
     def fields(self) -> dict[str, Any]:
-        """The run as the fields of a results record (``bench.pipeline``'s runs)."""
+        """The run as the fields of a results record (``bench.overlap``'s runs)."""
         return {
             **self.run.fields(),
             "backend": self.backend,

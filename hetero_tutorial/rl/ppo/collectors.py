@@ -54,7 +54,7 @@ from hetero_tutorial.core.devices import same_device
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.rl.envs.batched import BATCHED_ENV_IDS, make_batched_env
-from hetero_tutorial.rl.envs.spec import EnvSpec
+from hetero_tutorial.rl.envs.spec import EnvSpec, VectorEnvs
 from hetero_tutorial.rl.envs.vector import make_vector_env
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
@@ -106,7 +106,7 @@ def make_envs(config: PPOConfig, placement: Placement) -> Any:
 
 
 def make_collector(
-    envs: Any,
+    envs: VectorEnvs,
     spec: EnvSpec,
     policy: nn.Module,
     storage: RolloutStorage,
@@ -130,7 +130,7 @@ class GymCollector:
 
     def __init__(
         self,
-        envs: Any,
+        envs: VectorEnvs,
         spec: EnvSpec,
         policy: nn.Module,
         storage: RolloutStorage,
@@ -228,7 +228,7 @@ class BatchedCollector:
 
     def __init__(
         self,
-        envs: Any,
+        envs: VectorEnvs,
         spec: EnvSpec,
         policy: nn.Module,
         storage: RolloutStorage,
@@ -265,7 +265,7 @@ class BatchedCollector:
             )
         self.row_columns = slice(0, storage.columns[ROW_FIELDS[-1]].stop)
         """the storage columns one step writes: :data:`ROW_FIELDS`"""
-        self.step = compiled(self.graph_steps, config.compile, device, "PPO's rollout steps")
+        self.step = compiled(self.graph_steps, config.compile_mode, device, "PPO's rollout steps")
         """:meth:`graph_steps` in the config's compile mode (first call timed apart); eager:
         :meth:`collect` steps with :meth:`act` and the environments' own step instead"""
         self.initial: torch.Tensor | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from hetero_tutorial.core.compiled import require_compile_mode
+from hetero_tutorial.core.compiled import compile_mode_of, require_compile_switches
 from hetero_tutorial.core.errors import UsageError, require_minibatch_fits, require_positive
 
 
@@ -67,10 +67,10 @@ class PPOConfig:
     gather_per_epoch: bool = True
     """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch);
     eager only: a compiled step gathers its own minibatch, inside its graph"""
-    compile: str = "eager"
-    """speed: "eager", "compile" (torch.compile a batched rollout's steps and the update's
-    minibatch steps, gather to Adam, a few to a graph) or "cudagraphs" (the same,
-    CUDA-graphed, on CUDA); see core/compiled.py"""
+    compile: bool = False
+    """speed: torch.compile a batched rollout's steps and the update's minibatch steps"""
+    cudagraphs: bool = False
+    """speed: also capture them as CUDA graphs (CUDA only; needs compile=True)"""
 
     @classmethod
     def tuned(cls, env_id: str, **overrides: Any) -> PPOConfig:
@@ -129,6 +129,12 @@ class PPOConfig:
         return 1.0 - iteration / self.anneal_iterations
 
     @property
+    def compile_mode(self) -> str:
+        """The mode the compiled pieces run in: "eager", "compile" or "cudagraphs", torch's
+        own words for what ``compile`` and ``cudagraphs`` ask (see core/compiled.py)."""
+        return compile_mode_of(self.compile, self.cudagraphs)
+
+    @property
     def gradient_steps(self) -> int:
         """Gradient steps per iteration: epochs x full minibatches."""
         return self.update_epochs * (self.batch_size // self.minibatch_size)
@@ -154,11 +160,12 @@ class PPOConfig:
         for name in ("learning_rate", "clip_coef", "max_grad_norm"):
             if not getattr(self, name) > 0:
                 raise UsageError(f"{name} must be positive, got {getattr(self, name)}")
-        require_compile_mode(self.compile)
-        if self.compile != "eager" and not self.flat_parameters:
+        require_compile_switches(self.compile, self.cudagraphs)
+        if self.compile and not self.flat_parameters:
             raise UsageError(
-                f"compile={self.compile!r} needs flat_parameters=True: the compiled minibatch "
-                "step is one graph over the one flat parameter tensor"
+                "compile=True needs flat_parameters=True: the compiled minibatch step is one "
+                "graph over the one flat parameter tensor. Set flat_parameters=True, or "
+                "compile=False"
             )
 
 

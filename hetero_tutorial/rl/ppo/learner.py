@@ -109,7 +109,7 @@ class PPOLearner:
         self.clip_coef = config.clip_coef
         """the clipping coefficient of the current iteration (see :meth:`anneal`)"""
         device = next(policy.parameters()).device
-        self.step = compiled(self.graph_steps, config.compile, device, "PPO's minibatch steps")
+        self.step = compiled(self.graph_steps, config.compile_mode, device, "PPO's minibatch steps")
         """:meth:`graph_steps` in the config's compile mode (first call timed apart); eager:
         :meth:`minibatch_steps` takes PyTorch's own autograd and fused Adam instead"""
         # A compiled graph guards the Python numbers it reads: a learning rate or clipping

@@ -2,7 +2,7 @@
 
 ``bench ppo``, ``bench profile``, the program py-spy launches
 (:mod:`hetero_tutorial.profiling.target`) and the studies' commands (``bench hybrid``,
-``bench ppo_tricks``, ``bench pipeline``) take the same options with one spelling,
+``bench ppo_tricks``, ``bench overlap``) take the same options with one spelling,
 one help text and one default (``--env``, ``--hidden``, ``--steps``, ...).
 :func:`add_arguments` adds them to a command's parser, :meth:`RunOptions.from_args`
 reads them back, :meth:`RunOptions.config` turns them into the :class:`PPOConfig` the

@@ -31,7 +31,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
 
 import torch
 from torch import nn
@@ -41,7 +40,7 @@ from hetero_tutorial.core.compiled import CompiledPiece, unguarded
 from hetero_tutorial.core.placement import Placement, require_placement
 from hetero_tutorial.core.timing import PhaseTimer
 from hetero_tutorial.core.transfers import CopyCounter
-from hetero_tutorial.rl.envs.spec import spec_of
+from hetero_tutorial.rl.envs.spec import VectorEnvs, spec_of
 from hetero_tutorial.rl.ppo.advantages import compute_advantages
 from hetero_tutorial.rl.ppo.collectors import BatchedCollector, make_collector, make_envs
 from hetero_tutorial.rl.ppo.config import PPOConfig
@@ -77,7 +76,7 @@ class PPOTrainer:
         placement: Placement,
         seed: int = 0,
         *,
-        envs: Any = None,
+        envs: VectorEnvs | None = None,
         policy: nn.Module | None = None,
         count_copies: bool = False,
     ) -> None:

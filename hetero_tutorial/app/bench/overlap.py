@@ -7,9 +7,9 @@ sequential run of its seed, the ideal speed-up from that run's own phase times
 (R rollout and U update seconds per iteration: (R + U) / max(R / W_eff, U), W_eff =
 min(workers, cores - 1, lag)), learner and worker idle shares, the policy-lag
 histogram, dropped rollouts and the greedy return. Example (the acceptance run of
-benchmarks/README.md, PPO at CleanRL's settings): ``python -m hetero_tutorial bench pipeline
+benchmarks/README.md, PPO at CleanRL's settings): ``python -m hetero_tutorial bench overlap
 --env Acrobot-v1 --steps 150000 --workers 1 --backend mp ray --max-policy-lag 0 1
---seeds 0 1 2 --json pipeline.json``.
+--seeds 0 1 2 --json overlap.json``.
 """
 
 from __future__ import annotations
