@@ -166,6 +166,26 @@ def test_a_cpu_only_book_shows_no_gpu_prose_source_and_no_empty_gpu_cell():
     ]
 
 
+def test_the_book_shows_no_exercise_placeholder_line_and_keeps_a_cell_that_said_more():
+    def printed(text: str) -> nbformat.NotebookNode:
+        cell = nbformat.v4.new_code_cell("check(...)")
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+        return cell
+
+    placeholder = printed("Not attempted yet: replace the raise with your code ...\n")
+    guess = printed("Solve the exercise above, then run this cell to compare with your guess.\n")
+    mixed = printed("You predicted 3 copies.\nSolve the exercise above to compare.\n")
+    notebook = nbformat.v4.new_notebook(cells=[placeholder, guess, mixed])
+    book.hide_placeholder_outputs(notebook)
+    tags = [cell.metadata.get("tags") for cell in notebook.cells]
+    assert tags == [["remove-output"], ["remove-output"], None]
+    package = Path(book.__file__).parents[1]
+    printers = "\n".join(
+        path.read_text() for path in (package / "notebook").rglob("*.py")
+    )  # where the exercises' lines are printed: each start is still what they print
+    assert all(f'"{start}' in printers for start in book.PLACEHOLDERS)
+
+
 def test_formulas_are_written_as_mathml():
     pytest.importorskip("latex2mathml")
     from docutils import nodes

@@ -272,10 +272,33 @@ def hide_gpu_cells(notebook: nbformat.NotebookNode) -> None:
             tags.append("remove-input" if cell.get("outputs") else "remove-cell")
 
 
+PLACEHOLDERS = ("Not attempted yet:", "Solve the exercise above")
+"""How the lines start that an exercise's cells print until the learner has solved it
+(:func:`~hetero_tutorial.notebook.exercises.check` and the reports' guess lines): a
+reader of the book has no code of their own in the cell, so the line says nothing there."""
+
+
+def hide_placeholder_outputs(notebook: nbformat.NotebookNode) -> None:
+    """The book shows no output of an exercise cell that printed only its placeholder line
+    (MyST-NB's ``remove-output`` tag); a cell that printed more keeps its output."""
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or not cell.get("outputs"):
+            continue
+        texts = [output.get("text", "") for output in cell.outputs]
+        lines = [line for text in texts for line in text.splitlines() if line.strip()]
+        if (
+            len(texts) == len(cell.outputs)
+            and lines
+            and all(line.startswith(PLACEHOLDERS) for line in lines)
+        ):
+            cell.metadata.setdefault("tags", []).append("remove-output")
+
+
 def notebook_page(executed: Path, page: Path, url: str | None) -> None:
     """Copy an executed notebook to its page, with its "open in Colab" link (if ``url``
-    gives one) as a paragraph under its opening card (the title), and without its GPU
-    prose's cells where this book has no GPU story (:func:`hide_gpu_cells`)."""
+    gives one) as a paragraph under its opening card (the title), without its GPU prose's
+    cells where this book has no GPU story (:func:`hide_gpu_cells`), and without the
+    exercises' placeholder lines (:func:`hide_placeholder_outputs`)."""
     notebook = nbformat.read(executed, as_version=4)
     links = hosted.open_in_links([executed.name], url)
     if links:
@@ -284,6 +307,7 @@ def notebook_page(executed: Path, page: Path, url: str | None) -> None:
         )
     if not gpu_story_here():
         hide_gpu_cells(notebook)
+    hide_placeholder_outputs(notebook)
     nbformat.write(notebook, page)
 
 
