@@ -33,7 +33,7 @@ puts each record under ``data/reference/<machine>/`` (and its flame graph under
 
 ``--dry-run`` runs every step on the CPU with the dry budgets of :mod:`gpu_schedule` (a test
 does, so the script cannot rot): the same command lines but for their budgets. A full run
-stops at a deadline (default :data:`gpu_schedule.DEADLINE_S`, 35 s inside the call's 600):
+stops at a deadline (default :data:`gpu_schedule.DEADLINE_S`, 30 s inside the call's 600):
 a step that would start after it is skipped, and a step's timeout never reaches past it; a
 profile's py-spy gets its own timeout from the step's. A timeout, a Ctrl-C or a SIGTERM ends
 the step's whole process tree (py-spy and the program it samples included), and a SIGKILLed

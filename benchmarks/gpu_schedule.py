@@ -100,13 +100,18 @@ device_envs      2         75    1.5x        50  12,871 PPO steps/s     PPO to 4
                                                                         + two 4,096-env
                                                                         SyncVectorEnvs 2; counted
                                                                         iterations 3; a start 5
-buffers          2         36    1.5x        24  228,341 tensor adds/s  1.11e6 transitions (1e4,
-                                                 (buffers)              1e5, 1e6) x 3 designs, at
-                                                                        the slowest design's rate;
-                                                                        the pinned buffer one copy
-                                                                        of the filled one; timings
-                                                                        to CPU and CUDA 2; batch
-                                                                        correlation 2; a start 5
+buffers          2         41    1.5x        27  228,341 tensor adds/s  1e6 transitions (the
+                                                 (buffers)              ledger's and the pinned
+                                                                        path's capacity; each
+                                                                        capacity costs a process
+                                                                        start of its own) x 3
+                                                                        designs, at the slowest
+                                                                        design's rate; the pinned
+                                                                        buffer one copy of the
+                                                                        filled one; timings to CPU
+                                                                        and CUDA 2; batch
+                                                                        correlation 2; a start 5;
+                                                                        the capacity's own process 5
 compile-pieces   2         73    1.5x        49  2.9 s a compile        14 compiles: act 2 sizes,
                                                  (compile)              env step 2 sizes x 2 graphs,
                                                                         update 1 size; each compile
@@ -120,7 +125,7 @@ compile-runs     2         46    1.5x        30  2.9 s a compile        8 compil
                                                                         iterations x 3 modes x 33 ms
                                                                         0.6 and DDPG 100 updates x 3
                                                                         modes 1.4; a start 5
-total                     564               366                         deadline 565 of 600 s
+total                     569               370                         deadline 570 of 600 s
 ===============  ====  ======  ======  ========  =====================  ============================
 
 The summary of a run prints each step's measured seconds beside its expectation, so the next
@@ -134,9 +139,9 @@ from dataclasses import dataclass
 
 CALL_LIMIT_S = 600.0
 """The most one device command may run (seconds)."""
-CALL_SLACK_S = 35.0
+CALL_SLACK_S = 30.0
 """How far inside :data:`CALL_LIMIT_S` the run ends: the archive's last write and the
-transfer back need the rest (the issue asks for 30 s at least)."""
+transfer back need the rest (30 s at least)."""
 DEADLINE_S = CALL_LIMIT_S - CALL_SLACK_S
 """When a full ``--part all`` ends at the latest (seconds after it starts)."""
 MIN_MARGIN = 1.5
@@ -279,9 +284,8 @@ STEPS = (
          ("--num-envs", "1", "64", "--repeats", "2", "--seconds-per-repeat", "0.01",
           "--ppo-num-envs", "16", "--ppo-seeds", "0", "--ppo-steps", "2048"),
          "ppo", 80_000, 2.5 + 25 + 6 + 2 + 3 + 5),
-    Step("buffers", 2, "buffers", (), ("--capacities", "10000", "100000", "1000000",
-                                       "--repeats", "9"),
-         ("--capacities", "1000", "--repeats", "2"), "adds", 3 * 1_110_000, 2 + 2 + 5),
+    Step("buffers", 2, "buffers", (), ("--capacities", "1000000", "--repeats", "9"),
+         ("--capacities", "1000", "--repeats", "2"), "adds", 3 * 1_000_000, 2 + 2 + 5 + 5),
     Step("compile-pieces", 2, "compile", ("--pieces", "act", "env_step", "update", "--no-ppo",
                                           "--tag", "pieces"),
          ("--act-sizes", "8", "1024", "--env-step-sizes", "64", "65536", "--update-sizes", "256",
@@ -330,9 +334,10 @@ ARITHMETIC = {
     "CPU and on CUDA 256 envs: 2 x (37 x 0.22 + 18 evaluations x 0.25) 25; throughput 5 sizes "
     "x 2 repeats x 2 designs x 0.3 6 + two 4,096-env SyncVectorEnvs 2; counted iterations 3; "
     "a start 5",
-    "buffers": "1.11e6 transitions (1e4, 1e5, 1e6) x 3 designs, at the slowest design's rate; "
-    "the pinned buffer one copy of the filled one; timings to CPU and CUDA 2; batch "
-    "correlation 2; a start 5",
+    "buffers": "1e6 transitions (the ledger's and the pinned path's capacity; each capacity "
+    "costs a process start of its own) x 3 designs, at the slowest design's rate; the pinned "
+    "buffer one copy of the filled one; timings to CPU and CUDA 2; batch correlation 2; a "
+    "start 5; the capacity's own process 5",
     "compile-pieces": "14 compiles: act 2 sizes, env step 2 sizes x 2 graphs, update 1 size; "
     "each compile and cudagraphs; interleaved timing 3; a start 5",
     "compile-runs": "8 compiles: all-device PPO's rollout step and minibatch update, hybrid "

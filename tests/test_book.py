@@ -175,10 +175,12 @@ def test_the_book_shows_no_exercise_placeholder_line_and_keeps_a_cell_that_said_
     placeholder = printed("Not attempted yet: replace the raise with your code ...\n")
     guess = printed("Solve the exercise above, then run this cell to compare with your guess.\n")
     mixed = printed("You predicted 3 copies.\nSolve the exercise above to compare.\n")
-    notebook = nbformat.v4.new_notebook(cells=[placeholder, guess, mixed])
+    table = printed("Solve the exercise above to compare.\n")
+    table.outputs.insert(0, nbformat.v4.new_output("display_data", {"text/markdown": "| a |"}))
+    notebook = nbformat.v4.new_notebook(cells=[placeholder, guess, mixed, table])
     book.hide_placeholder_outputs(notebook)
     tags = [cell.metadata.get("tags") for cell in notebook.cells]
-    assert tags == [["remove-output"], ["remove-output"], None]
+    assert tags == [["remove-output"], ["remove-output"], None, None]
     package = Path(book.__file__).parents[1]
     printers = "\n".join(
         path.read_text() for path in (package / "notebook").rglob("*.py")

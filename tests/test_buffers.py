@@ -337,3 +337,20 @@ def test_a_tensor_buffer_copied_from_a_filled_one_holds_and_samples_the_same():
     assert torch.equal(copy.sample(16).obs, twin.sample(16).obs)
     with pytest.raises(UsageError, match="one shape"):
         TensorReplayBuffer(10, OBS_DIM, ACTION_DIM).copy_rows_from(filled)
+
+
+def test_the_buffer_studys_own_process_returns_its_rows_or_its_error_and_ends():
+    """Each capacity runs in a spawned process: its rows come back, an error raised there is
+    raised here (not a wait forever), and no worker is left behind either way."""
+    import psutil
+
+    from hetero_tutorial.studies import buffer_designs as study
+
+    cpu = [torch.device("cpu")]
+    rows, pinned = study.in_own_process((300, 16, cpu, 2, 0, 1))
+    assert {row["design"] for row in rows} == set(DESIGNS) and pinned == []
+    with pytest.raises(UsageError, match="capacity"):
+        study.in_own_process((0, 16, cpu, 2, 0, 1))
+    left = [p.cmdline() for p in psutil.Process().children(recursive=True)]
+    # multiprocessing's resource tracker stays, as it does for any spawn, until this exits
+    assert [cmd for cmd in left if "resource_tracker" not in " ".join(cmd)] == []

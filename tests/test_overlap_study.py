@@ -51,7 +51,7 @@ def test_predicted_lags_follow_the_schedules_rules():
     assert solutions.predicted_lags(10, 2, 1.0, 2.0) == {0: 1, 1: 1, 2: 8}
 
 
-def test_bench_pipeline_records_rows_summary_timelines_and_findings(tmp_path):
+def test_bench_overlap_records_rows_summary_timelines_and_findings(tmp_path):
     path = tmp_path / "overlap.json"
     argv = ["bench", "overlap", "--env", "CartPole-v1", "--steps", "2048", "--seeds", "0"]
     argv += ["--workers", "1", "--max-policy-lag", "0", "1", "--eval-episodes", "1"]

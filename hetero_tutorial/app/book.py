@@ -284,13 +284,11 @@ def hide_placeholder_outputs(notebook: nbformat.NotebookNode) -> None:
     for cell in notebook.cells:
         if cell.cell_type != "code" or not cell.get("outputs"):
             continue
-        texts = [output.get("text", "") for output in cell.outputs]
-        lines = [line for text in texts for line in text.splitlines() if line.strip()]
-        if (
-            len(texts) == len(cell.outputs)
-            and lines
-            and all(line.startswith(PLACEHOLDERS) for line in lines)
-        ):
+        if any(output.output_type != "stream" for output in cell.outputs):
+            continue  # a table or a figure is worth showing, whatever else the cell printed
+        lines = [line for output in cell.outputs for line in output.text.splitlines()]
+        lines = [line for line in lines if line.strip()]
+        if lines and all(line.startswith(PLACEHOLDERS) for line in lines):
             cell.metadata.setdefault("tags", []).append("remove-output")
 
 

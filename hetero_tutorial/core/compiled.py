@@ -97,7 +97,7 @@ def compile_cache() -> tuple[Path, bool]:
 def require_compile_mode(mode: str) -> None:
     """Raise a UsageError naming the modes for anything else."""
     if mode not in COMPILE_MODES:
-        raise UsageError(f"compile must be one of {', '.join(COMPILE_MODES)}; got {mode!r}")
+        raise UsageError(f"a compile mode is one of {', '.join(COMPILE_MODES)}; got {mode!r}")
 
 
 def require_compile_switches(compile: bool, cudagraphs: bool) -> None:
@@ -119,7 +119,10 @@ def require_compile_switches(compile: bool, cudagraphs: bool) -> None:
 
 
 def compile_mode_of(compile: bool, cudagraphs: bool) -> str:
-    """The mode (:data:`COMPILE_MODES`) a config's two switches ask for."""
+    """The mode (:data:`COMPILE_MODES`) a config's two switches ask for, once they are
+    checked (:func:`require_compile_switches`: a leftover mode string such as "eager" is
+    truthy, and would otherwise ask for compiling)."""
+    require_compile_switches(compile, cudagraphs)
     return "cudagraphs" if cudagraphs else "compile" if compile else "eager"
 
 

@@ -37,6 +37,7 @@ import statistics
 import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
@@ -264,6 +265,50 @@ def one_capacity(
     return rows, pinned
 
 
+def _send_one_capacity(sender: Connection, arguments: tuple[Any, ...]) -> None:
+    """A worker's whole life: :func:`one_capacity` of ``arguments``, sent back (or its error)."""
+    from hetero_tutorial.profiling.target import die_with_parent
+
+    die_with_parent()  # a parent killed outright takes the worker with it
+    try:
+        sender.send(one_capacity(*arguments))
+    except Exception as error:  # the caller raises it, with the worker's own message
+        sender.send(error)
+
+
+def in_own_process(
+    arguments: tuple[Any, ...],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`one_capacity` of ``arguments`` in a fresh Python process (spawned: a new
+    interpreter, no copy of this one's heap), its rows sent back through a pipe. A worker
+    that dies raises here instead of leaving the caller waiting; leaving this function, by
+    an error or a Ctrl-C, ends the worker."""
+    spawn = multiprocessing.get_context("spawn")
+    receiver, sender = spawn.Pipe(duplex=False)
+    worker = spawn.Process(target=_send_one_capacity, args=(sender, arguments), daemon=True)
+    worker.start()
+    sender.close()  # the worker holds the only sending end: its exit reads as an end of file
+    try:
+        wait([receiver, worker.sentinel])
+        try:
+            found = receiver.recv()
+        except EOFError:
+            worker.join()
+            raise RuntimeError(
+                f"the buffer study's process for {arguments[0]:,} transitions ended (exit code "
+                f"{worker.exitcode}) before it sent its rows: out of memory? try smaller "
+                "capacities"
+            ) from None
+    finally:
+        if worker.is_alive():
+            worker.kill()
+        worker.join()
+        receiver.close()
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
 @guarded("the buffer sampling study")
 def measure(
     capacities: Sequence[int],
@@ -290,12 +335,8 @@ def measure(
     arguments = [
         (c, batch_size, list(devices), repeats, seed, torch.get_num_threads()) for c in capacities
     ]
-    if fresh_process:
-        spawn = multiprocessing.get_context("spawn")  # a new interpreter: no fork of this heap
-        with spawn.Pool(1, maxtasksperchild=1) as pool:  # leaving the block ends the worker
-            found = [pool.apply(one_capacity, args) for args in arguments]
-    else:
-        found = [one_capacity(*args) for args in arguments]
+    run = in_own_process if fresh_process else lambda arguments: one_capacity(*arguments)
+    found = [run(args) for args in arguments]
     for capacity_rows, capacity_pinned in found:
         rows += capacity_rows
         pinned += capacity_pinned

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.machine_load import judged
+from hetero_tutorial.core.machine_load import judged, withheld
 from hetero_tutorial.core.timing import Spread
 
 ROLES = {
@@ -30,6 +30,9 @@ ROLES = {
 """The parts whose thread count is judged, and how a sentence names them."""
 
 FASTER, SLOWER, UNCLEAR = "all cores faster", "one thread faster", "no clear effect"
+NOT_JUDGED = "not judged (busy machine)"
+"""A row's verdict where the sweep ran on a busy machine: neither side, and not "no clear
+effect" either, which would say the machine was quiet and the spread straddled 1."""
 
 
 def _seconds(row: dict[str, Any], role: str) -> list[float]:
@@ -47,7 +50,8 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
     every preset is without an accelerator, counts for each). ``ratio`` above 1: all
     cores are faster.
     ``verdict``: :data:`FASTER`, :data:`SLOWER` or :data:`UNCLEAR` (the spread straddles 1,
-    or one timed iteration gave no spread).
+    or one timed iteration gave no spread); :data:`NOT_JUDGED` where the sweep ran on a
+    busy machine (:func:`~hetero_tutorial.core.machine_load.withheld`).
     """
     if not rows:
         raise UsageError("no sweep rows to read thread effects from")
@@ -79,10 +83,17 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
                     "low": spread.low,
                     "high": spread.high,
                     "how": spread.how,
-                    "verdict": UNCLEAR if side is None else FASTER if side else SLOWER,
+                    "verdict": _verdict(side),
                 }
             )
     return effects
+
+
+def _verdict(side: bool | None) -> str:
+    """A row's verdict from the side its spread lies on (None: straddles 1, or unmeasured)."""
+    if withheld():
+        return NOT_JUDGED
+    return UNCLEAR if side is None else FASTER if side else SLOWER
 
 
 def _spread_text(effect: dict[str, Any]) -> str:
