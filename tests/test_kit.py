@@ -245,3 +245,13 @@ def test_the_name_check_finds_what_does_not_exist():
         "nothing", "hetero_tutorial frobnicate", "hetero_tutorial.app.kit.NO_SUCH",
         "NO_SUCH_PARAMETER",
     ]  # fmt: skip
+
+
+def test_a_longest_cell_under_a_notebooks_old_title_is_named_by_todays():
+    from hetero_tutorial.app import cards
+
+    name = readme.series_notebooks()[-1]
+    record = _run_times("full", {name: [1.0, 5.0]})
+    record.data["cell_seconds"][name][1]["section"] = "08 · A title the notebook once had"
+    section, seconds = cards.longest_cell([record], name)
+    assert section == f"{name[:2]} · {cards.title(name)}" and seconds == 5.0

@@ -23,3 +23,27 @@ def test_sleeping_uses_no_cpu_of_ours():
     with OtherLoad() as load:
         time.sleep(0.3)
     assert load.own_cores < 0.2
+
+
+# A child that starts twenty grandchildren of 50 ms of CPU each, one after another, and
+# waits for each: too short-lived to be sampled, as the compilers Inductor's workers start.
+SHORT_GRANDCHILDREN = (
+    "import subprocess, sys\n"
+    "burn = 'import time\\nwhile time.process_time() < 0.05:\\n    pass'\n"
+    "for _ in range(20):\n"
+    "    subprocess.run([sys.executable, '-S', '-c', burn], check=True)\n"
+)
+
+
+def test_short_lived_grandchildren_that_were_waited_for_count_as_ours():
+    with OtherLoad(interval=0.5) as load:
+        subprocess.run([sys.executable, "-c", SHORT_GRANDCHILDREN], check=True)
+    ours = load.own_cores * load.wall_seconds
+    assert ours > 0.9  # 20 x 50 ms of the grandchildren's CPU, and their starts
+    assert ours < 1.2 * (load.own_cores + load.cores) * load.wall_seconds + 0.2  # not twice
+
+
+def test_a_child_seen_running_and_waited_for_is_counted_once():
+    with OtherLoad(interval=0.1) as load:
+        subprocess.run([sys.executable, "-c", BURN_ONE_SECOND], check=True)
+    assert 0.8 < load.own_cores * load.wall_seconds < 1.6  # its second, not two

@@ -43,6 +43,10 @@ def run_time(value: float) -> str:
     return f"{value:.0f} s" if value < 120 else f"{value / 60:.1f} min"
 
 
+NOTEBOOK_HEADING = re.compile(r"\d\d · ")
+"""How a notebook's title heading starts: a run record names its opening cells' section so."""
+
+
 def longest_cell(runs: list[results.Record], name: str) -> tuple[str, float] | None:
     """The section and median seconds of the code cell that took longest, over ``runs``."""
     by_cell: dict[tuple[int, str], list[float]] = defaultdict(list)
@@ -52,6 +56,8 @@ def longest_cell(runs: list[results.Record], name: str) -> tuple[str, float] | N
     if not by_cell:
         return None
     (_, section), seconds = max(by_cell.items(), key=lambda item: statistics.median(item[1]))
+    if NOTEBOOK_HEADING.match(section):  # the opening cells: a record keeps the title as it was
+        section = f"{name[:2]} · {title(name)}"  # today's title, not the one it had then
     return section, statistics.median(seconds)
 
 

@@ -11,7 +11,11 @@ This process tree's CPU time is sampled per process every ``interval`` seconds o
 background thread, because a process that ends takes its CPU time with it where its
 parent does not wait for it (Ray's raylet lets the kernel reap its workers), and the
 last sample of a process is what it is credited with: the figure's resolution is
-about ``interval`` seconds of CPU per process that ends during the block.
+about ``interval`` seconds of CPU per process that ends during the block. A process the
+tree waited for (a compiler that Inductor's workers start for a few hundred milliseconds,
+too short to be sampled) leaves its time in its parent's ``children_user`` and
+``children_system``: what those grew by, less the processes the tree was seen to end, is
+credited to the tree too.
 
 The guard built on it: every timed study that prints a verdict or an advice line runs
 under :func:`study` (or is decorated :func:`guarded`). Where others kept more than
@@ -58,34 +62,58 @@ class OtherLoad:
 
     def __init__(self, interval: float = 0.5) -> None:
         self.interval = interval
-        self._first: dict[tuple[int, float], float] = {}
-        self._last: dict[tuple[int, float], float] = {}
+        # Per process (pid, start time): (own CPU seconds, its waited-for children's).
+        self._first: dict[tuple[int, float], tuple[float, float]] = {}
+        self._last: dict[tuple[int, float], tuple[float, float]] = {}
+        self._parent: dict[tuple[int, float], int] = {}
+        self._alive: set[tuple[int, float]] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
-    def _sample(self) -> None:
+    def _sample(self, before: bool = False) -> None:
+        """Sample every process of the tree (``before``: the sample as the block begins)."""
         me = psutil.Process()
+        alive = set()
         for process in [me, *me.children(recursive=True)]:
             try:
                 with process.oneshot():
                     key = (process.pid, process.create_time())
                     times = process.cpu_times()
+                    self._parent[key] = process.ppid()
             except psutil.Error:  # it ended meanwhile: its last sample stands
                 continue
-            seconds = times.user + times.system
-            # A process born during the block spent all its CPU time in it.
-            self._first.setdefault(key, 0.0 if key[1] > self._began else seconds)
+            seconds = (times.user + times.system, times.children_user + times.children_system)
+            # A process first seen after the block began was born in it and spent all its
+            # CPU time there (a start time from psutil is only as exact as the boot time,
+            # to a second, so it cannot tell).
+            self._first.setdefault(key, seconds if before else (0.0, 0.0))
             self._last[key] = seconds
+            alive.add(key)
+        self._alive = alive
+
+    def _ours(self) -> float:
+        """CPU seconds this process tree used in the block: every sampled process's own, and
+        what each waited for besides the processes seen to end (those count as themselves)."""
+        seen_ended: dict[int, float] = {}
+        for key in self._last.keys() - self._alive:  # ended: its parent may have waited for it
+            seen_ended[self._parent[key]] = seen_ended.get(self._parent[key], 0.0) + sum(
+                self._last[key]
+            )
+        ours = 0.0
+        for key, (own, waited) in self._last.items():
+            first_own, first_waited = self._first[key]
+            unseen = waited - first_waited - seen_ended.get(key[0], 0.0)
+            ours += own - first_own + max(unseen, 0.0)  # Ray's raylet waits for none
+        return ours
 
     def _watch(self) -> None:
         while not self._stop.wait(self.interval):
             self._sample()
 
     def __enter__(self) -> OtherLoad:
-        self._began = time.time()
         self._wall = time.monotonic()
         self._busy = _machine_busy_seconds()
-        self._sample()
+        self._sample(before=True)
         self._thread.start()
         return self
 
@@ -100,7 +128,7 @@ class OtherLoad:
         self._sample()
         wall = time.monotonic() - self._wall
         busy = _machine_busy_seconds() - self._busy
-        ours = sum(last - self._first[key] for key, last in self._last.items())
+        ours = self._ours()
         self.wall_seconds = wall
         self.own_cores = ours / wall if wall > 0 else 0.0
         """cores this process and its descendants used, on average"""

@@ -304,6 +304,7 @@ def rollout_interval(profile: PySpyProfile) -> tuple[float, float, float]:
     return share, max(share - spread, 0.0), min(share + spread, 1.0)
 
 
+@judged("all")
 def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     """Whether sampling without pauses dropped rollout stacks, read against each run's own
     phase timer: a sampler that drops the rollout's stacks falls short of the timer of the

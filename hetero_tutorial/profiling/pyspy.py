@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR, display_path
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.results import Record, load_references
@@ -403,6 +404,7 @@ def split_runs(samples: stacks.Stacks, runners: dict[str, str]) -> dict[str, sta
     return found
 
 
+@guarded("the py-spy profile")
 def profile_ppo(
     placements: str | Sequence[str],
     options: RunOptions | None = None,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -285,6 +285,22 @@ def crossovers_by_mode(rows: list[dict[str, Any]]) -> dict[str, dict[int, int | 
         ]
         found[mode] = crossover_widths(picked)
     return found
+
+
+@guarded("the compiled pieces")
+def pieces_rows(
+    sizes: Mapping[str, Sequence[int]],
+    device: torch.device | str = "cpu",
+    repeats: int = 7,
+    threads: int | None = 1,
+) -> list[dict[str, Any]]:
+    """:func:`piece_rows` of each piece at its ``sizes`` (by piece name), as one study: a
+    verdict printed after them all is withheld where any of them ran on a busy machine."""
+    return [
+        row
+        for piece, at in sizes.items()
+        for row in piece_rows(piece, at, device, repeats=repeats, threads=threads)
+    ]
 
 
 def speedup_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
