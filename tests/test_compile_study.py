@@ -204,3 +204,13 @@ def test_a_products_flops_come_from_its_shapes():
     assert compiling._matmul_flops("aten::mm", [[256, 64], [64, 32]]) == 2 * 256 * 64 * 32
     bias, left, right = [2, 1, 64], [2, 256, 4], [2, 4, 64]
     assert compiling._matmul_flops("aten::baddbmm", [bias, left, right]) == 2 * 2 * 256 * 4 * 64
+
+
+def test_the_gain_guess_line_sets_the_prediction_beside_the_solved_answer():
+    from hetero_tutorial.notebook import compile_report as report
+
+    assert report.gain_guess_line("update", None).startswith("Solve the exercise above")
+    assert report.gain_guess_line("update", "update").endswith(": as you predicted.")
+    assert "not act, as you predicted" in report.gain_guess_line("act", "update")
+    assert "(No guess written.)" in report.gain_guess_line(None, "env_step")
+    assert "names no piece" in report.gain_guess_line("forward", "act")

@@ -71,6 +71,20 @@ def largest_gain_sentence(speedups: list[dict[str, Any]]) -> str:
     return text
 
 
+def gain_guess_line(guess: str | None, answer: str | None) -> str:
+    """The learner's predicted piece (``MY_GUESS``) beside the one their checked
+    ``my_largest_gain`` found on this machine's rows (``answer``; None: not solved yet)."""
+    if answer is None:
+        return "Solve the exercise above, then run this cell to compare with your guess."
+    found = PIECE_WORDS.get(answer, answer)
+    if guess is None:
+        return f"The piece that gained most here: {found}. (No guess written.)"
+    if guess not in PIECE_WORDS:
+        return f"The piece that gained most here: {found}. MY_GUESS names no piece: {guess!r}."
+    verdict = "as you predicted" if guess == answer else f"not {guess}, as you predicted"
+    return f"The piece that gained most here is {found}: {verdict}."
+
+
 def speedup_figure(speedups: list[dict[str, Any]]) -> Figure:
     """Compiled over eager per piece and size, with the range of the paired repeats."""
     pieces = list(dict.fromkeys(r["piece"] for r in speedups))
