@@ -115,3 +115,29 @@ def test_a_record_from_a_busy_study_carries_the_mark_and_the_ledger_judges_nothi
     verdict = claims.judge(claims.claim("C1-CPU"), {"bench.crossover": [record]})
     assert verdict.status is Status.NO_VERDICT
     assert verdict.measured == busy.line()
+
+
+def test_a_busy_study_leaves_no_thread_verdict_and_the_ledger_says_why(monkeypatch):
+    """Verdict words written into tables (the thread sweep's, the allocator's thread check)
+    read "not judged" under a busy reading, and the ledger counts such claims apart from
+    those with one repeat."""
+    from hetero_tutorial.allocator import trials
+    from hetero_tutorial.ledger import verdicts
+    from hetero_tutorial.studies import threads
+
+    busy = machine_load.Busyness("a study", 1.0, 2.0)
+    monkeypatch.setattr(machine_load, "_readings", [busy])
+    monkeypatch.setattr(machine_load, "_measuring", False)
+    assert threads._verdict(True) == threads.NOT_JUDGED
+    rows = [
+        {"rollout": "cpu", "storage": "cpu", "update": "cpu", "threads": t,
+         "seconds_per_iteration": s, "iteration_seconds": [s, s * 1.01, s * 0.99]}
+        for t, s in ((1, 1.0), (2, 2.0))
+    ]  # fmt: skip
+    assert trials.thread_check(rows, rows[0])["threads_verdict"].startswith("not judged")
+    table = [
+        {"machine": "here", "claim": "C2", "status": "no verdict", "measured": busy.line()},
+        {"machine": "here", "claim": "C8", "status": "no verdict", "measured": "one seed"},
+    ]
+    summary = verdicts.takeaways(table, machine="here")[0]
+    assert "1 had no verdict (one repeat), 1 were measured on a busy machine" in summary

@@ -147,6 +147,10 @@ the loss is at most an eighth, within the 10-20% that interleaved repeats alread
 drift; a browser tab's or another notebook's full core (1.0) is four times past it. An idle
 machine of this kind reads 0.00-0.05 (``python -m hetero_tutorial doctor``)."""
 
+BUSY_WORDS = "measured on a busy machine"
+"""What every line of a busy study says (:meth:`Busyness.line`): a reader of such a line,
+the ledger's summary among them, can tell it from other reasons for no verdict."""
+
 OFF_REFERENCE = 3.0
 """How far a figure may sit from this CPU's own reference record (as a ratio either way)
 while its repeats agree with each other before the study is called busy: a tight spread
@@ -179,7 +183,7 @@ class Busyness:
         evidence = [f"others used {self.other_cores:.2f} cores over {self.seconds:.1f} s"]
         evidence += self.off_reference
         return (
-            f"{self.study}: measured on a busy machine ({'; '.join(evidence)}): not judged "
+            f"{self.study}: {BUSY_WORDS} ({'; '.join(evidence)}): not judged "
             f"(a study is judged only while others keep at most {BUSY_CORES} cores busy and "
             f"its figures sit within {OFF_REFERENCE:g}x of this CPU's reference)"
         )

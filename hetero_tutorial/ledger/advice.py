@@ -79,7 +79,7 @@ def thread_choices(criterion: list[dict]) -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {"right": [], "tie": [], "wrong": []}
     for row in criterion:
         verdict = row.get("threads_verdict")
-        if not verdict:
+        if not verdict or verdict.startswith("not judged"):  # a busy machine's: no outcome
             continue
         if verdict.startswith("wrong"):
             found["wrong"].append(row)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hetero_tutorial.core import results
+from hetero_tutorial.core.machine_load import BUSY_WORDS
 from hetero_tutorial.ledger.claims import CLAIMS, Records, Status, group_by_kind, judge
 
 THIS_MACHINE = "this machine"
@@ -178,7 +179,14 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     verdicts = summary(table, machine)
     held, not_held = verdicts[Status.HELD.value], verdicts[Status.NOT_HELD.value]
     unclear = verdicts[Status.NO_CLEAR_EFFECT.value]
-    unjudged = verdicts[Status.NO_VERDICT.value]
+    busy = [
+        row["claim"]
+        for row in table
+        if row["machine"] == machine
+        and row["status"] == Status.NO_VERDICT.value
+        and BUSY_WORDS in row["measured"]
+    ]  # no verdict because their records came from a busy machine, not for one repeat
+    unjudged = [claim for claim in verdicts[Status.NO_VERDICT.value] if claim not in busy]
     unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
     missing = verdicts[Status.MISSING.value]
     halves = [c.id for c in CLAIMS if "-" in c.id]  # C1-CPU: a claim's half, judged apart
@@ -188,6 +196,7 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     lines = [
         f"Of {counted}, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
         f"{len(unclear)} showed no clear effect, {len(unjudged)} had no verdict (one repeat), "
+        f"{len(busy)} were measured on a busy machine (not judged), "
         f"{len(unmeasurable)} could not be measured here, "
         f"{len(missing)} are not measured yet."
     ]
@@ -204,6 +213,11 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
             f"No clear effect: {', '.join(unclear)}. The spread of the repeats (seeds, interleaved "
             "turns) straddles the rule's threshold: more repeats, or a quieter machine, would be "
             "needed to say held or not."
+        )
+    if busy:
+        lines.append(
+            f"Not judged: {', '.join(busy)}. Their studies ran while other programs kept the "
+            "machine busy (each row says how busy): close them, or wait, and run again."
         )
     if unjudged:
         lines.append(
