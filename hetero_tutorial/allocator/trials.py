@@ -238,11 +238,8 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
         others = [r for r in same if r is not allocator]
         runner = min(others, key=lambda r: r["seconds_per_iteration"])
         margin = _ratio(runner, allocator)
-        verdict = "right: the fastest measured" + (
-            f", past the noise of {runner['threads']} thread(s)"
-            if margin.beyond(1.0) is True
-            else f", though within the noise of {runner['threads']} thread(s)"
-        )
+        noise = "past" if margin.beyond(1.0) is True else "though within"
+        verdict = f"right: the fastest measured, {noise} the noise of {runner['threads']} thread(s)"
     elif ratio.beyond(1.0) is True:
         verdict = f"wrong: {best['threads']} thread(s) were faster past the noise"
     else:
