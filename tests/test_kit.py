@@ -255,3 +255,14 @@ def test_a_longest_cell_under_a_notebooks_old_title_is_named_by_todays():
     record.data["cell_seconds"][name][1]["section"] = "08 · A title the notebook once had"
     section, seconds = cards.longest_cell([record], name)
     assert section == f"{name[:2]} · {cards.title(name)}" and seconds == 5.0
+
+
+def test_a_piece_that_never_pays_back_reads_as_never_on_the_sheet():
+    record = results.Record(
+        "bench.compile",
+        {"speedups": [{"piece": "act", "size": 8, "break_even_calls": None},
+                      {"piece": "update", "size": 256, "break_even_calls": 1547.0}]},
+    )  # fmt: skip
+    assert answers._break_even(record) == (
+        "act at 8 never (no steady gain), update at 256 1,547 calls"
+    )

@@ -166,9 +166,12 @@ def _compiled(piece: str) -> Callable[[results.Record], str]:
 
 def _break_even(record: results.Record) -> str:
     rows = [r for r in record.data["speedups"] if "break_even_calls" in r]
-    return ", ".join(
-        f"{r['piece']} at {r['size']:,} {r['break_even_calls']:,.0f} calls" for r in rows
-    )
+    return ", ".join(f"{r['piece']} at {r['size']:,} {_calls(r['break_even_calls'])}" for r in rows)
+
+
+def _calls(calls: float | None) -> str:
+    """A break-even in calls; None where compiling gained nothing to pay back with."""
+    return "never (no steady gain)" if calls is None else f"{calls:,.0f} calls"
 
 
 def _largest_gain(record: results.Record) -> str:
