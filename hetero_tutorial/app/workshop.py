@@ -115,9 +115,7 @@ def _fewer_runs(quick: list[results.Record], full: list[results.Record]) -> str:
 def workshop_blocks() -> str:
     """Per reference machine, each block's run time in quick and in full mode (the medians
     of the recorded runs), its longest cell in full mode, and the mode to run it in class."""
-    by_machine: dict[str, dict[str, list[results.Record]]] = {}
-    for (hardware, mode), runs in readme.run_times_by_machine().items():
-        by_machine.setdefault(hardware, {})[mode] = runs
+    by_machine = _by_machine()
     if not by_machine:
         return "No run times recorded yet (`python -m hetero_tutorial run --reference`)."
     parts = []

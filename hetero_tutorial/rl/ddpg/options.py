@@ -59,6 +59,9 @@ def add_ddpg_arguments(
     """
     standard = DDPGConfig()
     helps = helps or {}
+    unknown = (set(defaults) | set(helps)) - set(only)
+    if unknown:  # a misspelt name would otherwise leave the option at its standard default
+        raise ValueError(f"no such DDPG option among {sorted(only)}: {sorted(unknown)}")
     for name in only:
         field = CONFIG_FIELDS.get(name)
         default = defaults.get(name, getattr(standard, field) if field else THREADS)

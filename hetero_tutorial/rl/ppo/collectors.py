@@ -82,7 +82,7 @@ class Collector(Protocol):
         ...
 
 
-def make_envs(config: PPOConfig, placement: Placement) -> Any:
+def make_envs(config: PPOConfig, placement: Placement) -> VectorEnvs:
     """The config's environments, of the kind the placement says: batched tensors on its
     ``env_device`` (``batched_envs``), or Gymnasium's on the CPU.
 
