@@ -42,7 +42,7 @@ from hetero_tutorial.allocator.pricing import placement_name
 from hetero_tutorial.allocator.workload import Workload, ppo_workload
 from hetero_tutorial.core.configurations import devices_key, group_same
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.machine_load import guarded, withheld
+from hetero_tutorial.core.machine_load import NOT_JUDGED, guarded, withheld
 from hetero_tutorial.core.placement import Placement, placement
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.ppo.config import PPOConfig
@@ -233,7 +233,7 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
     best = min(same, key=lambda r: r["seconds_per_iteration"])
     ratio = _ratio(allocator, best)
     if withheld():  # right or wrong, from a busy machine's timings, would be a guess
-        verdict = "not judged (busy machine)"
+        verdict = NOT_JUDGED
     elif best is allocator:
         others = [r for r in same if r is not allocator]
         runner = min(others, key=lambda r: r["seconds_per_iteration"])

@@ -151,6 +151,10 @@ BUSY_WORDS = "measured on a busy machine"
 """What every line of a busy study says (:meth:`Busyness.line`): a reader of such a line,
 the ledger's summary among them, can tell it from other reasons for no verdict."""
 
+NOT_JUDGED = "not judged (busy machine)"
+"""The verdict word a table's cell gets for a figure of a busy study: neither side, and not
+"no clear effect" either, which would say the machine was quiet and the spread straddled."""
+
 OFF_REFERENCE = 3.0
 """How far a figure may sit from this CPU's own reference record (as a ratio either way)
 while its repeats agree with each other before the study is called busy: a tight spread

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hetero_tutorial.allocator.trials import paired_sums, worth
+from hetero_tutorial.core.machine_load import NOT_JUDGED
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.claims import quiet_records
@@ -79,7 +80,7 @@ def thread_choices(criterion: list[dict]) -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {"right": [], "tie": [], "wrong": []}
     for row in criterion:
         verdict = row.get("threads_verdict")
-        if not verdict or verdict.startswith("not judged"):  # a busy machine's: no outcome
+        if not verdict or verdict == NOT_JUDGED:  # a busy machine's: no outcome
             continue
         if verdict.startswith("wrong"):
             found["wrong"].append(row)

@@ -332,14 +332,11 @@ def measure(
     """
     cuda = [device for device in devices if device.type == "cuda"]
     rows, pinned = [], []
-    arguments = [
-        (c, batch_size, list(devices), repeats, seed, torch.get_num_threads()) for c in capacities
-    ]
     run = in_own_process if fresh_process else lambda arguments: one_capacity(*arguments)
-    found = [run(args) for args in arguments]
-    for capacity_rows, capacity_pinned in found:
-        rows += capacity_rows
-        pinned += capacity_pinned
+    for capacity in capacities:
+        found = run((capacity, batch_size, list(devices), repeats, seed, torch.get_num_threads()))
+        rows += found[0]
+        pinned += found[1]
     return {
         "batch_size": batch_size,
         "designs": list(DESIGNS),

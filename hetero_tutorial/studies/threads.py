@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.machine_load import judged, withheld
+from hetero_tutorial.core.machine_load import NOT_JUDGED, judged, withheld
 from hetero_tutorial.core.timing import Spread
 
 ROLES = {
@@ -30,9 +30,6 @@ ROLES = {
 """The parts whose thread count is judged, and how a sentence names them."""
 
 FASTER, SLOWER, UNCLEAR = "all cores faster", "one thread faster", "no clear effect"
-NOT_JUDGED = "not judged (busy machine)"
-"""A row's verdict where the sweep ran on a busy machine: neither side, and not "no clear
-effect" either, which would say the machine was quiet and the spread straddled 1."""
 
 
 def _seconds(row: dict[str, Any], role: str) -> list[float]:
