@@ -37,7 +37,7 @@ from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.nets import LIBRARY_ROWS, NARROW, paired_layer, traced_tanh
 from hetero_tutorial.rl.ppo.collectors import GRAPH_STEPS
 from hetero_tutorial.rl.ppo.config import PPOConfig
-from hetero_tutorial.rl.ppo.learner import GRAPH_MINIBATCHES
+from hetero_tutorial.rl.ppo.learner import GRAPH_MINIBATCHES, PPOLearner
 from hetero_tutorial.rl.ppo.runs import train
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 from hetero_tutorial.studies.compiling import forward_grid_rows
@@ -102,6 +102,17 @@ def test_compiled_ppo_learns_as_eager_ppo_from_the_same_seed(trainers):
     )
     assert comp.collector.episodes == eager.collector.episodes
     assert comp.last_stats == pytest.approx(eager.last_stats, rel=1e-2, abs=1e-4)
+
+
+def test_eager_and_compiled_learners_run_one_function_per_step(trainers):
+    """One piece of code per step: eager runs it, compiled compiles it (the CleanRL-shaped
+    gradient step, the same function object)."""
+    eager, comp = (trainers[m].learner.step for m in ("eager", "compile"))
+    assert eager.mode == "eager" and comp.mode == "compile"
+    assert eager.eager_fn.__func__ is comp.eager_fn.__func__ is PPOLearner.gradient_steps
+    ddpg = _ddpg_learners(("eager", "compile")).values()
+    steps = {learner.step.eager_fn.__func__ for learner in ddpg}
+    assert steps == {DDPGLearner.gradient_steps}
 
 
 def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
@@ -249,7 +260,7 @@ def test_without_a_cpp_compiler_ddpg_updates_eagerly_saying_why(monkeypatch, cap
     monkeypatch.setattr(compiled_module, "_SAID", set())
     (learner,) = _ddpg_learners(("compile",)).values()
     learner.update(_pendulum_batches(1)[0])
-    assert learner.step.mode == "eager" and learner.adam is None
+    assert learner.step.mode == "eager" and learner.critic_optimizer.fused  # eager's Adam
     assert "DDPG's update runs eagerly: no C++ compiler" in capsys.readouterr().err
 
 
@@ -268,7 +279,7 @@ def test_without_a_cpp_compiler_ppo_runs_eagerly_saying_why(monkeypatch, capsys)
     monkeypatch.setattr(compiled_module, "_SAID", set())
     trainer = _trainer("compile", 1)
     assert trainer.collector.step.mode == trainer.learner.step.mode == "eager"
-    assert trainer.collector.step.steady_calls == trainer.learner.step.steady_calls == 0
+    assert "no C++ compiler" in trainer.learner.step.fallback
     assert "no C++ compiler" in capsys.readouterr().err
 
 

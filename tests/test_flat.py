@@ -2,10 +2,11 @@
 
 import copy
 
+import pytest
 import torch
 from torch import nn
 
-from hetero_tutorial.rl.flat import AdamState, FlatParameters, adam_update, clip_norm_
+from hetero_tutorial.rl.flat import Adam, FlatParameters, clip_norm_
 from hetero_tutorial.rl.nets import GaussianActorCritic, mlp
 
 
@@ -19,6 +20,16 @@ class OneFloatFirst(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x) * self.log_std.exp()
+
+
+def learner_step(params, optimizer: Adam, loss: torch.Tensor, max_norm: float) -> torch.Tensor:
+    """One step as the learners take it: gradients, laid out as the parameters are, clipped,
+    then Adam. Returns the norm before clipping."""
+    grads = params.gradients(torch.autograd.grad(loss, params.module_parameters))
+    norm = clip_norm_(grads, max_norm)
+    with torch.no_grad():
+        optimizer.step(params.tensors, grads)
+    return norm, grads
 
 
 def _flattened(module: nn.Module) -> tuple[nn.Module, nn.Module, FlatParameters]:
@@ -47,17 +58,15 @@ def test_padding_changes_no_result_and_stays_zero():
     x = torch.randn(5, 3)
     torch.testing.assert_close(flattened(x), reference(x))
     ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
-    flat_optimizer = flat.adam(lr=0.05)
+    flat_optimizer = flat.adam(lr=0.05, eps=1e-8)
     for _ in range(3):
         ref_optimizer.zero_grad()
         reference(x).pow(2).sum().backward()
         ref_norm = nn.utils.clip_grad_norm_(reference.parameters(), 0.1)
         ref_optimizer.step()
-        flat.zero_grad()
-        flattened(x).pow(2).sum().backward()
-        assert not flat.grad[~in_use].any()  # no gradient reaches the padding
-        torch.testing.assert_close(flat.clip_grad_norm_(0.1), ref_norm)
-        flat_optimizer.step()
+        norm, (grad,) = learner_step(flat, flat_optimizer, flattened(x).pow(2).sum(), 0.1)
+        assert not grad[~in_use].any()  # no gradient reaches the padding
+        torch.testing.assert_close(norm, ref_norm)
         assert not flat.data[~in_use].any()  # Adam leaves the padding at zero
     for got, want in zip(flattened.parameters(), reference.parameters(), strict=True):
         torch.testing.assert_close(got, want)
@@ -67,40 +76,41 @@ def test_padding_changes_no_result_and_stays_zero():
     assert torch.equal(target.data, flat.data)
 
 
-def test_flatten_lays_per_parameter_tensors_out_as_the_flat_tensor_padding_zero():
+def test_gradients_lay_per_parameter_tensors_out_as_the_flat_tensor_padding_zero():
     _, flattened, flat = _flattened(OneFloatFirst())
-    assert torch.equal(flat.flatten(flat.views(flat.data)), flat.data)
     x = torch.randn(2, 3)
-    flat.zero_grad()  # (the module's own zero_grad would set them to None)
+    flat.grad.zero_()  # (the module's own zero_grad would set them to None)
     flattened(x).sum().backward()  # autograd writes the gradients into flat.grad's views
-    grads = torch.func.grad(
-        lambda params: torch.func.functional_call(flattened, params, (x,)).sum()
-    )(flat.views(flat.data))
-    assert torch.equal(flat.flatten(grads), flat.grad)
+    grads = torch.autograd.grad(flattened(x).sum(), flat.module_parameters)
+    assert torch.equal(flat.gradients(grads)[0], flat.grad)
 
 
-def test_adam_update_steps_as_torch_adam_with_a_changing_rate():
-    """The compiled minibatch step's Adam (tensor operations) against torch.optim.Adam."""
+@pytest.mark.parametrize("fused", [True, False])
+def test_adam_steps_as_torch_adam_with_a_changing_rate(fused):
+    """The learners' Adam (torch.optim's functional form, its state and rate as tensors)
+    against torch.optim.Adam, fused (eager steps) or plain (compiled steps)."""
     torch.manual_seed(0)
     start = torch.randn(100)
     grads = [torch.randn(100) for _ in range(5)]
     reference = nn.Parameter(start.clone())
-    optimizer = torch.optim.Adam([reference], lr=1e-3, eps=1e-5)
+    optimizer = torch.optim.Adam([reference], lr=1e-3, eps=1e-5, fused=fused)
     weights = start.clone()
-    state = AdamState.of(weights, 1e-3)
+    adam = Adam([weights], 1e-3, eps=1e-5, fused=fused)
     for i, grad in enumerate(grads):
         rate = 1e-3 * (1 - i / 5)  # an annealed rate, as PPOLearner.anneal sets it
         optimizer.param_groups[0]["lr"] = rate
-        state.lr.fill_(rate)
+        adam.lr.fill_(rate)
         reference.grad = grad.clone()
         optimizer.step()
-        adam_update(weights, grad, state, eps=1e-5)
-    torch.testing.assert_close(weights, reference.detach(), rtol=0, atol=3e-7)  # float rounding
-    assert state.steps.item() == 5
+        adam.step([weights], [grad])
+    atol = 0 if fused else 3e-7  # the plain form's rate is float32: float rounding
+    torch.testing.assert_close(weights, reference.detach(), rtol=0, atol=atol)
+    assert adam.steps[0].item() == 5
 
 
 def test_clip_norm_scales_only_above_the_limit():
-    grad = torch.tensor([3.0, 4.0])
-    assert clip_norm_(grad, 10.0).item() == 5.0 and torch.equal(grad, torch.tensor([3.0, 4.0]))
-    clip_norm_(grad, 1.0)
-    torch.testing.assert_close(torch.linalg.vector_norm(grad), torch.tensor(1.0), atol=1e-5, rtol=0)
+    grads = [torch.tensor([3.0]), torch.tensor([4.0])]  # one norm over all the tensors
+    assert clip_norm_(grads, 10.0).item() == 5.0 and [g.item() for g in grads] == [3.0, 4.0]
+    clip_norm_(grads, 1.0)
+    norm = torch.linalg.vector_norm(torch.cat(grads))
+    torch.testing.assert_close(norm, torch.tensor(1.0), atol=1e-5, rtol=0)

@@ -250,8 +250,16 @@ class CompiledPiece:
         what: str,
         fallback: str | None,
         inductor: dict[str, Any] | None = None,
+        traces_autograd: bool = False,
     ) -> None:
         self.eager_fn, self.what, self.mode, self.fallback = fn, what, mode, fallback
+        self.tracing = (
+            torch._dynamo.config.patch(trace_autograd_ops=True)
+            if traces_autograd and mode != "eager"
+            else nullcontext()
+        )
+        """what a call runs inside: Dynamo's switch for tracing ``torch.autograd.grad``
+        into the graph, for a piece that differentiates (see :func:`compiled`)"""
         if mode == "eager":
             self.fn = fn
         else:
@@ -297,7 +305,8 @@ class CompiledPiece:
         graphed = self.mode == "cudagraphs"
         skips = _cudagraph_skips() if graphed else 0
         began = time.perf_counter()
-        out = self.fn(*args, **kwargs)
+        with self.tracing:
+            out = self.fn(*args, **kwargs)
         seconds = time.perf_counter() - began
         if graphed:  # a graph may be declined at any call that meets a new one
             self.graph_skips += _cudagraph_skips() - skips
@@ -320,16 +329,30 @@ class CompiledPiece:
 
 
 def compiled(
-    fn: Callable[..., Any], mode: str, device: torch.device | str, what: str
+    fn: Callable[..., Any],
+    mode: str,
+    device: torch.device | str,
+    what: str,
+    traces_autograd: bool = False,
 ) -> CompiledPiece:
     """``fn`` in ``mode`` for ``device``: eagerly, with one line saying why, where ``mode``
-    cannot run here (see :func:`compile_unavailable`). ``what`` names the piece in that line."""
+    cannot run here (see :func:`compile_unavailable`). ``what`` names the piece in that line.
+
+    ``traces_autograd``: ``fn`` differentiates (``torch.autograd.grad``, a learner's step).
+    Dynamo cuts a graph there unless its switch ``trace_autograd_ops`` is on; on, the
+    backward pass joins the graph, so that one piece of code, the step as CleanRL writes it,
+    runs eagerly and compiled. The switch is private (:mod:`~hetero_tutorial.core.torch_private`)
+    and set only around the piece's calls; a PyTorch without it runs the piece eagerly.
+    """
     reason = compile_unavailable(device, mode)
+    tracing = traces_autograd and mode != "eager"
+    if reason is None and tracing and not hasattr(torch._dynamo.config, "trace_autograd_ops"):
+        reason = f"this PyTorch ({torch.__version__}) cannot trace torch.autograd.grad"
     if reason is not None:
         say_fallback(what, reason)
         return CompiledPiece(fn, "eager", what, reason)
     inductor = CPU_OPTIONS if torch.device(device).type == "cpu" else None
-    return CompiledPiece(fn, mode, what, None, inductor)
+    return CompiledPiece(fn, mode, what, None, inductor, traces_autograd)
 
 
 @contextmanager

@@ -22,6 +22,16 @@ PRIVATE_NAMES: dict[str, str] = {
         "allocator/meter.py imports it with itself: the first optimizer a process builds "
         "imports it (seconds, once), which would otherwise land in a measuring budget"
     ),
+    "torch._dynamo.config.patch": (
+        "core/compiled.py sets Dynamo's switch trace_autograd_ops around a learner's "
+        "compiled step, so that torch.autograd.grad, the backward pass, is traced into "
+        "the step's one graph (off, Dynamo cuts the graph there, and torch.compile has no "
+        "public option for it); a PyTorch without the switch runs the step eagerly"
+    ),
+    "torch._dynamo.config": (
+        "core/compiled.py asks whether this PyTorch has the switch trace_autograd_ops "
+        "(above) before a learner's step compiles, so that it runs eagerly, saying why"
+    ),
     "torch._dynamo.is_dynamo_supported": (
         "core/compiled.py asks whether torch.compile supports this Python and platform "
         "before a piece compiles, so that it runs eagerly, saying why; torch.compile "

@@ -2,10 +2,12 @@
 
 For the small networks of classic-control RL, PyTorch's fixed cost per call,
 not the arithmetic, sets the price of a step (notebook 00). A network with
-twelve parameter tensors pays it twelve times to zero its gradients, clip
-them and step the optimizer. With every parameter a view into one flat tensor
-(and every gradient a view into a second one), each of those is one or two
-calls, and copying the weights to another device is a single copy.
+twelve parameter tensors pays it twelve times to clip its gradients and step
+the optimizer. With every parameter a view into one flat tensor, and the
+gradients laid out the same way (:meth:`FlatParameters.gradients`), each of
+those is one or two calls, and copying the weights to another device is a
+single copy. :class:`Adam` is the learners' optimizer: ``torch.optim.Adam``'s
+rule through its functional form, which a compiled step can trace.
 
 Build it after the module has moved to its device (``module.to(...)`` would
 replace the views with new tensors).
@@ -20,10 +22,11 @@ nothing to the gradient norm.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
 
 import torch
 from torch import nn
+from torch.optim.adam import adam
 
 from hetero_tutorial.core.errors import UsageError
 
@@ -38,11 +41,12 @@ def _padded(size: int) -> int:
 class FlatParameters:
     """``module``'s parameters re-seated as views into ``self.data`` (and grads into ``self.grad``).
 
-    ``self.parameter`` is the one tensor to give the optimizer; it shares
-    ``self.data``'s memory, so stepping it updates the module in place.
-    Backward passes accumulate into the gradient views in place, so the module's
-    gradients land in ``self.grad`` (zero it with :meth:`zero_grad`, never set
-    the gradients to None).
+    Stepping :attr:`tensors` (``[self.data]``) updates the module in place. The learners
+    take gradients with ``torch.autograd.grad`` and lay them out flat with
+    :meth:`gradients`; a backward pass (``loss.backward()``) accumulates into the gradient
+    views in place instead, so the module's ``.grad`` land in ``self.grad`` (zero it with
+    ``self.grad.zero_()``, never set the gradients to None): ``with_grad=False`` leaves
+    them out.
     """
 
     def __init__(self, module: nn.Module, with_grad: bool = True) -> None:
@@ -63,118 +67,88 @@ class FlatParameters:
             p.data = self.data[segment].view_as(p)
             if self.grad is not None:
                 p.grad = self.grad[segment].view_as(p)
-        self.parameter = nn.Parameter(self.data, requires_grad=with_grad)
-        self.parameter.grad = self.grad
+        self.module_parameters = params
+        """the module's parameters (views into :attr:`data`): what a loss is differentiated by"""
         self.layout = [
             (name, start, p.shape) for (name, p), start in zip(named, starts, strict=False)
         ]
-        """``(name, offset, shape)`` of each parameter's segment, as :meth:`views` cuts them"""
+        """``(name, offset, shape)`` of each parameter's segment"""
 
-    def views(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The module's parameters, by name, as views into ``flat`` (laid out like :attr:`data`).
+    @property
+    def tensors(self) -> list[torch.Tensor]:
+        """What the optimizer steps: the one flat tensor."""
+        return [self.data]
 
-        For ``torch.func.functional_call``: the module computed with ``flat`` as its weights.
-        The compiled steps differentiate these views and lay their gradients out flat with
-        :meth:`flatten`.
-        """
-        return {
-            name: flat[start : start + shape.numel()].view(shape)
-            for name, start, shape in self.layout
-        }
-
-    def flatten(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
-        """One tensor per parameter, by name (as :meth:`views` gives them), laid out flat like
-        :attr:`data`, its padding zero: one ``torch.cat``.
-
-        The compiled steps (PPO's, DDPG's) differentiate the views, not the flat tensor: the
-        flat tensor's gradient would be assembled by a loop that tests, for every element,
-        which segment it lies in, where a concatenation lets each gradient be written in place.
-        """
+    def gradients(self, grads: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """The gradients of the module's parameters (``torch.autograd.grad``'s, in
+        :attr:`module_parameters`' order) laid out like :attr:`tensors`: one flat tensor, its
+        padding zero (one ``torch.cat``)."""
         pieces = []
-        for name, _, shape in self.layout:
-            pieces.append(tensors[name].reshape(-1))
+        for grad, (_, _, shape) in zip(grads, self.layout, strict=True):
+            pieces.append(grad.reshape(-1))
             if pad := _padded(shape.numel()) - shape.numel():
-                pieces.append(tensors[name].new_zeros(pad))
-        return torch.cat(pieces)
+                pieces.append(grad.new_zeros(pad))
+        return [torch.cat(pieces)]
 
-    def adam(self, lr: float, eps: float = 1e-8) -> torch.optim.Adam:
-        """An Adam optimiser over the flat parameter: one fused kernel where PyTorch has one.
-
-        Fused Adam exists for the CPU and CUDA in every PyTorch this package supports;
-        elsewhere (MPS, XPU on older releases) the default implementation runs.
-        """
-        fused = self.data.device.type in ("cpu", "cuda")
-        return torch.optim.Adam([self.parameter], lr=lr, eps=eps, fused=fused)
-
-    def zero_grad(self) -> None:
-        """Zero every gradient with one call."""
-        self.grad.zero_()
-
-    def clip_grad_norm_(self, max_norm: float) -> torch.Tensor:
-        """Scale the gradients so their global L2 norm is at most ``max_norm``; return the norm.
-
-        The same rule as ``torch.nn.utils.clip_grad_norm_``, in three calls.
-        """
-        return clip_norm_(self.grad, max_norm)
+    def adam(self, lr: float, eps: float, compiled: bool = False) -> Adam:
+        """Adam over the flat tensor: one fused kernel where PyTorch has one and the step
+        runs eagerly (the CPU and CUDA); compiled, the plain form that Inductor fuses."""
+        return Adam(
+            self.tensors, lr, eps, fused=not compiled and self.data.device.type in ("cpu", "cuda")
+        )
 
     def copy_from(self, source: FlatParameters) -> None:
         """Overwrite these weights with ``source``'s: one copy, whichever devices they are on."""
         self.data.copy_(source.data)
 
 
-def clip_norm_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
-    """Scale ``grad`` in place to an L2 norm of at most ``max_norm``; return its norm before."""
-    norm = torch.linalg.vector_norm(grad)
-    grad.mul_((max_norm / (norm + 1e-6)).clamp(max=1.0))
+def clip_norm_(grads: Sequence[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """Scale ``grads`` in place to a global L2 norm of at most ``max_norm``; return the norm
+    before: ``torch.nn.utils.clip_grad_norm_``'s rule, for gradients that are tensors of
+    their own (``torch.autograd.grad``'s) rather than parameters' ``.grad``."""
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    scale = (max_norm / (norm + 1e-6)).clamp(max=1.0)
+    for grad in grads:
+        grad.mul_(scale)
     return norm
 
 
-class AdamState(NamedTuple):
-    """What :func:`adam_update` keeps between the steps of one flat tensor, on its device:
-    the first and second moment estimates, the 0-d count of steps taken and the 0-d learning
-    rate. Tensors all, so that a compiled step reads a changing rate or count as data, where
-    a Python number would be a constant of the graph and compile it again when it changed."""
+class Adam:
+    """``torch.optim.Adam`` over ``tensors``, stepped by its functional form,
+    ``torch.optim.adam.adam`` (public: in that module's ``__all__``): the same rule and
+    state, with the gradients passed in.
 
-    exp_avg: torch.Tensor
-    exp_avg_sq: torch.Tensor
-    steps: torch.Tensor
-    lr: torch.Tensor
+    Why not the optimizer object: ``Optimizer.step`` cuts a compiled graph on purpose
+    (``torch.compile`` traces it as a graph of its own), where its functional form traces
+    into the step's graph. The state and the learning rate are tensors, so a compiled step
+    reads a changing rate or count as data (a Python number would be a constant of the
+    graph, and compile it again when it changed); set the rate with ``lr.fill_``.
+    ``fused``: PyTorch's one-kernel Adam (eager steps on a CPU or CUDA, as ``FlatParameters``
+    and CleanRL's optimizers take it); a compiled step takes the plain form, which Inductor
+    fuses with the rest of the graph (the fused kernel cannot be traced).
+    """
 
-    @classmethod
-    def of(cls, weights: torch.Tensor, lr: float) -> AdamState:
-        """A fresh state for ``weights`` (no steps taken) at learning rate ``lr``."""
-        return cls(
-            torch.zeros_like(weights),
-            torch.zeros_like(weights),
-            weights.new_zeros(()),
-            torch.tensor(lr, device=weights.device),
-        )
+    def __init__(self, tensors: Sequence[torch.Tensor], lr: float, eps: float, fused: bool) -> None:
+        self.exp_avgs = [torch.zeros_like(t) for t in tensors]
+        self.exp_avg_sqs = [torch.zeros_like(t) for t in tensors]
+        self.steps = [t.new_zeros((), dtype=torch.float32) for t in tensors]
+        self.lr = torch.tensor(lr, dtype=torch.float64 if fused else torch.float32,
+                               device=tensors[0].device)  # fmt: skip
+        self.eps, self.fused = eps, fused
+
+    def step(self, tensors: Sequence[torch.Tensor], grads: Sequence[torch.Tensor]) -> None:
+        """One Adam step of ``tensors`` (those the state was made for) along ``grads``."""
+        adam(
+            list(tensors), list(grads), self.exp_avgs, self.exp_avg_sqs, [], self.steps,
+            fused=self.fused or None, foreach=False if not self.fused else None,
+            amsgrad=False, beta1=0.9, beta2=0.999, lr=self.lr, weight_decay=0.0,
+            eps=self.eps, maximize=False,
+        )  # fmt: skip
 
     @property
     def written(self) -> tuple[torch.Tensor, ...]:
-        """The tensors a step updates in place (the learning rate only its owner sets)."""
-        return self.exp_avg, self.exp_avg_sq, self.steps
-
-
-def adam_update(
-    weights: torch.Tensor,
-    grad: torch.Tensor,
-    state: AdamState,
-    eps: float,
-    betas: tuple[float, float] = (0.9, 0.999),
-) -> None:
-    """One step of Adam on ``weights`` and its ``state``, in place: ``torch.optim.Adam``'s
-    rule (no weight decay) as plain tensor operations, so that ``torch.compile`` traces it
-    into the same graph as the gradient (PyTorch's fused kernel would be a call of its own).
-    """
-    beta1, beta2 = betas
-    state.steps.add_(1)
-    state.exp_avg.lerp_(grad, 1 - beta1)
-    state.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    bias_correction1 = 1 - beta1**state.steps
-    bias_correction2_sqrt = (1 - beta2**state.steps).sqrt()
-    denominator = state.exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-    weights.sub_(state.lr / bias_correction1 * state.exp_avg / denominator)
+        """The state tensors a step updates in place (the learning rate only its owner sets)."""
+        return *self.exp_avgs, *self.exp_avg_sqs, *self.steps
 
 
 class PerTensorParameters:
@@ -187,21 +161,18 @@ class PerTensorParameters:
 
     def __init__(self, module: nn.Module, with_grad: bool = True) -> None:
         self.tensors = list(module.parameters())
+        """each parameter, as the module holds it: what the optimizer steps"""
         if not self.tensors:
             raise UsageError(f"{type(module).__name__} has no parameters")
+        self.module_parameters = self.tensors
 
-    def adam(self, lr: float, eps: float = 1e-8) -> torch.optim.Adam:
-        """Adam over every parameter tensor, PyTorch's default implementation (as CleanRL)."""
-        return torch.optim.Adam(self.tensors, lr=lr, eps=eps)
+    def gradients(self, grads: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """The gradients of :attr:`module_parameters`, one per tensor: as they come."""
+        return list(grads)
 
-    def zero_grad(self) -> None:
-        """Drop every gradient (the next backward pass allocates them again)."""
-        for tensor in self.tensors:
-            tensor.grad = None
-
-    def clip_grad_norm_(self, max_norm: float) -> torch.Tensor:
-        """``torch.nn.utils.clip_grad_norm_`` over the tensors; returns the norm."""
-        return nn.utils.clip_grad_norm_(self.tensors, max_norm)
+    def adam(self, lr: float, eps: float, compiled: bool = False) -> Adam:
+        """Adam over every parameter tensor, one tensor at a time (CleanRL's on a CPU)."""
+        return Adam(self.tensors, lr, eps, fused=False)
 
     @torch.no_grad()
     def copy_from(self, source: PerTensorParameters) -> None:

@@ -523,7 +523,9 @@ def step_breakdown(
     with torch_threads(threads):
         call = _update_call(size, "compile", device)
         twin, rollout, storage = minibatch_learner(size, "compile", device)
-        twin.step = CompiledPiece(twin.graph_steps, "compile", "the profiled twin", None)
+        twin.step = CompiledPiece(
+            twin.gradient_steps, "compile", "the profiled twin", None, traces_autograd=True
+        )
         pick = torch.randperm(size, device=device)
         for _ in range(3):  # compile and warm up
             call()

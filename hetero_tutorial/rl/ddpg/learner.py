@@ -6,16 +6,17 @@ and the Polyak averaging of the targets; :meth:`DDPGLearner.sync_weights` refres
 acting copy where it lives on another device (the hybrid placement).
 
 Speed without changing the algorithm: no per-step ``.item()``; acting under
-``torch.inference_mode``; the actor loss back-propagates into the actor's weights only
-(``backward(inputs=...)`` skips the critic's weight gradients, which the actor step never
-uses); fused Adam; one ``lerp_`` per network's flat parameters for the Polyak averaging.
+``torch.inference_mode``; the actor's gradient is taken with respect to the actor's weights
+only (the critic's weight gradients, which the actor step never uses, are not computed);
+fused Adam; one ``lerp_`` per network's flat parameters for the Polyak averaging.
 
-With ``config.compile`` the whole update is one compiled graph
-(:meth:`DDPGLearner.one_graph_update`): both losses, their gradients (``torch.func.grad``),
-both Adam steps and the averaging, the same arithmetic as the eager update to float
-rounding. Acting stays eager, by design: one observation's forward is a call of a few
-operations, where a compiled call's guards cost about what its fusing saves (``bench
-compile``'s ``act`` at batch 1 measures which way it goes on a machine).
+Eager and compiled runs call the same update (:meth:`DDPGLearner.gradient_steps`); with
+``config.compile`` ``torch.compile`` traces it whole into one graph: both losses, their
+backward passes (``torch.autograd.grad``), both Adam steps (``torch.optim``'s functional
+form: see :class:`~hetero_tutorial.rl.flat.Adam`) and the averaging. Acting stays eager, by
+design: one observation's forward is a call of a few operations, where a compiled call's
+guards cost about what its fusing saves (``bench compile``'s ``act`` at batch 1 measures
+which way it goes on a machine).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, gym_envs_only
 from hetero_tutorial.rl.buffers import Batch
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
-from hetero_tutorial.rl.flat import AdamState, FlatParameters, adam_update
+from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import DeterministicActor, QCritic
 
 ADAM_EPS = 1e-8
@@ -77,25 +78,21 @@ class DDPGLearner:
         self.rollout_flat = self.actor_flat
         if self.rollout_actor is not self.actor:
             self.rollout_flat = FlatParameters(self.rollout_actor, with_grad=False)
-        self.actor_optimizer = self.actor_flat.adam(lr=config.actor_lr, eps=ADAM_EPS)
-        self.critic_optimizer = self.critic_flat.adam(lr=config.critic_lr, eps=ADAM_EPS)
         self.low, self.high = space.low, space.high
         self.noise_std = config.exploration_noise * (space.high - space.low) / 2
         self.noise = np.random.default_rng(seed)
-        self._actor_params = list(self.actor.parameters())
         device = placement.update_device
-        self.step = compiled(self.one_graph_update, config.compile_mode, device, "DDPG's update")
-        """:meth:`one_graph_update` in the config's compile mode (first call timed apart);
-        eager: :meth:`update` steps with autograd and fused Adam instead"""
-        self.adam: tuple[AdamState, AdamState] | None = None
-        """the compiled update's Adam state, actor's and critic's (the optimizers' stays unused)"""
-        if self.step.mode != "eager":
-            self.adam = (
-                AdamState.of(self.actor_flat.data, config.actor_lr),
-                AdamState.of(self.critic_flat.data, config.critic_lr),
-            )
-            written = [flat.data for flat in self.flats] + [t for a in self.adam for t in a.written]
-            self.step.writes_in_place(*written)
+        self.step = compiled(
+            self.gradient_steps, config.compile_mode, device, "DDPG's update", traces_autograd=True
+        )
+        """:meth:`gradient_steps` in the config's compile mode (first call timed apart)"""
+        compiling = self.step.mode != "eager"
+        self.actor_optimizer = self.actor_flat.adam(config.actor_lr, ADAM_EPS, compiling)
+        self.critic_optimizer = self.critic_flat.adam(config.critic_lr, ADAM_EPS, compiling)
+        optimizers = (self.actor_optimizer, self.critic_optimizer)
+        self.step.writes_in_place(
+            *(flat.data for flat in self.flats), *(t for o in optimizers for t in o.written)
+        )
 
     @property
     def flats(self) -> tuple[FlatParameters, ...]:
@@ -115,74 +112,26 @@ class DDPGLearner:
 
     def update(self, batch: Batch) -> None:
         """One critic step, one actor step, then Polyak-average the targets."""
-        if self.adam is not None:
-            self.step(*(flat.data for flat in self.flats), *self.adam, batch)
-            return
+        self.step(batch)
+
+    def gradient_steps(self, batch: Batch) -> None:
+        """:meth:`update`'s steps, what :attr:`step` runs, eagerly or traced as one graph."""
+        c = self.config
         with torch.no_grad():
             next_q = self.critic_target(batch.next_obs, self.actor_target(batch.next_obs))
             # Bootstrap unless the episode reached a terminal state; a time limit is no end.
-            td_target = batch.reward + self.config.gamma * (1.0 - batch.terminated) * next_q
+            td_target = batch.reward + c.gamma * (1.0 - batch.terminated) * next_q
         critic_loss = F.mse_loss(self.critic(batch.obs, batch.action), td_target)
-        self.critic_flat.zero_grad()
-        critic_loss.backward()
-        self.critic_optimizer.step()
+        grads = torch.autograd.grad(critic_loss, self.critic_flat.module_parameters)
+        with torch.no_grad():
+            self.critic_optimizer.step(self.critic_flat.tensors, self.critic_flat.gradients(grads))
 
         actor_loss = -self.critic(batch.obs, self.actor(batch.obs)).mean()
-        self.actor_flat.zero_grad()
-        actor_loss.backward(inputs=self._actor_params)  # no gradients for the critic's weights
-        self.actor_optimizer.step()
-
+        grads = torch.autograd.grad(actor_loss, self.actor_flat.module_parameters)  # actor's only
         with torch.no_grad():
-            self.actor_target_flat.data.lerp_(self.actor_flat.data, self.config.tau)
-            self.critic_target_flat.data.lerp_(self.critic_flat.data, self.config.tau)
-
-    def one_graph_update(
-        self,
-        actor_weights: torch.Tensor,
-        critic_weights: torch.Tensor,
-        actor_target_weights: torch.Tensor,
-        critic_target_weights: torch.Tensor,
-        actor_adam: AdamState,
-        critic_adam: AdamState,
-        batch: Batch,
-    ) -> None:
-        """:meth:`update`'s arithmetic as a function of the four flat weight tensors and the
-        two Adam states, for ``torch.compile`` to trace whole: the networks run on views of
-        the flat weights (``functional_call``), gradients come from ``torch.func.grad``, and
-        every weight and state is updated in place, in the eager update's order (the actor's
-        loss reads the critic as its step just left it)."""
-        c, actor_flat, critic_flat = self.config, self.actor_flat, self.critic_flat
-
-        def mu(weights: dict[str, torch.Tensor], obs: torch.Tensor) -> torch.Tensor:
-            return torch.func.functional_call(self.actor, weights, (obs,))
-
-        def q(
-            weights: dict[str, torch.Tensor], obs: torch.Tensor, act: torch.Tensor
-        ) -> torch.Tensor:
-            return torch.func.functional_call(self.critic, weights, (obs, act))
-
-        actor_target = actor_flat.views(actor_target_weights)
-        next_q = q(
-            critic_flat.views(critic_target_weights),
-            batch.next_obs,
-            mu(actor_target, batch.next_obs),
-        )
-        td_target = batch.reward + c.gamma * (1.0 - batch.terminated) * next_q
-
-        def critic_loss(weights: dict[str, torch.Tensor]) -> torch.Tensor:
-            return F.mse_loss(q(weights, batch.obs, batch.action), td_target)
-
-        grads = torch.func.grad(critic_loss)(critic_flat.views(critic_weights))
-        adam_update(critic_weights, critic_flat.flatten(grads), critic_adam, eps=ADAM_EPS)
-        critic = critic_flat.views(critic_weights)  # as its step left it
-
-        def actor_loss(weights: dict[str, torch.Tensor]) -> torch.Tensor:
-            return -q(critic, batch.obs, mu(weights, batch.obs)).mean()
-
-        grads = torch.func.grad(actor_loss)(actor_flat.views(actor_weights))
-        adam_update(actor_weights, actor_flat.flatten(grads), actor_adam, eps=ADAM_EPS)
-        actor_target_weights.lerp_(actor_weights, c.tau)
-        critic_target_weights.lerp_(critic_weights, c.tau)
+            self.actor_optimizer.step(self.actor_flat.tensors, self.actor_flat.gradients(grads))
+            self.actor_target_flat.data.lerp_(self.actor_flat.data, c.tau)
+            self.critic_target_flat.data.lerp_(self.critic_flat.data, c.tau)
 
     @property
     def syncs_weights(self) -> bool:
