@@ -21,7 +21,7 @@
    kernels store a bool tensor element by element.
 4. **tanh against its sigmoid form.** ``torch.tanh(x)`` and ``2 * torch.sigmoid(2 * x) - 1``
    (the same function, what the policies' hidden layers compute inside a compiled graph:
-   :func:`hetero_tutorial.rl.nets.traced_tanh`), eager and compiled, on a hidden layer's
+   :func:`hetero_tutorial.core.cpu_forms.tanh`), eager and compiled, on a hidden layer's
    activations (2 networks x batch x 64 units): on the series' CPUs PyTorch's tanh kernel,
    and the one Inductor generates, cost several times a sigmoid.
 

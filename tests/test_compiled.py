@@ -25,6 +25,13 @@ from hetero_tutorial.core.compiled import (
     require_compile_mode,
     unguarded,
 )
+from hetero_tutorial.core.cpu_forms import (
+    LIBRARY_ROWS,
+    NARROW,
+    cpu_forms,
+    paired_product,
+    tanh,
+)
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import QUICK_ENV_VAR
 from hetero_tutorial.core.paths import REPO_DIR
@@ -34,7 +41,6 @@ from hetero_tutorial.rl.buffers import Batch
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.envs.batched import make_batched_env
-from hetero_tutorial.rl.nets import LIBRARY_ROWS, NARROW, paired_layer, traced_tanh
 from hetero_tutorial.rl.ppo.collectors import GRAPH_STEPS
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import GRAPH_MINIBATCHES, PPOLearner
@@ -459,8 +465,8 @@ def test_doctor_says_whether_compile_works_and_how_long_it_took(monkeypatch):
 
 def test_the_hidden_layers_tanh_is_tanh_eagerly_and_within_rounding_compiled():
     x = torch.linspace(-10, 10, 20_001)
-    assert torch.equal(traced_tanh(x), torch.tanh(x))  # eager: the one call, exactly
-    compiled_form = torch.compile(traced_tanh, dynamic=False)(x)
+    assert torch.equal(tanh(x), torch.tanh(x))  # eager: the one call, exactly
+    compiled_form = torch.compile(tanh, dynamic=False)(x)
     torch.testing.assert_close(compiled_form, torch.tanh(x), rtol=0, atol=3e-7)
 
 
@@ -468,14 +474,14 @@ def test_the_hidden_layers_tanh_is_tanh_eagerly_and_within_rounding_compiled():
     ("rows", "outputs"),  # fewer than Dynamo's limit of 8 compiles of one function
     [(8, 2), (LIBRARY_ROWS - 1, NARROW - 1), (LIBRARY_ROWS, 1), (256, NARROW - 1), (256, NARROW)],
 )
-def test_a_paired_layer_is_the_plain_product_eagerly_and_within_rounding_compiled(rows, outputs):
+def test_a_paired_product_is_the_plain_product_eagerly_and_within_rounding_compiled(rows, outputs):
     """Narrow or wide, on few rows or many: each form the compiled layer takes (a product and
     a sum, the plain product, or the transposed) computes the plain product, and its
     gradients, within float rounding."""
     g = torch.Generator().manual_seed(2)
     bias, h, weight = (torch.randn(*shape, generator=g, requires_grad=True)
                        for shape in ((2, 1, outputs), (2, rows, 64), (2, 64, outputs)))  # fmt: skip
-    assert torch.equal(paired_layer(bias, h, weight), torch.baddbmm(bias, h, weight))
+    assert torch.equal(paired_product(bias, h, weight), torch.baddbmm(bias, h, weight))
     upstream = torch.randn(2, rows, outputs, generator=g)
 
     def value_and_gradients(layer):
@@ -483,9 +489,36 @@ def test_a_paired_layer_is_the_plain_product_eagerly_and_within_rounding_compile
         return out, *torch.autograd.grad(out, (bias, h, weight), upstream)
 
     plain = value_and_gradients(torch.baddbmm)
-    traced = value_and_gradients(torch.compile(paired_layer, dynamic=False, fullgraph=True))
+    traced = value_and_gradients(torch.compile(paired_product, dynamic=False, fullgraph=True))
     for expected, got in zip(plain, traced, strict=True):
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-4)
+
+
+def _traced_ops(fn, *args) -> list[str]:
+    """The operations of the graph ``torch.compile`` traces of ``fn(*args)``."""
+    ops = []
+
+    def backend(graph, example_inputs):
+        ops.extend(str(node.target) for node in graph.graph.nodes if node.op == "call_function")
+        return graph.forward
+
+    torch.compile(fn, backend=backend, dynamic=False, isolate_recompiles=True)(*args)
+    return ops
+
+
+def test_the_cpu_forms_switch_turns_every_form_back_into_the_plain_one():
+    x, weight, bias = torch.randn(2, 8, 64), torch.randn(2, 64, 2), torch.randn(2, 1, 2)
+
+    def forms():
+        return tanh(x), paired_product(bias, x, weight)
+
+    on = _traced_ops(forms)
+    assert any("sigmoid" in op for op in on) and not any("tanh" in op for op in on)
+    assert not any("baddbmm" in op for op in on)  # 8 rows: a product and a sum
+    with cpu_forms(False):
+        off = _traced_ops(forms)
+    assert any("tanh" in op for op in off) and any("baddbmm" in op for op in off)
+    assert not any("sigmoid" in op for op in off)
 
 
 class _Scaled:

@@ -1,8 +1,10 @@
 """The networks of the series: MLPs, PPO actor-critics, DDPG actor and critic, a Nature CNN.
 
 All are plain ``nn.Module``s with no device logic: where they run is the
-placement's business. Orthogonal initialisation with the usual gains follows
-the PPO implementation details that CleanRL documents.
+placement's business. The paired networks' product and tanh are written through
+:mod:`hetero_tutorial.core.cpu_forms`, the compiled path's CPU forms behind one switch
+(eagerly, the plain ``torch.baddbmm`` and ``torch.tanh``). Orthogonal initialisation with
+the usual gains follows the PPO implementation details that CleanRL documents.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from itertools import pairwise
 import torch
 from torch import nn
 
+from hetero_tutorial.core import cpu_forms
 from hetero_tutorial.core.errors import UsageError
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -52,56 +55,6 @@ def mlp(
     return nn.Sequential(*modules)
 
 
-def traced_tanh(x: torch.Tensor) -> torch.Tensor:
-    """``tanh(x)``; where ``torch.compile`` traces it, as ``2 sigmoid(2x) - 1``, the same function.
-
-    On the series' CPUs PyTorch's tanh kernel, and the one Inductor generates, cost several
-    times a sigmoid of the same tensor (``benchmarks/compile_overhead.py``, probe 4, measures
-    both). In a compiled graph the sigmoid form fuses into one loop with its neighbours.
-    Eager code keeps the one tanh call: there the form is three calls (slower at a rollout's
-    few rows, faster at a minibatch's), and eager PPO learns exactly what it learned before.
-    The two forms differ by float rounding (about 2e-7).
-    """
-    if torch.compiler.is_compiling():
-        return 2 * torch.sigmoid(2 * x) - 1
-    return torch.tanh(x)
-
-
-LIBRARY_ROWS = 64
-"""Rows from which a graph compiled for a CPU hands a paired layer's product to the matrix
-library: see :func:`paired_layer`."""
-NARROW = 16
-"""Outputs below this make a layer narrow (an actor's or critic's output layer): see
-:func:`paired_layer`."""
-
-
-def paired_layer(bias: torch.Tensor, h: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """``bias + h @ weight`` for both networks of a pair: (2, rows, in) @ (2, in, out).
-
-    Eagerly, one ``torch.baddbmm``. In a graph compiled for a CPU, where Inductor would call
-    the CPU's matrix library (MKL) for it, the same product takes the form that measured
-    fastest on the series' CPU (the sizes from timing the library's calls eagerly; the gains
-    from compiled graphs of either form, timed interleaved):
-
-    * on fewer than :data:`LIBRARY_ROWS` rows (a rollout's at tens of environments), as an
-      elementwise product and a sum, which Inductor generates as a loop of its own: the
-      library call costs more than the arithmetic of a few rows;
-    * a narrow layer (fewer than :data:`NARROW` outputs) on more rows, transposed, as
-      ``(weight^T @ h^T)^T``: the library takes about as long for a product two columns wide
-      as for one sixty-four wide; turned round, the two columns are two rows, and the
-      product and its gradient for the weights take a quarter of the time or less.
-
-    Eager code keeps the one call (eager PPO learns exactly what it learned before); the
-    forms differ by float rounding.
-    """
-    if torch.compiler.is_compiling() and h.device.type == "cpu":
-        if h.shape[1] < LIBRARY_ROWS:
-            return (h.unsqueeze(-1) * weight.unsqueeze(1)).sum(2) + bias
-        if weight.shape[-1] < NARROW:
-            return torch.baddbmm(bias.mT, weight.mT.contiguous(), h.mT).mT
-    return torch.baddbmm(bias, h, weight)
-
-
 class PairedMLP(nn.Module):
     """Two MLPs of the same shape evaluated together: PPO's actor and critic.
 
@@ -138,9 +91,9 @@ class PairedMLP(nn.Module):
         """Both networks' outputs for the same input ``x`` (B, in): two (B, out) tensors."""
         h = x.expand(2, *x.shape)
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
-            h = paired_layer(bias, h, weight)
+            h = cpu_forms.paired_product(bias, h, weight)  # bias + h @ weight, both networks
             if index < len(self.weights) - 1:
-                h = traced_tanh(h)
+                h = cpu_forms.tanh(h)
         return h[0], h[1]
 
 
