@@ -85,25 +85,25 @@ def test_gradients_lay_per_parameter_tensors_out_as_the_flat_tensor_padding_zero
     assert torch.equal(flat.gradients(grads)[0], flat.grad)
 
 
-@pytest.mark.parametrize("fused", [True, False])
-def test_adam_steps_as_torch_adam_with_a_changing_rate(fused):
-    """The learners' Adam (torch.optim's functional form, its state and rate as tensors)
-    against torch.optim.Adam, fused (eager steps) or plain (compiled steps)."""
+@pytest.mark.parametrize(("fused", "compiled"), [(True, False), (False, False), (False, True)])
+def test_adam_steps_as_torch_adam_with_a_changing_rate(fused, compiled):
+    """The learners' Adam (torch.optim's functional form) against torch.optim.Adam: fused
+    or plain eagerly, and as a compiled step keeps it (its state and rate as tensors)."""
     torch.manual_seed(0)
     start = torch.randn(100)
     grads = [torch.randn(100) for _ in range(5)]
     reference = nn.Parameter(start.clone())
     optimizer = torch.optim.Adam([reference], lr=1e-3, eps=1e-5, fused=fused)
     weights = start.clone()
-    adam = Adam([weights], 1e-3, eps=1e-5, fused=fused)
+    adam = Adam([weights], 1e-3, eps=1e-5, fused=fused, compiled=compiled)
     for i, grad in enumerate(grads):
         rate = 1e-3 * (1 - i / 5)  # an annealed rate, as PPOLearner.anneal sets it
         optimizer.param_groups[0]["lr"] = rate
-        adam.lr.fill_(rate)
+        adam.set_lr(rate)
         reference.grad = grad.clone()
         optimizer.step()
         adam.step([weights], [grad])
-    atol = 0 if fused else 3e-7  # the plain form's rate is float32: float rounding
+    atol = 3e-7 if compiled else 0  # a compiled step's rate is float32: float rounding
     torch.testing.assert_close(weights, reference.detach(), rtol=0, atol=atol)
     assert adam.steps[0].item() == 5
 

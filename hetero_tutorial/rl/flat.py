@@ -93,9 +93,8 @@ class FlatParameters:
     def adam(self, lr: float, eps: float, compiled: bool = False) -> Adam:
         """Adam over the flat tensor: one fused kernel where PyTorch has one and the step
         runs eagerly (the CPU and CUDA); compiled, the plain form that Inductor fuses."""
-        return Adam(
-            self.tensors, lr, eps, fused=not compiled and self.data.device.type in ("cpu", "cuda")
-        )
+        fused = not compiled and self.data.device.type in ("cpu", "cuda")
+        return Adam(self.tensors, lr, eps, fused, compiled)
 
     def copy_from(self, source: FlatParameters) -> None:
         """Overwrite these weights with ``source``'s: one copy, whichever devices they are on."""
@@ -120,21 +119,34 @@ class Adam:
 
     Why not the optimizer object: ``Optimizer.step`` cuts a compiled graph on purpose
     (``torch.compile`` traces it as a graph of its own), where its functional form traces
-    into the step's graph. The state and the learning rate are tensors, so a compiled step
-    reads a changing rate or count as data (a Python number would be a constant of the
-    graph, and compile it again when it changed); set the rate with ``lr.fill_``.
-    ``fused``: PyTorch's one-kernel Adam (eager steps on a CPU or CUDA, as ``FlatParameters``
-    and CleanRL's optimizers take it); a compiled step takes the plain form, which Inductor
-    fuses with the rest of the graph (the fused kernel cannot be traced).
+    into the step's graph. For a ``compiled`` step the learning rate and the step counts are
+    tensors on the tensors' device, so that the graph reads a changing rate or count as data
+    (a Python number would be a constant of the graph, and compile it again when it
+    changed); eagerly they are kept as ``torch.optim.Adam`` keeps them (a Python rate; the
+    counts on the CPU unless the kernel is fused), so that no step waits for a device.
+    ``fused``: PyTorch's one-kernel Adam (eager steps on a CPU or CUDA, as CleanRL's
+    optimizers take it there); a compiled step takes the plain form, which Inductor fuses
+    with the rest of the graph (the fused kernel cannot be traced).
     """
 
-    def __init__(self, tensors: Sequence[torch.Tensor], lr: float, eps: float, fused: bool) -> None:
+    def __init__(
+        self, tensors: Sequence[torch.Tensor], lr: float, eps: float, fused: bool, compiled: bool
+    ) -> None:
         self.exp_avgs = [torch.zeros_like(t) for t in tensors]
         self.exp_avg_sqs = [torch.zeros_like(t) for t in tensors]
-        self.steps = [t.new_zeros((), dtype=torch.float32) for t in tensors]
-        self.lr = torch.tensor(lr, dtype=torch.float64 if fused else torch.float32,
-                               device=tensors[0].device)  # fmt: skip
+        on_device = fused or compiled
+        self.steps = [torch.zeros((), device=t.device if on_device else "cpu") for t in tensors]
+        device = tensors[0].device
+        self.lr: float | torch.Tensor = torch.tensor(lr, device=device) if compiled else lr
+        """the learning rate: set it with :meth:`set_lr`"""
         self.eps, self.fused = eps, fused
+
+    def set_lr(self, lr: float) -> None:
+        """Set the learning rate of the next steps (in place where it is a tensor)."""
+        if isinstance(self.lr, torch.Tensor):
+            self.lr.fill_(lr)
+        else:
+            self.lr = lr
 
     def step(self, tensors: Sequence[torch.Tensor], grads: Sequence[torch.Tensor]) -> None:
         """One Adam step of ``tensors`` (those the state was made for) along ``grads``."""
@@ -172,7 +184,7 @@ class PerTensorParameters:
 
     def adam(self, lr: float, eps: float, compiled: bool = False) -> Adam:
         """Adam over every parameter tensor, one tensor at a time (CleanRL's on a CPU)."""
-        return Adam(self.tensors, lr, eps, fused=False)
+        return Adam(self.tensors, lr, eps, fused=False, compiled=compiled)
 
     @torch.no_grad()
     def copy_from(self, source: PerTensorParameters) -> None:

@@ -118,7 +118,7 @@ class PPOLearner:
         c = self.config
         left = c.schedule_left(iteration)
         if c.anneal_lr:
-            self.optimizer.lr.fill_(c.learning_rate * left)
+            self.optimizer.set_lr(c.learning_rate * left)
         if c.anneal_clip:
             self.clip_coef = c.clip_coef * left
             self.clip_tensor.fill_(self.clip_coef)
