@@ -54,13 +54,15 @@ lint: setup ## ruff lint and format check
 # Tests in one xdist_group (those that start Ray) run on one worker, one after another. The
 # 20 slowest are listed (and each notebook's time under nbmake): where the CI minutes go.
 # The busy-machine guard's tests run after them, alone: they load every core themselves and
-# need the machine quiet otherwise.
+# need the machine quiet otherwise; so does the GPU reference's killed run (a timed dry step).
 unit: $(BOOK_STAMP) ## unit tests (quick mode, two workers; the notebook-quality checks run in `make notebooks`, the browser's in `make book-test`)
 	$(QUICK_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20 tests \
 		--ignore=tests/test_notebook_quality.py \
 		--ignore=tests/test_book_browser.py \
-		--ignore=tests/test_busy_guard.py
-	$(QUICK_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_busy_guard.py
+		--ignore=tests/test_busy_guard.py \
+		--ignore=tests/test_gpu_reference_kill.py
+	$(QUICK_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_busy_guard.py \
+		tests/test_gpu_reference_kill.py
 
 install-cells: setup ## put the hosted-runtime install cell (hetero_tutorial/app/hosted.py) into every notebook
 	$(BIN)/python -m hetero_tutorial.app.hosted
