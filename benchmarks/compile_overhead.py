@@ -10,12 +10,11 @@
    (``--step-size`` transitions, a graph that reads far more than one tensor) checked and
    unguarded around the round. Setting the stance costs microseconds: around each call, the
    difference is what skipping the guards gains net of it.
-2. **Two forms of CartPole's transition.** The package's eager transition (in place, each
-   line one fused PyTorch operation, :meth:`BatchedCartPole._transition`), eager and
-   compiled, against the out-of-place form written for the compiler
-   (:meth:`BatchedCartPole._fusable_transition`, what ``compile=True`` runs), compiled
-   with its flags as bytes (as the package returns them) and as bool. Same first states,
-   same actions, the random draw left out.
+2. **CartPole's transition, with and without the CPU forms.** The package's one transition
+   (:meth:`BatchedCartPole.transition`) eager, compiled as ``compile=True`` compiles it
+   (with the forms of :mod:`hetero_tutorial.core.cpu_forms`: the autoreset row by row, the
+   flags as bytes), and compiled inside ``cpu_forms(False)`` (the plain forms: one select
+   over the state, bool flags). Same first states, same actions, the random draw left out.
 3. **Storing flags.** ``x.abs() > 2.4`` compiled, returned as bool, against the same flags
    returned as bytes (``torch.where(mask, 1, 0).to(torch.uint8)``): PyTorch 2.13's CPU
    kernels store a bool tensor element by element.
@@ -48,6 +47,7 @@ import torch
 from hetero_tutorial import compile_cache, make_batched_env
 from hetero_tutorial.core.compiled import compiled as compiled_piece
 from hetero_tutorial.core.compiled import unguarded
+from hetero_tutorial.core.cpu_forms import cpu_forms
 from hetero_tutorial.studies.compiling import minibatch_learner
 
 Around = dict[str, Callable[[], AbstractContextManager]]
@@ -61,9 +61,10 @@ def timed(
     around: Around | None = None,
 ) -> dict:
     """Median and range of seconds per call, the variants interleaved in every round."""
-    for variant in variants.values():  # warm-up: compiling happens here
-        for _ in range(3):
-            variant()
+    for name, variant in variants.items():  # warm-up: compiling happens here
+        with (around or {}).get(name, nullcontext)():
+            for _ in range(3):
+                variant()
     rounds: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeats):
         for name, variant in variants.items():
@@ -115,33 +116,25 @@ def step_variants(size: int) -> tuple[dict[str, Callable[[], object]], Around]:
     return variants, {"PPO step, unguarded round": lambda: unguarded([learner.step])}
 
 
-def cartpole_variants(size: int) -> dict[str, Callable[[], object]]:
-    """CartPole's transition at ``size`` environments in each form, from the same first
-    states and actions (no random draw): each variant steps an env of its own."""
+def cartpole_variants(size: int) -> tuple[dict[str, Callable[[], object]], Around]:
+    """CartPole's transition at ``size`` environments eager and compiled with and without
+    the CPU forms, from the same first states and actions (no random draw): each variant
+    steps an env of its own. Dynamo guards the switch's value, so the plain variant's rounds
+    run inside ``cpu_forms(False)`` too (outside it, its graph would recompile)."""
     actions = torch.randint(0, 2, (size,), generator=torch.Generator().manual_seed(0))
-    envs = [make_batched_env("CartPole-v1", size, check_actions=False) for _ in range(4)]
+    envs = [make_batched_env("CartPole-v1", size, check_actions=False) for _ in range(3)]
     for env in envs:
         env.reset(seed=0)
     initial = envs[0].draw_initial_states().clone()
-    eager, in_place, fused, as_bool = envs
-
-    def bool_flags(state, elapsed, actions, initial):
-        *tensors, terminated, truncated, done = as_bool._fusable_transition(
-            state, elapsed, actions, initial
-        )
-        return *tensors, terminated.bool(), truncated.bool(), done.bool()
-
-    compiled_in_place = torch.compile(in_place._transition, dynamic=False)
-    compiled_fused = torch.compile(fused._fusable_transition, dynamic=False)
-    compiled_bool = torch.compile(bool_flags, dynamic=False)
-    return {
-        "in place, eager": lambda: eager._transition(actions, initial),
-        "in place, compiled": lambda: compiled_in_place(actions, initial),
-        "fusable, compiled": lambda: compiled_fused(fused._state, fused._elapsed, actions, initial),
-        "fusable, bool flags": lambda: compiled_bool(
-            as_bool._state, as_bool._elapsed, actions, initial
-        ),
+    eager, with_forms, plain = envs
+    compiled_with_forms = torch.compile(with_forms.transition, dynamic=False)
+    compiled_plain = torch.compile(plain.transition, dynamic=False)
+    variants = {
+        "eager": lambda: eager.transition(actions, initial),
+        "compiled, CPU forms": lambda: compiled_with_forms(actions, initial),
+        "compiled, plain forms": lambda: compiled_plain(actions, initial),
     }
+    return variants, {"compiled, plain forms": lambda: cpu_forms(False)}
 
 
 def flag_variants(size: int) -> dict[str, Callable[[], object]]:
@@ -186,7 +179,8 @@ def main() -> None:
     print("\n2. CartPole's transition (no random draw): envs, variant, seconds per step")
     for size in args.sizes:
         calls = max(20, (1 << 21) // size)
-        show(size, timed(cartpole_variants(size), args.repeats, calls), "in place, eager")
+        variants, around = cartpole_variants(size)
+        show(size, timed(variants, args.repeats, calls, around), "eager")
     print("\n3. Flags of one comparison, compiled: elements, stored as, seconds per call")
     for size in args.sizes:
         show(size, timed(flag_variants(size), args.repeats, max(20, (1 << 21) // size)), "bool")

@@ -29,7 +29,9 @@ from hetero_tutorial.core.cpu_forms import (
     LIBRARY_ROWS,
     NARROW,
     cpu_forms,
+    flags,
     paired_product,
+    select_rows,
     tanh,
 )
 from hetero_tutorial.core.errors import UsageError
@@ -40,8 +42,8 @@ from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import Batch
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
-from hetero_tutorial.rl.envs.batched import make_batched_env
-from hetero_tutorial.rl.ppo.collectors import GRAPH_STEPS
+from hetero_tutorial.rl.envs.batched import BATCHED_ENV_IDS, make_batched_env
+from hetero_tutorial.rl.ppo.collectors import GRAPH_STEPS, BatchedCollector
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import GRAPH_MINIBATCHES, PPOLearner
 from hetero_tutorial.rl.ppo.runs import train
@@ -110,7 +112,7 @@ def test_compiled_ppo_learns_as_eager_ppo_from_the_same_seed(trainers):
     assert comp.last_stats == pytest.approx(eager.last_stats, rel=1e-2, abs=1e-4)
 
 
-def test_eager_and_compiled_learners_run_one_function_per_step(trainers):
+def test_eager_and_compiled_pieces_run_one_function_per_step(trainers):
     """One piece of code per step: eager runs it, compiled compiles it (the CleanRL-shaped
     gradient step, the same function object)."""
     eager, comp = (trainers[m].learner.step for m in ("eager", "compile"))
@@ -119,6 +121,13 @@ def test_eager_and_compiled_learners_run_one_function_per_step(trainers):
     ddpg = _ddpg_learners(("eager", "compile")).values()
     steps = {learner.step.eager_fn.__func__ for learner in ddpg}
     assert steps == {DDPGLearner.gradient_steps}
+    eager, comp = (trainers[m].collector.step for m in ("eager", "compile"))
+    assert eager.mode == "eager" and comp.mode == "compile"
+    assert eager.eager_fn.__func__ is comp.eager_fn.__func__ is BatchedCollector.rollout_steps
+    for env_id in BATCHED_ENV_IDS:  # the environments' physics, stepped eagerly and compiled
+        env = make_batched_env(env_id, 4, compile=True)
+        assert env.compiled_step.mode == "compile"
+        assert env.compiled_step.eager_fn.__func__ is type(env).transition
 
 
 def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
@@ -519,6 +528,19 @@ def test_the_cpu_forms_switch_turns_every_form_back_into_the_plain_one():
         off = _traced_ops(forms)
     assert any("tanh" in op for op in off) and any("baddbmm" in op for op in off)
     assert not any("sigmoid" in op for op in off)
+
+    done, first, state = torch.rand(8) > 0.5, torch.randn(4, 8), torch.randn(4, 8)
+
+    def env_forms():
+        return (*select_rows(done, first, state), *flags(done))
+
+    wheres = [sum("where" in op for op in _traced_ops(env_forms))]
+    with cpu_forms(False):
+        wheres.append(sum("where" in op for op in _traced_ops(env_forms)))
+    assert wheres == [4 + 1, 1]  # a select per row and one for the bytes; one select
+    *rows, as_bytes = torch.compile(env_forms, backend="eager", dynamic=False)()
+    assert torch.equal(torch.stack(rows), torch.where(done, first, state))
+    assert as_bytes.dtype == torch.uint8 and torch.equal(as_bytes.bool(), done)
 
 
 class _Scaled:

@@ -23,8 +23,8 @@ LONG_MODULES = {
     "notebook/buffer_report.py": "notebook 04's one report (one per notebook): tables, sentences "
     "and figures of its three studies, the buffer designs, DDPG with each and the peer race",
     "rl/envs/batched.py": "two batched environments and the base they share (reset, same-step "
-    "autoreset, time limits, action checks), each matching Gymnasium's step for step; "
-    "CartPole's physics is written twice (_advance, and _fusable_transition for the compiled step)",
+    "autoreset, time limits, action checks), each matching Gymnasium's step for step, and "
+    "their docstrings of what each step returns, eagerly and compiled",
     "studies/compiling.py": "notebook 08's one study of where compiling pays: per piece, the "
     "forward grid, whole PPO and DDPG runs and a step's breakdown, on shared timing helpers",
     "studies/overlap.py": "notebook 06's study: the seed-by-seed driver of the overlapped and "

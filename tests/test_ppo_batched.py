@@ -62,8 +62,15 @@ class GymnasiumAsTensors:
         first = [self._start(env, state) for env, state in zip(self.envs, states, strict=True)]
         return torch.as_tensor(np.stack(first)), {}
 
-    def step(self, actions: torch.Tensor):
-        first_states = self.source.draw_initial_states().T.numpy()  # (N, D), the batched draw
+    def draw_initial_states(self) -> torch.Tensor:
+        return self.source.draw_initial_states()  # (D, N), the batched draw
+
+    @property
+    def state_tensors(self) -> tuple[torch.Tensor, ...]:
+        return self.source.state_tensors  # the shape of a draw: the collector keeps a few
+
+    def transition(self, actions: torch.Tensor, initial: torch.Tensor):
+        first_states = initial.T.numpy()  # (N, D)
         obs, final, rewards, terminated, truncated = [], [], [], [], []
         for env, action, first in zip(self.envs, actions.numpy(), first_states, strict=True):
             last, reward, ended, cut, _ = env.step(

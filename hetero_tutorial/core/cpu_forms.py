@@ -1,22 +1,24 @@
 """The speed tricks of the compiled path on a CPU, behind one switch: :data:`CPU_FORMS`.
 
-The networks in ``rl/`` say what they compute; two computations there ask this module how
-to write it, because Inductor's CPU code for the plain form measured slower than for
-another form of the same function, on the series' CPUs:
+The networks and environments in ``rl/`` say what they compute; four computations there ask
+this module how to write it, because Inductor's CPU code for the plain form measured slower
+than for another form of the same function, on the series' CPUs:
 
 * :func:`tanh`: the hidden layers' tanh as ``2 sigmoid(2x) - 1`` (PyTorch's tanh kernel,
   and the one Inductor generates, cost several times a sigmoid of the same tensor);
 * :func:`paired_product`: the paired networks' layer product, where Inductor would call the
   CPU's matrix library (MKL), as a loop of its own on a few rows, and turned round for a
-  layer a few columns wide.
+  layer a few columns wide;
+* :func:`select_rows`: a batched environment's autoreset, row by row;
+* :func:`flags`: its terminated and truncated flags, as bytes.
 
 Each form applies only inside a graph that ``torch.compile`` traces for a CPU, and only
 while :data:`CPU_FORMS` is on (the default). Eager code, and every GPU, get the plain form:
 eager PPO learns exactly what it learned without this module, and the compiled forms differ
 from the plain ones by float rounding (the tests bound it). ``benchmarks/compile_overhead.py``
-times both tanh forms side by side; :func:`cpu_forms` turns the forms off for a block, so
-that a study can compile a run both ways (a piece compiled inside the block keeps the forms
-it was traced with).
+times the forms against the plain ones; :func:`cpu_forms` turns the forms off for a block, so
+that a study can compile a run both ways. Dynamo guards the switch's value: a graph traced
+inside the block is traced again, with the forms, where it is called outside it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from contextlib import contextmanager
 import torch
 
 CPU_FORMS = True
-"""The switch: write the two computations in their CPU forms inside a compiled graph."""
+"""The switch: write the four computations in their CPU forms inside a compiled graph."""
 
 LIBRARY_ROWS = 64
 """Rows from which a paired layer's product goes to the matrix library: see
@@ -81,3 +83,26 @@ def paired_product(bias: torch.Tensor, h: torch.Tensor, weight: torch.Tensor) ->
         if weight.shape[-1] < NARROW:
             return torch.baddbmm(bias.mT, weight.mT.contiguous(), h.mT).mT
     return torch.baddbmm(bias, h, weight)
+
+
+def select_rows(
+    done: torch.Tensor, first: torch.Tensor, state: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
+    """The rows of ``torch.where(done, first, state)`` for states (D, N) and flags (N,): an
+    environment's autoreset. In a graph compiled for a CPU, row by row: with the (D, N) select
+    (its (N,) mask broadcast) and bool flags, CartPole's compiled transition took 1,722 us at
+    65,536 environments and 146 us at 4,096; with this form and :func:`flags`, 402 and 65 us
+    (``benchmarks/compile_overhead.py``, probe 2, on the series' AMD EPYC)."""
+    if _compiling_for_cpu(state):
+        return tuple(torch.where(done, a, b) for a, b in zip(first, state, strict=True))
+    return torch.where(done, first, state).unbind(0)
+
+
+def flags(*masks: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The boolean ``masks`` as they are; in a graph compiled for a CPU, as bytes (0 or 1),
+    which the caller reads back with ``mask.bool()`` (a no-op on a bool tensor). Inductor's CPU
+    code stores a bool tensor element by element: 599 us for 65,536 flags against 35 us as
+    bytes, on the series' AMD EPYC (``benchmarks/compile_overhead.py``, probe 3)."""
+    if masks and _compiling_for_cpu(masks[0]):
+        return tuple(torch.where(mask, 1, 0).to(torch.uint8) for mask in masks)
+    return masks

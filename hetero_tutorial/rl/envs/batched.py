@@ -27,18 +27,19 @@ would need the host to know whether any episode ended).
 ``compile=True`` runs the step's tensor work (physics, termination, time limit, autoreset,
 observations) compiled by ``torch.compile`` (with ``cudagraphs=True`` too: and CUDA-graphed,
 on CUDA; see :mod:`hetero_tutorial.core.compiled`): its dozens of small operations fused
-into a few kernels. What is compiled is the form written for the compiler where the class
-has one (:meth:`~_BatchedEnv._fusable_transition`: out of place, flags as bytes; CartPole),
-else the eager form itself (:meth:`~_BatchedEnv._transition`; Pendulum). The draw of first
-states and the checks stay eager, outside it: ``torch.compile`` cannot trace a
-``torch.Generator`` (it would cut the graph in two there), and drawing from the env's own
-generator is what makes the compiled step draw the same numbers as the eager one.
+into a few kernels. What is compiled is what runs eagerly, :meth:`~_BatchedEnv.transition`,
+one function written out of place (the new state is computed, then written back once), as
+JAX environments are. Two of its lines ask :mod:`hetero_tutorial.core.cpu_forms` how to
+write them inside a graph compiled for a CPU. The draw of first states and the checks stay
+eager, outside it: ``torch.compile`` cannot trace a ``torch.Generator`` (it would cut the
+graph in two there), and drawing from the env's own generator is what makes the compiled
+step draw the same numbers as the eager one.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -46,10 +47,10 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
+from hetero_tutorial.core import cpu_forms
 from hetero_tutorial.core.compiled import (
     CompiledPiece,
     compile_mode_of,
-    compile_unavailable,
     compiled,
     require_compile_switches,
 )
@@ -65,9 +66,9 @@ StepResult = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[
 class _BatchedEnv:
     """What both environments share: the state tensor, the step counter, seeding, autoreset.
 
-    A subclass sets the class attributes and writes :meth:`_advance` (the physics),
-    :meth:`_observe` (state to observation), :meth:`draw_initial_states` and
-    :meth:`_check_action_values`.
+    A subclass sets the class attributes and writes :meth:`_advance` (the physics, out of
+    place), :meth:`_observe` (state to observation), :meth:`draw_initial_states` and the
+    action checks.
     """
 
     env_id: str
@@ -111,25 +112,10 @@ class _BatchedEnv:
         return f"{type(self).__name__}({self.env_id}, num_envs={self.num_envs}, {self.device})"
 
     def _compile_transition(self, mode: str) -> None:
-        """This instance's transition in ``mode`` (the class's reads as before): the class's
-        :attr:`_fusable_transition` where it has one, else :meth:`_transition` itself; the
-        eager transition, with one line saying why, where compiling cannot run here."""
-        fusable = self._fusable_transition is not None
-        fusable = fusable and compile_unavailable(self.device, mode) is None
-        target = self._fusable_transition if fusable else self._transition
-        self.compiled_step = compiled(target, mode, self.device, f"the {self.env_id} step")
+        """:meth:`transition` in ``mode`` for this instance (eagerly, with one line saying
+        why, where compiling cannot run here)."""
+        self.compiled_step = compiled(self.transition, mode, self.device, f"the {self.env_id} step")
         self.compiled_step.writes_in_place(*self.state_tensors)
-        self._transition = self._fused_step if fusable else self.compiled_step
-
-    def _fused_step(self, actions: torch.Tensor, initial: torch.Tensor) -> StepResult:
-        """:meth:`_transition` through the compiled :meth:`_fusable_transition`, its flags
-        viewed as bool (a view of bytes as bool is free)."""
-        assert self.compiled_step is not None
-        obs, reward, final_obs, terminated, truncated, done = self.compiled_step(
-            self._state, self._elapsed, actions, initial
-        )
-        terminated, truncated, done = (f.view(torch.bool) for f in (terminated, truncated, done))
-        return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
 
     @property
     def state(self) -> torch.Tensor:
@@ -195,34 +181,33 @@ class _BatchedEnv:
         # kept only where its episode ends. Drawn here, before the tensor work: the
         # generator is the one thing torch.compile cannot trace (see the module docstring).
         initial = self.draw_initial_states()  # (D, N)
-        return self._transition(actions, initial)
+        transition = self.transition if self.compiled_step is None else self.compiled_step
+        obs, reward, terminated, truncated, info = transition(actions, initial)
+        # Compiled for a CPU, the flags are bytes: viewed as bool, free (no copy).
+        info["_final_obs"] = info["_final_obs"].view(torch.bool)
+        return obs, reward, terminated.view(torch.bool), truncated.view(torch.bool), info
 
-    def _transition(self, actions: torch.Tensor, initial: torch.Tensor) -> StepResult:
-        """The step's tensor work, from valid actions and the drawn first states (D, N):
-        written for eager runs (each line one fused PyTorch operation, in place)."""
-        reward, terminated = self._advance(actions)  # (N,) each; the state is now s_{t+1}
-        final_obs = self._observe(self._state)  # (N, obs_dim), before any reset
-        self._elapsed.add_(1)
-        truncated = self._elapsed >= self._limit  # Gymnasium's TimeLimit wrapper
+    def transition(self, actions: torch.Tensor, initial: torch.Tensor) -> StepResult:
+        """The step's tensor work, from valid actions and the first states ``initial``
+        (D, N) drawn for an autoreset (:meth:`draw_initial_states`): what :meth:`step` runs,
+        eagerly or compiled, and what PPO's rollout step calls inside its own graph.
+
+        Returns obs, reward, terminated, truncated and info as :meth:`step` does, except
+        that inside a graph compiled for a CPU the three flags are bytes
+        (:func:`~hetero_tutorial.core.cpu_forms.flags`): read them as ``flag.bool()``.
+        """
+        moved, reward, terminated = self._advance(self._state, actions)  # s_{t+1}, (D, N)
+        steps = self._elapsed + 1
+        truncated = steps >= self._limit  # Gymnasium's TimeLimit wrapper
         done = terminated | truncated
-        torch.where(done, initial, self._state, out=self._state)  # a masked select, no index list
-        self._elapsed.masked_fill_(done, 0)
-        obs = self._observe(self._state)
+        # Autoreset: the drawn first state where the episode ended, a masked select (no
+        # index list, no host read of which envs ended).
+        rows = cpu_forms.select_rows(done, initial, moved)  # the next state's D rows (N,)
+        self._state.copy_(torch.stack(rows))
+        self._elapsed.copy_(steps.masked_fill(done, 0))
+        obs, final_obs = self._observe(rows), self._observe(moved.unbind(0))
+        terminated, truncated, done = cpu_forms.flags(terminated, truncated, done)
         return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
-
-    def traceable_transition(
-        self, actions: torch.Tensor, initial: torch.Tensor
-    ) -> tuple[torch.Tensor, ...]:
-        """The step's tensor work, for a caller that compiles it into a graph of its own
-        (PPO's compiled rollout): no checks, and the first states ``initial`` (D, N)
-        drawn by the caller (:meth:`draw_initial_states`, outside its graph). Returns obs,
-        reward, final obs and the terminated, truncated and ended flags (bool, or uint8 where
-        the class's :attr:`_fusable_transition` makes bytes: compare them with 0)."""
-        if self._fusable_transition is not None:
-            return self._fusable_transition(self._state, self._elapsed, actions, initial)
-        # The class's eager form: a compiled env instance holds its compiled piece in _transition.
-        obs, reward, terminated, truncated, info = type(self)._transition(self, actions, initial)
-        return obs, reward, info["final_obs"], terminated, truncated, info["_final_obs"]
 
     @property
     def state_tensors(self) -> tuple[torch.Tensor, ...]:
@@ -259,19 +244,17 @@ class _BatchedEnv:
         """Raise a UsageError for an invalid value (one host sync)."""
         raise NotImplementedError
 
-    def _advance(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Physics of one step, in place on ``self._state``: return (reward, terminated)."""
+    def _advance(
+        self, state: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The physics: the next states (D, N) of states ``state`` (D, N) under ``actions``,
+        a new tensor (``state`` is left as it is), with the rewards and the terminated
+        flags (N,) of the move."""
         raise NotImplementedError
 
-    _fusable_transition: Callable[..., tuple[torch.Tensor, ...]] | None = None
-    """:meth:`_transition` written for ``torch.compile``, where a class has it (None: compile
-    ``_transition`` itself): ``(state, elapsed, actions, initial)``, out of place, the state
-    (D, N) and step counter (N,) written back once at the end; returns obs, reward, final
-    obs and the terminated, truncated and ended flags as uint8 (:meth:`_fused_step` views
-    them as bool)."""
-
-    def _observe(self, state: torch.Tensor) -> torch.Tensor:
-        """Observations (N, obs_dim) of states (D, N): a new contiguous tensor."""
+    def _observe(self, rows: Sequence[torch.Tensor]) -> torch.Tensor:
+        """Observations (N, obs_dim) of states given as their D rows (N,) (a (D, N) tensor
+        is a sequence of its rows): a new contiguous tensor."""
         raise NotImplementedError
 
     def draw_initial_states(self) -> torch.Tensor:
@@ -329,11 +312,6 @@ class BatchedCartPole(_BatchedEnv):
         self._push_right, self._push_left = torch.tensor(push, **on), torch.tensor(-push, **on)
         self._four_thirds_length = torch.tensor(4.0 / 3.0 * self.length, **on)
         self._limits = torch.tensor([[self.x_threshold], [self.theta_threshold_radians]], **on)
-        # Views made once (each costs ~1.5 us to make): the state is only ever updated in
-        # place, so they stay views of the live state.
-        s, ds = self._state, torch.empty_like(self._state)  # ds: (4, N) d(state)/dt, reused
-        self._rows, self._positions, self._velocities = s.unbind(0), s[0::2], s[1::2]
-        self._derivatives, self._accelerations, self._rates = ds, ds.unbind(0), ds[0::2]
 
     def _check_action_layout(self, actions: torch.Tensor) -> None:
         if actions.shape != (self.num_envs,):
@@ -355,79 +333,35 @@ class BatchedCartPole(_BatchedEnv):
                 f"{_first_bad(bad, actions)}"
             )
 
-    def _advance(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _advance(
+        self, state: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         # Gymnasium's equations (Florian 2005, https://coneural.org/florian/papers/05_cart_pole.pdf),
         # with the constants folded so that each line is one fused tensor operation:
         # on a CPU each operation costs microseconds of overhead, whatever N is.
-        theta, theta_dot = self._rows[2], self._rows[3]  # (N,) views of the (4, N) state
-        _, x_acc, _, theta_acc = self._accelerations  # (N,) views of the derivatives
+        x, x_dot, theta, theta_dot = state.unbind(0)  # (N,) views of the (4, N) state
         M, ml, g = self.total_mass, self.polemass_length, self.gravity
         accel = torch.where(actions.bool(), self._push_right, self._push_left)  # force / M
         cos, sin = torch.cos(theta), torch.sin(theta)
         # Gymnasium's temp = (force + m_p l theta_dot² sin) / M
         temp = torch.addcmul(accel, theta_dot.square(), sin, value=ml / M)
         # theta_acc = (g sin - cos temp) / (l (4/3 - m_p cos² / M))
-        numerator = torch.addcmul(sin.mul_(g), cos, temp, value=-1.0)  # sin is not needed again
+        numerator = torch.addcmul(sin * g, cos, temp, value=-1.0)
         l_mp_over_M = self.length * self.masspole / M
         denominator = torch.addcmul(self._four_thirds_length, cos, cos, value=-l_mp_over_M)
-        torch.div(numerator, denominator, out=theta_acc)  # rad/s²
-        torch.addcmul(temp, theta_acc, cos, value=-ml / M, out=x_acc)  # m/s²
-        self._rates.copy_(self._velocities)  # the positions' derivatives are the velocities
-        self._state.add_(self._derivatives, alpha=self.tau)  # explicit Euler, from the old state
+        theta_acc = numerator / denominator  # rad/s²
+        x_acc = torch.addcmul(temp, theta_acc, cos, value=-ml / M)  # m/s²
+        derivatives = torch.stack((x_dot, x_acc, theta_dot, theta_acc))  # d(state)/dt
+        moved = torch.add(state, derivatives, alpha=self.tau)  # explicit Euler, from the old state
         # Compared in float32 (Gymnasium: float64): only a state within ~1e-7 of a
         # threshold could end differently.
-        beyond = torch.gt(self._positions.abs(), self._limits)  # (2, N): |x| > 2.4, |theta| > 12°
+        beyond = torch.gt(moved[0::2].abs(), self._limits)  # (2, N): |x| > 2.4, |theta| > 12°
         terminated = beyond[0] | beyond[1]
-        reward = torch.ones(self.num_envs, device=self.device)  # +1 every step, the last too
-        return reward, terminated
-
-    def _fusable_transition(
-        self,
-        state: torch.Tensor,
-        elapsed: torch.Tensor,
-        actions: torch.Tensor,
-        initial: torch.Tensor,
-    ) -> tuple[torch.Tensor, ...]:
-        """The same equations as :meth:`_advance`, out of place: Inductor fuses them into one
-        loop. Why a second form: compiled, the in-place one is slower than eager (each write
-        into a live tensor is a pass of its own). And why bytes: in PyTorch 2.13 a compiled
-        CPU kernel stores a bool tensor element by element (862 us for 65,536 flags on this
-        series' Intel reference CPU, 48 us as bytes: ``benchmarks/compile_overhead.py``)."""
-        x, x_dot, theta, theta_dot = state.unbind(0)
-        M, ml, g, tau = self.total_mass, self.polemass_length, self.gravity, self.tau
-        push = self.force_mag / M
-        accel = torch.where(actions != 0, push, -push)  # force / M
-        cos, sin = torch.cos(theta), torch.sin(theta)
-        temp = accel + (ml / M) * theta_dot * theta_dot * sin
-        denominator = self.length * (4.0 / 3.0) - (self.length * self.masspole / M) * cos * cos
-        theta_acc = (g * sin - cos * temp) / denominator
-        x_acc = temp - (ml / M) * theta_acc * cos
-        moved = (x + tau * x_dot, x_dot + tau * x_acc, theta + tau * theta_dot,
-                 theta_dot + tau * theta_acc)  # fmt: skip
-        terminated = (moved[0].abs() > self.x_threshold) | (
-            moved[2].abs() > self.theta_threshold_radians
-        )
-        steps = elapsed + 1
-        truncated = steps >= self.max_episode_steps
-        done = terminated | truncated
-        rows = [
-            torch.where(done, first, row)
-            for first, row in zip(initial.unbind(0), moved, strict=True)
-        ]
-        state.copy_(torch.stack(rows))
-        elapsed.copy_(torch.where(done, 0, steps))
-        obs, final_obs = torch.stack(rows, dim=1), torch.stack(moved, dim=1)
         reward = torch.ones_like(x)  # +1 every step, the last too
-        flags = (torch.where(f, 1, 0).to(torch.uint8) for f in (terminated, truncated, done))
-        return obs, reward, final_obs, *flags
+        return moved, reward, terminated
 
-    def _observe(self, state: torch.Tensor) -> torch.Tensor:
-        # The observation is the state, transposed to (N, 4). Writing into the transpose of
-        # an (N, 4) tensor reads the state row by row: 2.5x faster than state.T.contiguous(),
-        # which walks the state column by column, 4 elements at a time.
-        obs = torch.empty(self.num_envs, 4, device=self.device)
-        obs.T.copy_(state)
-        return obs
+    def _observe(self, rows: Sequence[torch.Tensor]) -> torch.Tensor:
+        return torch.stack(tuple(rows), dim=1)  # the state, one environment to a row
 
     def draw_initial_states(self) -> torch.Tensor:
         # All N envs draw, every step, whether they ended or not: knowing which ended
@@ -466,18 +400,18 @@ class BatchedPendulum(_BatchedEnv):
 
     def _canonical(self, state: torch.Tensor) -> torch.Tensor:
         state = state.clone()
-        self._wrap(state[:, 0])  # in float64 when given float64: 100 rad loses 4e-6 in float32
-        return state
+        state[:, 0] = self._wrap(state[:, 0])  # in float64 when given float64: 100 rad loses
+        return state  # 4e-6 in float32
 
     @staticmethod
     def _wrap(theta: torch.Tensor) -> torch.Tensor:
-        """Wrap angles into [-pi, pi) in place: Gymnasium's ``angle_normalize``.
+        """Angles wrapped into [-pi, pi): Gymnasium's ``angle_normalize``.
 
         Gymnasium lets theta grow without bound and normalises it for the cost; we wrap
         it at the start of every step: cos, sin and the cost are unchanged, and float32
         keeps its precision (at theta = 100 rad a float32 step is 8e-6 rad).
         """
-        return theta.add_(math.pi).remainder_(2 * math.pi).sub_(math.pi)
+        return (theta + math.pi).remainder_(2 * math.pi).sub_(math.pi)
 
     def _check_action_layout(self, actions: torch.Tensor) -> None:
         if actions.shape != (self.num_envs, 1):
@@ -499,23 +433,28 @@ class BatchedPendulum(_BatchedEnv):
                 "silently as Gymnasium does"
             )
 
-    def _advance(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        theta, theta_dot = self._state  # (N,) views: updated in place below
+    def _advance(
+        self, state: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        theta, theta_dot = state.unbind(0)  # (N,) each
+        theta = self._wrap(theta)
         u = actions[:, 0].to(torch.float32).clamp(-self.max_torque, self.max_torque)  # N m
         # cost = angle_normalize(theta)² + 0.1 theta_dot² + 0.001 u²
-        cost = self._wrap(theta).square().addcmul_(theta_dot, theta_dot, value=0.1)
+        cost = theta.square().addcmul_(theta_dot, theta_dot, value=0.1)
         reward = cost.addcmul_(u, u, value=0.001).neg_()
         # theta_dot += (3g / 2l sin theta + 3 / (m l²) u) dt, clipped to +-8 rad/s;
         # then theta += theta_dot dt with the *new* theta_dot (semi-implicit Euler).
         theta_acc = torch.sin(theta).mul_(3 * self.g / (2 * self.length))
         theta_acc.add_(u, alpha=3.0 / (self.mass * self.length**2))  # rad/s²
-        theta_dot.add_(theta_acc, alpha=self.dt).clamp_(-self.max_speed, self.max_speed)
-        theta.add_(theta_dot, alpha=self.dt)
+        theta_dot = torch.add(theta_dot, theta_acc, alpha=self.dt).clamp_(
+            -self.max_speed, self.max_speed
+        )
+        moved = torch.stack((torch.add(theta, theta_dot, alpha=self.dt), theta_dot))
         terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)  # never
-        return reward, terminated
+        return moved, reward, terminated
 
-    def _observe(self, state: torch.Tensor) -> torch.Tensor:
-        theta, theta_dot = state
+    def _observe(self, rows: Sequence[torch.Tensor]) -> torch.Tensor:
+        theta, theta_dot = rows
         return torch.stack((torch.cos(theta), torch.sin(theta), theta_dot), dim=1)  # (N, 3)
 
     def draw_initial_states(self) -> torch.Tensor:

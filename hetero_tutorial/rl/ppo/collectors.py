@@ -22,28 +22,31 @@ interface, :class:`Collector`; the placement's ``batched_envs`` chooses between 
     which environments were cut would read a mask on the host (a sync per step);
   * the sampling noise is drawn on the device, from a generator seeded there.
 
-  With ``config.compile`` a step's tensor work is traced whole
-  (:meth:`BatchedCollector.one_graph_step`): act, the environments' transition, the
-  bootstrap, the episode returns and the step's row of storage, where eagerly they are
-  some forty PyTorch calls at microseconds each; one compiled graph holds
-  :data:`GRAPH_STEPS` such steps in a row (:meth:`BatchedCollector.graph_steps`). Only
-  the draws of the environments' first states stay outside, from their own generator and
-  in the order the eager steps draw them, so that both modes draw the same numbers.
+  A step is one function of tensors, :meth:`BatchedCollector.rollout_step`: act, the
+  environments' transition, the bootstrap, the episode returns and the step's row of
+  storage. Eagerly it runs as written, some forty PyTorch calls at microseconds each; with
+  ``config.compile`` ``torch.compile`` traces it whole, :data:`GRAPH_STEPS` steps in a row
+  to a graph (:meth:`BatchedCollector.rollout_steps`). Only the draws of the environments'
+  first states stay outside, from their own generator, so that both modes draw the same
+  numbers.
 
 The *tensor interface* the batched collector needs of its environments:
-``reset(seed=...)`` returns ``(obs (N, obs_dim) tensor, info)``; ``step(actions)`` takes
-a tensor and returns tensors ``obs, reward, terminated, truncated`` and an ``info``
-whose ``"final_obs"`` holds every environment's observation before any autoreset; and
-the attributes ``device``, ``num_envs``, ``single_observation_space``,
-``single_action_space`` and ``close()``; in a compile mode also ``draw_initial_states()``
-and ``traceable_transition(actions, initial)``. The batched environments have all of it;
-the tests' wrapper of Gymnasium's own CartPole has the eager part.
+``reset(seed=...)`` returns ``(obs (N, obs_dim) tensor, info)``;
+``draw_initial_states()`` draws the first states (D, N) an autoreset may need;
+``transition(actions, first_states)`` steps with tensors and returns tensors ``obs,
+reward, terminated, truncated`` and an ``info`` whose ``"final_obs"`` holds every
+environment's observation before any autoreset and ``"_final_obs"`` which ended (flags
+that may be bytes: read them with ``.bool()``);
+``state_tensors``, the tensors a step writes in place; and the attributes ``device``,
+``num_envs``, ``single_observation_space``, ``single_action_space`` and ``close()``. The
+batched environments have all of it, and so has the tests' wrapper of Gymnasium's own
+environments.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -77,10 +80,6 @@ class Collector(Protocol):
         its last step (for the advantages), on the storage device."""
         ...
 
-    def act(self, obs: Any, noise: torch.Tensor, t: int) -> Any:
-        """The policy's part of step ``t``: act on ``obs``, store the step, return the actions."""
-        ...
-
 
 def make_envs(config: PPOConfig, placement: Placement) -> VectorEnvs:
     """The config's environments, of the kind the placement says: batched tensors on its
@@ -97,8 +96,8 @@ def make_envs(config: PPOConfig, placement: Placement) -> VectorEnvs:
                 f"so it cannot run under placement {placement.name!r}, whose environments are "
                 "batched. Choose 'hybrid', 'all-accelerator' or 'all-cpu' for it."
             )
-        # Eager environments: in a compile mode the collector compiles their transition into
-        # its own step (BatchedCollector.one_graph_step).
+        # Eager environments: the collector calls their transition in its own step
+        # (BatchedCollector.rollout_step), compiled with it in a compile mode.
         return make_batched_env(
             config.env_id, config.num_envs, placement.env_device, check_actions=False
         )
@@ -211,12 +210,12 @@ ROW_FIELDS = ("obs", "actions", "logprobs", "values", "rewards", "dones")
 
 
 GRAPH_STEPS = 4
-"""Rollout steps one compiled graph holds (fewer where the rollout's length is no multiple
-of it: their greatest common divisor). Each call of a compiled graph costs the same outside
-its kernels, whatever they compute: Dynamo's guards, the code that calls the kernels, our
-Python between calls. Four steps a call pay it a quarter as often, for a larger graph that
-takes longer to compile, once (``bench compile`` and the peers race measure the steady
-speed and the compile seconds)."""
+"""Rollout steps to a call of :meth:`BatchedCollector.rollout_steps` (fewer where the
+rollout's length is no multiple of it: their greatest common divisor), one compiled graph.
+Each call of a compiled graph costs the same outside its kernels, whatever they compute:
+Dynamo's guards, the code that calls the kernels, our Python between calls. Four steps a call
+pay it a quarter as often, for a larger graph that takes longer to compile, once (``bench
+compile`` and the peers race measure the steady speed and the compile seconds)."""
 
 
 class BatchedCollector:
@@ -251,7 +250,6 @@ class BatchedCollector:
         self.episode_returns = torch.zeros(config.num_envs, **on)  # (N,) running returns
         self.finished = torch.empty(config.num_steps, config.num_envs, **on)
         """(T, N): the return of the episode that ended at step t in env i, NaN if none did"""
-        self._nan = torch.tensor(float("nan"), **on)
         if not spec.discrete:  # the torque bounds, as tensors on the device (copied once)
             self.action_low, self.action_high = (
                 torch.as_tensor(bound, **on) for bound in (spec.action_low, spec.action_high)
@@ -265,15 +263,12 @@ class BatchedCollector:
             )
         self.row_columns = slice(0, storage.columns[ROW_FIELDS[-1]].stop)
         """the storage columns one step writes: :data:`ROW_FIELDS`"""
-        self.step = compiled(self.graph_steps, config.compile_mode, device, "PPO's rollout steps")
-        """:meth:`graph_steps` in the config's compile mode (first call timed apart); eager:
-        :meth:`collect` steps with :meth:`act` and the environments' own step instead"""
-        self.initial: torch.Tensor | None = None
-        """compiled: (steps, D, N), the first states drawn for one call of :attr:`step`"""
-        if self.step.mode != "eager":  # the envs' traced transition writes their state
-            self.step.writes_in_place(*envs.state_tensors, self.episode_returns)
-            steps, state = math.gcd(config.num_steps, GRAPH_STEPS), envs.state_tensors[0]
-            self.initial = torch.empty(steps, *state.shape, **on)  # a first state is a (D, N)
+        self.step = compiled(self.rollout_steps, config.compile_mode, device, "PPO's rollout steps")
+        """:meth:`rollout_steps` in the config's compile mode (first call timed apart)"""
+        self.step.writes_in_place(*envs.state_tensors, self.episode_returns)
+        steps, state = math.gcd(config.num_steps, GRAPH_STEPS), envs.state_tensors[0]
+        self.initial = torch.empty(steps, *state.shape, **on)
+        """(steps, D, N): the first states drawn for one call of :attr:`step`"""
 
     @torch.inference_mode()
     def collect(self) -> torch.Tensor:
@@ -285,59 +280,52 @@ class BatchedCollector:
         s.wait_for_copy_out()
         if self.obs is None:
             self.obs, _ = self.envs.reset(seed=self.seed)
-            self.step.writes_in_place(self.obs)  # compiled, each step overwrites it
+            self.step.writes_in_place(self.obs)  # each step overwrites it
         first_step = self.global_step
         noise = self.policy.sample_noise((c.num_steps, c.num_envs), self.generator)  # on device
-        if self.initial is None:
-            for t in range(c.num_steps):
-                actions = self.act(self.obs, noise[t], t)
-                self.obs, rewards, terminated, truncated, info = self.envs.step(actions)
-                done = terminated | truncated
-                self.record_episodes(rewards, done, t)
-                bootstrap = self.bootstrap_truncations(terminated, truncated, info)
-                s.rewards[t] = torch.add(bootstrap, rewards, alpha=c.reward_scale)
-                s.dones[t] = done
-        else:
-            rows = s.data[:, :, self.row_columns]  # (T, N, row): each call writes its steps'
-            for t in range(0, c.num_steps, len(self.initial)):
-                steps = slice(t, t + len(self.initial))
-                for drawn in self.initial:  # outside the graph: see the module doc
-                    drawn.copy_(self.envs.draw_initial_states())
-                rows[steps], self.finished[steps] = self.step(self.obs, noise[steps], self.initial)
+        rows = s.data[:, :, self.row_columns]  # (T, N, row): each call writes its steps'
+        for t in range(0, c.num_steps, len(self.initial)):
+            steps = slice(t, t + len(self.initial))
+            for drawn in self.initial:  # outside the step: see the module doc
+                drawn.copy_(self.envs.draw_initial_states())
+            rows[steps], self.finished[steps] = self.step(self.obs, noise[steps], self.initial)
         self.global_step += c.num_steps * c.num_envs
         self.read_back_episodes(first_step)
         return self.policy.value(self.obs).to(s.data.device)
 
-    def graph_steps(
+    def rollout_steps(
         self, obs: torch.Tensor, noise: torch.Tensor, initial: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """:meth:`one_graph_step` once per step of ``noise`` (steps, N, ...) and ``initial``
-        (steps, D, N), in order, for ``torch.compile`` to trace as one graph: returns the
-        rows (steps, N, row) and the finished returns (steps, N)."""
-        out = [self.one_graph_step(obs, *drawn) for drawn in zip(noise, initial, strict=True)]
+        """:meth:`rollout_step` once per step of ``noise`` (steps, N, ...) and ``initial``
+        (steps, D, N), in order: returns the rows (steps, N, row) and the finished returns
+        (steps, N). Compiled, one graph."""
+        out = [self.rollout_step(obs, *drawn) for drawn in zip(noise, initial, strict=True)]
         return torch.stack([row for row, _ in out]), torch.stack([ended for _, ended in out])
 
-    def one_graph_step(
+    def rollout_step(
         self, obs: torch.Tensor, noise: torch.Tensor, initial: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One step of the rollout as a function of tensors, for ``torch.compile`` to trace
-        whole: what :meth:`act`, the environments' step, :meth:`record_episodes` and
-        :meth:`bootstrap_truncations` do eagerly. ``initial``: the environments' drawn first
-        states. Overwrites ``obs`` with the next observations (a buffer that stays in place,
-        as CUDA graphs need: a graph's output is overwritten by its next replay) and returns
-        the step's row of storage (:data:`ROW_FIELDS`, (N, row)) and the returns of the
-        episodes that ended at this step (NaN elsewhere)."""
+        """One step of the rollout, as a function of tensors: act on ``obs``, step the
+        environments (``initial``: their drawn first states), bootstrap the truncations, sum
+        the episode returns. Overwrites ``obs`` with the next observations (a buffer that
+        stays in place, as CUDA graphs need: a graph's output is overwritten by its next
+        replay) and returns the step's row of storage (:data:`ROW_FIELDS`, (N, row)) and
+        the returns of the episodes that ended at this step (NaN elsewhere)."""
         c = self.config
-        action, logprob, value = self.policy.act(obs, noise)
+        action, logprob, value = self.policy.act(obs, noise)  # no copy: obs is already here
         if self.spec.discrete:
-            env_actions = action[:, 0]
+            env_actions = action[:, 0]  # (N,) 0.0 or 1.0: CartPole takes float actions
         else:
             env_actions = action.clamp(self.action_low, self.action_high)
-        next_obs, reward, final_obs, *flags = self.envs.traceable_transition(env_actions, initial)
-        terminated, truncated, done = (flag != 0 for flag in flags)
+        next_obs, reward, terminated, truncated, info = self.envs.transition(env_actions, initial)
+        terminated, truncated, done = (  # bytes where compiled for a CPU (cpu_forms.flags)
+            flag.bool() for flag in (terminated, truncated, info["_final_obs"])
+        )
+        # Where a time limit cut the episode, gamma * V(final observation): the values of
+        # every env's final observation, so that the host never reads which envs were cut.
         cut = truncated & ~terminated
-        bootstrap = torch.where(cut, self.policy.value(final_obs) * c.gamma, 0.0)
-        returns = self.episode_returns + reward
+        bootstrap = torch.where(cut, self.policy.value(info["final_obs"]) * c.gamma, 0.0)
+        returns = self.episode_returns + reward  # the running returns, summed on the device
         self.episode_returns.copy_(returns.masked_fill(done, 0.0))
         finished = torch.where(done, returns, float("nan"))
         stored_reward = torch.add(bootstrap, reward, alpha=c.reward_scale)
@@ -345,22 +333,6 @@ class BatchedCollector:
         row = torch.cat([obs, action, scalars], dim=1)
         obs.copy_(next_obs)
         return row, finished
-
-    @torch.inference_mode()
-    def act(self, obs: torch.Tensor, noise: torch.Tensor, t: int) -> torch.Tensor:
-        """The policy's part of one step: act on ``obs``, store step ``t``, return the actions."""
-        s = self.storage
-        action, logprob, value = self.policy.act(obs, noise)  # no copy: obs is already here
-        s.obs[t], s.actions[t], s.logprobs[t], s.values[t] = obs, action, logprob, value
-        if self.spec.discrete:
-            return action[:, 0]  # (N,) 0.0 or 1.0: CartPole takes float actions as stored
-        return action.clamp(self.action_low, self.action_high)
-
-    def record_episodes(self, rewards: torch.Tensor, dones: torch.Tensor, t: int) -> None:
-        """Add step ``t``'s rewards to the running returns; keep those of episodes that ended."""
-        self.episode_returns += rewards
-        torch.where(dones, self.episode_returns, self._nan, out=self.finished[t])
-        self.episode_returns.masked_fill_(dones, 0.0)
 
     def read_back_episodes(self, first_step: int) -> None:
         """Append the (environment step, return) of the episodes that ended in this rollout.
@@ -371,11 +343,3 @@ class BatchedCollector:
         n = self.config.num_envs
         for t, env in zip(*np.nonzero(~np.isnan(finished)), strict=True):
             self.episodes.append((first_step + (int(t) + 1) * n, float(finished[t, env])))
-
-    def bootstrap_truncations(
-        self, terminated: torch.Tensor, truncated: torch.Tensor, info: dict[str, Any]
-    ) -> torch.Tensor:
-        """``gamma * V(final observation)`` where a time limit cut the episode, else 0: (N,)."""
-        cut = truncated & ~terminated
-        values = self.policy.value(info["final_obs"])  # every env's: no host read of ``cut``
-        return torch.where(cut, values * self.config.gamma, 0.0)
