@@ -100,9 +100,11 @@ def select_rows(
 
 def flags(*masks: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """The boolean ``masks`` as they are; in a graph compiled for a CPU, as bytes (0 or 1),
-    which the caller reads back with ``mask.bool()`` (a no-op on a bool tensor). Inductor's CPU
-    code stores a bool tensor element by element: 599 us for 65,536 flags against 35 us as
-    bytes, on the series' AMD EPYC (``benchmarks/compile_overhead.py``, probe 3)."""
+    which the caller reads back as bool: ``mask.view(torch.bool)`` outside the graph (free),
+    ``mask.bool()`` where the graph reads them itself (PyTorch 2.13's Inductor fails to
+    compile that view for a CPU). Inductor's CPU code stores a bool tensor element by element:
+    599 us for 65,536 flags against 35 us as bytes, on the series' AMD EPYC
+    (``benchmarks/compile_overhead.py``, probe 3)."""
     if masks and _compiling_for_cpu(masks[0]):
         return tuple(torch.where(mask, 1, 0).to(torch.uint8) for mask in masks)
     return masks

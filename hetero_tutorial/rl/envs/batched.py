@@ -194,7 +194,8 @@ class _BatchedEnv:
 
         Returns obs, reward, terminated, truncated and info as :meth:`step` does, except
         that inside a graph compiled for a CPU the three flags are bytes
-        (:func:`~hetero_tutorial.core.cpu_forms.flags`): read them as ``flag.bool()``.
+        (:func:`~hetero_tutorial.core.cpu_forms.flags`): read them as
+        ``flag.view(torch.bool)`` outside the graph (free), ``flag.bool()`` inside one.
         """
         moved, reward, terminated = self._advance(self._state, actions)  # s_{t+1}, (D, N)
         steps = self._elapsed + 1
