@@ -111,7 +111,7 @@ def written_out_update(learner: DDPGLearner) -> Callable[[Batch], None]:
         # Critic: d/dq of mean((q - target)^2).
         q, inputs = forward(critic, torch.cat([batch.obs, batch.action], -1))
         backward(critic, inputs, ((q.squeeze(-1) - td_target) * (2.0 / size)).unsqueeze(-1))
-        learner.critic_optimizer.step(learner.critic_flat.tensors, [learner.critic_flat.grad])
+        learner.critic_optimizer.step([learner.critic_flat.grad])
         # Actor: d/dq of -mean(q) into the action, through tanh and the actor.
         pre_tanh, actor_inputs = forward(actor, batch.obs)
         tanh = torch.tanh(pre_tanh)
@@ -120,7 +120,7 @@ def written_out_update(learner: DDPGLearner) -> Callable[[Batch], None]:
         grad_input = backward(critic, inputs, grad_q, weight_grads=False, input_grad=True)
         grad_pre_tanh = grad_input[:, obs_dim:] * scale * (1.0 - tanh * tanh)
         backward(actor, actor_inputs, grad_pre_tanh)
-        learner.actor_optimizer.step(learner.actor_flat.tensors, [learner.actor_flat.grad])
+        learner.actor_optimizer.step([learner.actor_flat.grad])
         learner.actor_target_flat.data.lerp_(learner.actor_flat.data, config.tau)
         learner.critic_target_flat.data.lerp_(learner.critic_flat.data, config.tau)
 

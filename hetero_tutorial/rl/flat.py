@@ -132,6 +132,8 @@ class Adam:
     def __init__(
         self, tensors: Sequence[torch.Tensor], lr: float, eps: float, fused: bool, compiled: bool
     ) -> None:
+        self.tensors = list(tensors)
+        """what a step moves, in place"""
         self.exp_avgs = [torch.zeros_like(t) for t in tensors]
         self.exp_avg_sqs = [torch.zeros_like(t) for t in tensors]
         on_device = fused or compiled
@@ -148,10 +150,10 @@ class Adam:
         else:
             self.lr = lr
 
-    def step(self, tensors: Sequence[torch.Tensor], grads: Sequence[torch.Tensor]) -> None:
-        """One Adam step of ``tensors`` (those the state was made for) along ``grads``."""
+    def step(self, grads: Sequence[torch.Tensor]) -> None:
+        """One Adam step of :attr:`tensors` along ``grads`` (one per tensor)."""
         adam(
-            list(tensors), list(grads), self.exp_avgs, self.exp_avg_sqs, [], self.steps,
+            self.tensors, list(grads), self.exp_avgs, self.exp_avg_sqs, [], self.steps,
             fused=self.fused or None, foreach=False if not self.fused else None,
             amsgrad=False, beta1=0.9, beta2=0.999, lr=self.lr, weight_decay=0.0,
             eps=self.eps, maximize=False,

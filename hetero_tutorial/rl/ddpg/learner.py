@@ -124,12 +124,12 @@ class DDPGLearner:
         critic_loss = F.mse_loss(self.critic(batch.obs, batch.action), td_target)
         grads = torch.autograd.grad(critic_loss, self.critic_flat.module_parameters)
         with torch.no_grad():
-            self.critic_optimizer.step(self.critic_flat.tensors, self.critic_flat.gradients(grads))
+            self.critic_optimizer.step(self.critic_flat.gradients(grads))
 
         actor_loss = -self.critic(batch.obs, self.actor(batch.obs)).mean()
         grads = torch.autograd.grad(actor_loss, self.actor_flat.module_parameters)  # actor's only
         with torch.no_grad():
-            self.actor_optimizer.step(self.actor_flat.tensors, self.actor_flat.gradients(grads))
+            self.actor_optimizer.step(self.actor_flat.gradients(grads))
             self.actor_target_flat.data.lerp_(self.actor_flat.data, c.tau)
             self.critic_target_flat.data.lerp_(self.critic_flat.data, c.tau)
 

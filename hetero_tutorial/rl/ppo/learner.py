@@ -168,7 +168,7 @@ class PPOLearner:
         grads = self.params.gradients(grads)  # flat parameters: one tensor
         clip_norm_(grads, self.config.max_grad_norm)
         with torch.no_grad():
-            self.optimizer.step(self.params.tensors, grads)
+            self.optimizer.step(grads)
         return loss.detach(), ratio.detach(), log_ratio.detach()
 
     def update(self, batch: list[torch.Tensor], storage: RolloutStorage) -> dict[str, float]:
