@@ -31,7 +31,6 @@ from hetero_tutorial.core.cpu_forms import (
     cpu_forms,
     flags,
     paired_product,
-    select_rows,
     tanh,
 )
 from hetero_tutorial.core.errors import UsageError
@@ -529,17 +528,16 @@ def test_the_cpu_forms_switch_turns_every_form_back_into_the_plain_one():
     assert any("tanh" in op for op in off) and any("baddbmm" in op for op in off)
     assert not any("sigmoid" in op for op in off)
 
-    done, first, state = torch.rand(8) > 0.5, torch.randn(4, 8), torch.randn(4, 8)
+    done = torch.rand(8) > 0.5
 
     def env_forms():
-        return (*select_rows(done, first, state), *flags(done))
+        return flags(done)
 
     wheres = [sum("where" in op for op in _traced_ops(env_forms))]
     with cpu_forms(False):
         wheres.append(sum("where" in op for op in _traced_ops(env_forms)))
-    assert wheres == [4 + 1, 1]  # a select per row and one for the bytes; one select
-    *rows, as_bytes = torch.compile(env_forms, backend="eager", dynamic=False)()
-    assert torch.equal(torch.stack(rows), torch.where(done, first, state))
+    assert wheres == [1, 0]  # a select for the bytes; the mask as it is
+    (as_bytes,) = torch.compile(env_forms, backend="eager", dynamic=False)()
     assert as_bytes.dtype == torch.uint8 and torch.equal(as_bytes.bool(), done)
 
 

@@ -1,6 +1,6 @@
 """The speed tricks of the compiled path on a CPU, behind one switch: :data:`CPU_FORMS`.
 
-The networks and environments in ``rl/`` say what they compute; four computations there ask
+The networks and environments in ``rl/`` say what they compute; three computations there ask
 this module how to write it, because Inductor's CPU code for the plain form measured slower
 than for another form of the same function, on the series' CPUs:
 
@@ -9,8 +9,7 @@ than for another form of the same function, on the series' CPUs:
 * :func:`paired_product`: the paired networks' layer product, where Inductor would call the
   CPU's matrix library (MKL), as a loop of its own on a few rows, and turned round for a
   layer a few columns wide;
-* :func:`select_rows`: a batched environment's autoreset, row by row;
-* :func:`flags`: its terminated and truncated flags, as bytes.
+* :func:`flags`: a batched environment's terminated and truncated flags, as bytes.
 
 Each form applies only inside a graph that ``torch.compile`` traces for a CPU, and only
 while :data:`CPU_FORMS` is on (the default). Eager code, and every GPU, get the plain form:
@@ -29,7 +28,7 @@ from contextlib import contextmanager
 import torch
 
 CPU_FORMS = True
-"""The switch: write the four computations in their CPU forms inside a compiled graph."""
+"""The switch: write the three computations in their CPU forms inside a compiled graph."""
 
 LIBRARY_ROWS = 64
 """Rows from which a paired layer's product goes to the matrix library: see
@@ -83,19 +82,6 @@ def paired_product(bias: torch.Tensor, h: torch.Tensor, weight: torch.Tensor) ->
         if weight.shape[-1] < NARROW:
             return torch.baddbmm(bias.mT, weight.mT.contiguous(), h.mT).mT
     return torch.baddbmm(bias, h, weight)
-
-
-def select_rows(
-    done: torch.Tensor, first: torch.Tensor, state: torch.Tensor
-) -> tuple[torch.Tensor, ...]:
-    """The rows of ``torch.where(done, first, state)`` for states (D, N) and flags (N,): an
-    environment's autoreset. In a graph compiled for a CPU, row by row: with the (D, N) select
-    (its (N,) mask broadcast) and bool flags, CartPole's compiled transition took 1,722 us at
-    65,536 environments and 146 us at 4,096; with this form and :func:`flags`, 402 and 65 us
-    (``benchmarks/compile_overhead.py``, probe 2, on the series' AMD EPYC)."""
-    if _compiling_for_cpu(state):
-        return tuple(torch.where(done, a, b) for a, b in zip(first, state, strict=True))
-    return torch.where(done, first, state).unbind(0)
 
 
 def flags(*masks: torch.Tensor) -> tuple[torch.Tensor, ...]:

@@ -181,8 +181,9 @@ class _BatchedEnv:
         # kept only where its episode ends. Drawn here, before the tensor work: the
         # generator is the one thing torch.compile cannot trace (see the module docstring).
         initial = self.draw_initial_states()  # (D, N)
-        transition = self.transition if self.compiled_step is None else self.compiled_step
-        obs, reward, terminated, truncated, info = transition(actions, initial)
+        if self.compiled_step is None:
+            return self.transition(actions, initial)
+        obs, reward, terminated, truncated, info = self.compiled_step(actions, initial)
         # Compiled for a CPU, the flags are bytes: viewed as bool, free (no copy).
         info["_final_obs"] = info["_final_obs"].view(torch.bool)
         return obs, reward, terminated.view(torch.bool), truncated.view(torch.bool), info
@@ -197,16 +198,16 @@ class _BatchedEnv:
         (:func:`~hetero_tutorial.core.cpu_forms.flags`): read them as
         ``flag.view(torch.bool)`` outside the graph (free), ``flag.bool()`` inside one.
         """
-        moved, reward, terminated = self._advance(self._state, actions)  # s_{t+1}, (D, N)
+        moved, reward, terminated = self._advance(self._state, actions)  # s_{t+1}: D rows (N,)
         steps = self._elapsed + 1
         truncated = steps >= self._limit  # Gymnasium's TimeLimit wrapper
         done = terminated | truncated
-        # Autoreset: the drawn first state where the episode ended, a masked select (no
-        # index list, no host read of which envs ended).
-        rows = cpu_forms.select_rows(done, initial, moved)  # the next state's D rows (N,)
+        # Autoreset: the drawn first state where the episode ended, a masked select per
+        # state variable (no index list, no host read of which envs ended).
+        rows = [torch.where(done, first, row) for first, row in zip(initial, moved, strict=True)]
         self._state.copy_(torch.stack(rows))
         self._elapsed.copy_(steps.masked_fill(done, 0))
-        obs, final_obs = self._observe(rows), self._observe(moved.unbind(0))
+        obs, final_obs = self._observe(rows), self._observe(moved)
         terminated, truncated, done = cpu_forms.flags(terminated, truncated, done)
         return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
 
@@ -247,10 +248,12 @@ class _BatchedEnv:
 
     def _advance(
         self, state: torch.Tensor, actions: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The physics: the next states (D, N) of states ``state`` (D, N) under ``actions``,
-        a new tensor (``state`` is left as it is), with the rewards and the terminated
-        flags (N,) of the move."""
+    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor, torch.Tensor]:
+        """The physics: the next states of states ``state`` (D, N) under ``actions``, as
+        their D rows (N,), new tensors (``state`` is left as it is), with the rewards and
+        the terminated flags (N,) of the move. Rows, not a (D, N) tensor: compiled for a
+        CPU, a stack is a buffer written and read again, where the rows fuse into the
+        step's one loop."""
         raise NotImplementedError
 
     def _observe(self, rows: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -312,7 +315,6 @@ class BatchedCartPole(_BatchedEnv):
         push = self.force_mag / self.total_mass  # m/s², the cart's push per unit mass
         self._push_right, self._push_left = torch.tensor(push, **on), torch.tensor(-push, **on)
         self._four_thirds_length = torch.tensor(4.0 / 3.0 * self.length, **on)
-        self._limits = torch.tensor([[self.x_threshold], [self.theta_threshold_radians]], **on)
 
     def _check_action_layout(self, actions: torch.Tensor) -> None:
         if actions.shape != (self.num_envs,):
@@ -336,7 +338,7 @@ class BatchedCartPole(_BatchedEnv):
 
     def _advance(
         self, state: torch.Tensor, actions: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor, torch.Tensor]:
         # Gymnasium's equations (Florian 2005, https://coneural.org/florian/papers/05_cart_pole.pdf),
         # with the constants folded so that each line is one fused tensor operation:
         # on a CPU each operation costs microseconds of overhead, whatever N is.
@@ -352,14 +354,18 @@ class BatchedCartPole(_BatchedEnv):
         denominator = torch.addcmul(self._four_thirds_length, cos, cos, value=-l_mp_over_M)
         theta_acc = numerator / denominator  # rad/s²
         x_acc = torch.addcmul(temp, theta_acc, cos, value=-ml / M)  # m/s²
-        derivatives = torch.stack((x_dot, x_acc, theta_dot, theta_acc))  # d(state)/dt
-        moved = torch.add(state, derivatives, alpha=self.tau)  # explicit Euler, from the old state
+        # Explicit Euler, every variable from the old state, as Gymnasium writes it.
+        x, x_dot, theta, theta_dot = (
+            torch.add(x, x_dot, alpha=self.tau),
+            torch.add(x_dot, x_acc, alpha=self.tau),
+            torch.add(theta, theta_dot, alpha=self.tau),
+            torch.add(theta_dot, theta_acc, alpha=self.tau),
+        )
         # Compared in float32 (Gymnasium: float64): only a state within ~1e-7 of a
         # threshold could end differently.
-        beyond = torch.gt(moved[0::2].abs(), self._limits)  # (2, N): |x| > 2.4, |theta| > 12°
-        terminated = beyond[0] | beyond[1]
+        terminated = (x.abs() > self.x_threshold) | (theta.abs() > self.theta_threshold_radians)
         reward = torch.ones_like(x)  # +1 every step, the last too
-        return moved, reward, terminated
+        return (x, x_dot, theta, theta_dot), reward, terminated
 
     def _observe(self, rows: Sequence[torch.Tensor]) -> torch.Tensor:
         return torch.stack(tuple(rows), dim=1)  # the state, one environment to a row
@@ -436,7 +442,7 @@ class BatchedPendulum(_BatchedEnv):
 
     def _advance(
         self, state: torch.Tensor, actions: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor, torch.Tensor]:
         theta, theta_dot = state.unbind(0)  # (N,) each
         theta = self._wrap(theta)
         u = actions[:, 0].to(torch.float32).clamp(-self.max_torque, self.max_torque)  # N m
@@ -450,7 +456,7 @@ class BatchedPendulum(_BatchedEnv):
         theta_dot = torch.add(theta_dot, theta_acc, alpha=self.dt).clamp_(
             -self.max_speed, self.max_speed
         )
-        moved = torch.stack((torch.add(theta, theta_dot, alpha=self.dt), theta_dot))
+        moved = (torch.add(theta, theta_dot, alpha=self.dt), theta_dot)
         terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)  # never
         return moved, reward, terminated
 
