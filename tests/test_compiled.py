@@ -439,7 +439,10 @@ def test_the_step_breakdown_finds_the_paired_networks_products():
     forward = 2 * 2 * 256 * (4 * 64 + 64 * 64 + 64 * 2)
     backward = 2 * 2 * 256 * (64 * 2 + 64 * 64 + 4 * 64) + 2 * 2 * 256 * (2 * 64 + 64 * 64)
     assert found["matmul_calls"] == 8 and found["matmul_flops"] == forward + backward
-    assert 0 < found["matmul_s"] < found["step_s"] and found["peak_flops_per_s"] > 0
+    # The products ran within the profiled calls; the step was timed at another moment,
+    # so on a loaded machine it can be the shorter (the report caps the rest at zero).
+    assert 0 < found["matmul_s"] < found["profiled_s"] and found["step_s"] > 0
+    assert found["peak_flops_per_s"] > 0
 
 
 def test_the_step_breakdown_needs_a_compiler(monkeypatch):

@@ -505,7 +505,8 @@ def step_breakdown(
 
     ``step_s``: its seconds per call (median of ``repeats`` timed runs, no profiler);
     ``matmul_s``: the seconds per call its matrix products ran (torch.profiler's self time
-    of :data:`MATMULS` over ``calls`` calls); ``matmul_flops``: their floating-point
+    of :data:`MATMULS` over ``calls`` calls), within ``profiled_s``, the profiled calls'
+    own seconds per call (the profiler on); ``matmul_flops``: their floating-point
     operations per call, from their shapes; ``peak_flops_per_s``: this core's rate on one
     large product (``peak_size`` square). The products are the arithmetic that any
     compiler, XLA too, must do; the rest of the step (generated kernels, the code that
@@ -531,15 +532,18 @@ def step_breakdown(
             call()
             twin.minibatch_step(rollout, pick, storage)
         timing = compare({"step": call}, device=device, warmup=1, repeats=repeats, inner=calls)
+        began = time.perf_counter()
         with torch.profiler.profile(record_shapes=True) as profile:
             for _ in range(calls):
                 twin.minibatch_step(rollout, pick, storage)
+        profiled_s = (time.perf_counter() - began) / calls
         peak = _peak_flops_per_s(device)
     products = [e for e in profile.events() if e.name in MATMULS]
     return {
         "size": size,
         "step_s": timing["step"].median,
         "matmul_s": sum(e.self_cpu_time_total for e in products) / 1e6 / calls,
+        "profiled_s": profiled_s,
         "matmul_calls": len(products) // calls,
         "matmul_flops": sum(_matmul_flops(e.name, e.input_shapes) for e in products) // calls,
         "peak_flops_per_s": peak,
