@@ -29,8 +29,8 @@ observations) compiled by ``torch.compile`` (with ``cudagraphs=True`` too: and C
 on CUDA; see :mod:`hetero_tutorial.core.compiled`): its dozens of small operations fused
 into a few kernels. What is compiled is what runs eagerly, :meth:`~_BatchedEnv.transition`,
 one function written out of place (the new state is computed, then written back once), as
-JAX environments are. Two of its lines ask :mod:`hetero_tutorial.core.cpu_forms` how to
-write them inside a graph compiled for a CPU. The draw of first states and the checks stay
+JAX environments are. One of its lines, the flags, asks :mod:`hetero_tutorial.core.cpu_forms`
+how to write it inside a graph compiled for a CPU. The draw of first states and the checks stay
 eager, outside it: ``torch.compile`` cannot trace a ``torch.Generator`` (it would cut the
 graph in two there), and drawing from the env's own generator is what makes the compiled
 step draw the same numbers as the eager one.
