@@ -12,9 +12,9 @@
    difference is what skipping the guards gains net of it.
 2. **CartPole's transition, with and without the CPU forms.** The package's one transition
    (:meth:`BatchedCartPole.transition`) eager, compiled as ``compile=True`` compiles it
-   (with the forms of :mod:`hetero_tutorial.core.cpu_forms`: the autoreset row by row, the
-   flags as bytes), and compiled inside ``cpu_forms(False)`` (the plain forms: one select
-   over the state, bool flags). Same first states, same actions, the random draw left out.
+   (with the flags as bytes, the environments' form in :mod:`hetero_tutorial.core.cpu_forms`),
+   and compiled inside ``cpu_forms(False)`` (bool flags). Same first states, same actions,
+   the random draw left out.
 3. **Storing flags.** ``x.abs() > 2.4`` compiled, returned as bool, against the same flags
    returned as bytes (``torch.where(mask, 1, 0).to(torch.uint8)``): PyTorch 2.13's CPU
    kernels store a bool tensor element by element.
