@@ -90,6 +90,7 @@ _MODULES = {
     "flamegraph": "profiling.flamegraph",
     "reading": "profiling.reading",
     "crossover": "studies.crossover",
+    "neighbours": "studies.neighbours",
     "sweeps": "studies.sweeps",
     "ppo_tricks": "studies.ppo_tricks",
     "annealing": "studies.annealing",

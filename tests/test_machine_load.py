@@ -1,26 +1,26 @@
-"""OtherLoad tells this process tree's CPU use from other programs'."""
+"""LoadMeter tells this process tree's CPU use from other programs'."""
 
 import subprocess
 import sys
 import time
 
-from hetero_tutorial.core.machine_load import OtherLoad
+from hetero_tutorial.core.contention import LoadMeter
 
 # One second of the child's own CPU time, however long other processes make it take.
 BURN_ONE_SECOND = "import time\nwhile time.process_time() < 1.0:\n    pass"
 
 
 def test_a_busy_child_counts_as_ours_not_as_another_programs():
-    with OtherLoad(interval=0.1) as load:
+    with LoadMeter(interval=0.1) as load:
         subprocess.run([sys.executable, "-c", BURN_ONE_SECOND], check=True)
     # the child's second of CPU, sampled while it ran (cores x seconds: a busy machine
     # stretches the wall time, not the CPU time)
     assert load.own_cores * load.wall_seconds > 0.8
-    assert load.cores >= 0.0 and load.wall_seconds >= 1.0
+    assert load.other_cores >= 0.0 and load.wall_seconds >= 1.0
 
 
 def test_sleeping_uses_no_cpu_of_ours():
-    with OtherLoad() as load:
+    with LoadMeter() as load:
         time.sleep(0.3)
     assert load.own_cores < 0.2
 
@@ -36,14 +36,14 @@ SHORT_GRANDCHILDREN = (
 
 
 def test_short_lived_grandchildren_that_were_waited_for_count_as_ours():
-    with OtherLoad(interval=0.5) as load:
+    with LoadMeter(interval=0.5) as load:
         subprocess.run([sys.executable, "-c", SHORT_GRANDCHILDREN], check=True)
     ours = load.own_cores * load.wall_seconds
     assert ours > 0.9  # 20 x 50 ms of the grandchildren's CPU, and their starts
-    assert ours < 1.2 * (load.own_cores + load.cores) * load.wall_seconds + 0.2  # not twice
+    assert ours < 1.2 * (load.own_cores + load.other_cores) * load.wall_seconds + 0.2  # not twice
 
 
 def test_a_child_seen_running_and_waited_for_is_counted_once():
-    with OtherLoad(interval=0.1) as load:
+    with LoadMeter(interval=0.1) as load:
         subprocess.run([sys.executable, "-c", BURN_ONE_SECOND], check=True)
     assert 0.8 < load.own_cores * load.wall_seconds < 1.6  # its second, not two

@@ -217,10 +217,16 @@ def test_the_learners_guesses_are_set_beside_the_ideal_and_the_lags():
 def test_the_guards_reading_of_the_whole_study_is_printed(monkeypatch):
     from hetero_tutorial.core import machine_load
 
-    reading = machine_load.Busyness("the overlap study", 0.05, 24.7)
+    load = {"wait_share": 0.012, "others_on_study_cpus": 0.02, "other_cores": 0.05}
+    reading = machine_load.Busyness("the overlap study", 24.7, load)
     monkeypatch.setattr(machine_load, "latest", lambda: reading)
     line = overlap_report.guard_line()
-    assert "the overlap study ran (24.7 s), other programs used 0.05 cores" in line
-    assert "quiet enough to judge" in line
+    assert "the overlap study ran (24.7 s), its threads waited 0.012 s for a CPU" in line
+    assert "quiet enough to judge" in line and "read by run-queue wait" in line
+    busy = machine_load.Busyness(
+        "the overlap study", 24.7, load | {"wait_share": 0.5, "others_on_study_cpus": 0.6}
+    )
+    monkeypatch.setattr(machine_load, "latest", lambda: busy)
+    assert "not judged" in overlap_report.guard_line()
     monkeypatch.setattr(machine_load, "latest", lambda: None)
     assert "no reading" in overlap_report.guard_line()

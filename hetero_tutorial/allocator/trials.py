@@ -232,7 +232,7 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
         return {"threads_verdict": None}
     best = min(same, key=lambda r: r["seconds_per_iteration"])
     ratio = _ratio(allocator, best)
-    if withheld():  # right or wrong, from a busy machine's timings, would be a guess
+    if withheld(network_rows):  # right or wrong, from a busy machine's timings, would be a guess
         verdict = NOT_JUDGED
     elif best is allocator:
         others = [r for r in same if r is not allocator]

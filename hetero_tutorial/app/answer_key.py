@@ -388,12 +388,14 @@ SEAT_SIGNS = (
     ),
     SeatSign(
         "a busy machine (a study's line says `measured on a busy machine ...: not judged`).",
-        "the busy-machine guard withheld the verdict: other programs kept more than "
-        "{busy_cores} cores busy during the study, or its figures sat far from this CPU's "
-        "reference. Close other kernels (a notebook left running keeps its threads), browser "
-        "tabs and classmates' jobs on a shared server; `python -m hetero_tutorial doctor` "
-        "shows the load; then rerun the cell. The numbers printed stay, only the verdict is "
-        "withheld.",
+        "the busy-machine guard withheld the verdict: the study's threads waited for CPUs "
+        "that other programs held (more than {wait_share} s per second they ran), the "
+        "hypervisor or a container quota held them back (the line names which), or its "
+        "figures sat far from this CPU's reference. Others busy on cores the study does not "
+        "use do not count. Close other kernels (a notebook left running keeps its threads), "
+        "browser tabs and classmates' jobs on a shared server, or pin the kernel to free "
+        "cores; `python -m hetero_tutorial doctor` shows the reading; then rerun the cell. "
+        "The numbers printed stay, only the verdict is withheld.",
     ),
 )
 """The symptoms the sheet's "When a seat shows" section explains."""

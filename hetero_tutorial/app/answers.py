@@ -19,7 +19,7 @@ import nbformat
 
 from hetero_tutorial.app import answer_key
 from hetero_tutorial.app.cards import notebook_paths
-from hetero_tutorial.core import machine_load, results
+from hetero_tutorial.core import contention, results
 from hetero_tutorial.core.paths import REPO_DIR
 from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.rl.overlapped.ray_engine import user_temp_dir
@@ -207,7 +207,7 @@ FIGURES: dict[str, Callable[[Records], str]] = {
     "largest_gain": lambda r: _each(r, "bench.compile", _largest_gain),
     "rollout_bytes": lambda r: ", ".join(_bytes(env) for env in ("CartPole-v1", "Pendulum-v1")),
     "speedup_and_saved": lambda r: _speedup_and_saved(),
-    "busy_cores": lambda r: f"{machine_load.BUSY_CORES}",
+    "wait_share": lambda r: f"{contention.WAIT_SHARE}",
     "ray_temp": lambda r: f"`{user_temp_dir().parent}/ray-<uid>`",
 }
 """The figures the key's entries quote (``{name}`` in their text), each from the reference

@@ -30,6 +30,7 @@ import torch
 from hetero_tutorial.app.calibration import calibrate
 from hetero_tutorial.app.readme import run_times_by_machine, series_total
 from hetero_tutorial.core.compiled import compile_cache, compile_unavailable
+from hetero_tutorial.core.contention import allowance_line
 from hetero_tutorial.core.devices import accelerator, synchronize
 from hetero_tutorial.core.machine import THREADS_VARIABLE, core_limits, cpu_label, fingerprint
 from hetero_tutorial.core.machine_load import how_busy
@@ -171,6 +172,7 @@ def collect() -> dict[str, Any]:
     spy = py_spy_status()
     return {
         "load": load,
+        "allowance": allowance_line(),
         "python_ok": sys.version_info[:2] >= MIN_PYTHON,
         "machine": machine,
         "accelerator_check": _accelerator_works(device) if device is not None else None,
@@ -220,6 +222,7 @@ def render(report: dict[str, Any]) -> str:
         )
     else:
         lines.append(f"  compile      not here ({check['message']}): notebook 08 runs eagerly")
+    lines.append(f"  CPUs         this process {report['allowance']}")
     lines.append(f"  Load         {report['load']}")
     lines.append(f"  Calibration  {report['calibration_units_per_s']:.0f} work units/s (2 s run)")
     if report["expected_run_times"]:

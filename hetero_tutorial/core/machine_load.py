@@ -1,151 +1,47 @@
-"""How busy other programs kept the machine while a measurement ran.
+"""The busy-machine guard: a study's verdicts are withheld where it had to wait for a CPU.
 
-On a shared machine (a classroom's, CI's, a developer box with other people's jobs) a
-design that needs two free cores suffers from one other busy program far more than a
-design that needs one. A measurement should therefore say how much CPU others used
-while it ran. :class:`OtherLoad` measures it as the machine's busy CPU time, from the
-kernel's counters (``psutil.cpu_times``), minus that of this process and every process
-it started, directly or not, divided by the wall time: in cores.
+Every timed study that prints a verdict or an advice line runs under :func:`study` (or is
+decorated :func:`guarded`). A :class:`~hetero_tutorial.core.contention.LoadMeter` reads,
+while it runs, whether the study's own threads waited for a CPU that others held, whether
+the hypervisor took its CPUs' time, and whether its container's quota held it back (the
+thresholds and their derivation are in :mod:`hetero_tutorial.core.contention`). One of its
+figures sitting :data:`OFF_REFERENCE` times from this CPU's reference record with a tight
+spread (:func:`compare_to_reference`) marks it too. The reading (a :class:`Busyness`) is
+the study's: the guard files it with what the study returned, so that
 
-This process tree's CPU time is sampled per process every ``interval`` seconds on a
-background thread, because a process that ends takes its CPU time with it where its
-parent does not wait for it (Ray's raylet lets the kernel reap its workers), and the
-last sample of a process is what it is credited with: the figure's resolution is
-about ``interval`` seconds of CPU per process that ends during the block. A process the
-tree waited for (a compiler that Inductor's workers start for a few hundred milliseconds,
-too short to be sampled) leaves its time in its parent's ``children_user`` and
-``children_system``: what those grew by, less the processes the tree was seen to end, is
-credited to the tree too.
+* a function that writes a verdict (decorated :func:`judged`) reads the readings of the
+  figures it is given, and writes the guard's line instead where one was busy; given
+  figures no study returned (a table derived from them), it reads the newest study's;
+* a :class:`~hetero_tutorial.core.timing.Spread` declines to name a side inside such a
+  writer exactly when the writer would, and elsewhere when the newest study was busy;
+* a record's provenance (``machine_load``, which the ledger and the advice read) carries
+  the first busy reading since the previous record.
 
-The guard built on it: every timed study that prints a verdict or an advice line runs
-under :func:`study` (or is decorated :func:`guarded`). Where others kept more than
-:data:`BUSY_CORES` busy while it ran, or one of its figures sits :data:`OFF_REFERENCE`
-times from this CPU's reference record with a tight spread (:func:`compare_to_reference`),
-the study is busy: until the next study begins, :func:`withheld` returns its reading, every
-:class:`~hetero_tutorial.core.timing.Spread` declines to name a side, the functions that
-write verdicts (decorated :func:`judged`) write the guard's line instead, and tables, plots
-and records (their provenance's ``machine_load``, which the ledger and the advice read)
-carry the mark. A verdict is therefore never drawn from a busy study, wherever it is
-written. The guard keeps its readings per process (a notebook's kernel, a bench command),
-in the order the studies ran, because a notebook measures in one cell and judges in the next.
+A quiet study's verdict therefore stays when a later study of the same process is busy,
+and a verdict is never drawn from a busy study, wherever it is written. :func:`withheld`
+is the one gate all of them ask.
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from types import TracebackType
+from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
-import psutil
+import torch
+
+from hetero_tutorial.core import contention
+from hetero_tutorial.core.contention import LoadMeter
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-
-def _machine_busy_seconds() -> float:
-    t = psutil.cpu_times()
-    idle = t.idle + getattr(t, "iowait", 0.0)
-    # steal is the hypervisor's; guest time is already counted in user time
-    excluded = sum(getattr(t, name, 0.0) for name in ("steal", "guest", "guest_nice"))
-    return sum(t) - idle - excluded
-
-
-class OtherLoad:
-    """``with OtherLoad() as load: ...`` then ``load.cores``: CPU cores other programs used."""
-
-    def __init__(self, interval: float = 0.5) -> None:
-        self.interval = interval
-        # Per process (pid, start time): (own CPU seconds, its waited-for children's).
-        self._first: dict[tuple[int, float], tuple[float, float]] = {}
-        self._last: dict[tuple[int, float], tuple[float, float]] = {}
-        self._parent: dict[tuple[int, float], int] = {}
-        self._alive: set[tuple[int, float]] = set()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def _sample(self, before: bool = False) -> None:
-        """Sample every process of the tree (``before``: the sample as the block begins)."""
-        me = psutil.Process()
-        alive = set()
-        for process in [me, *me.children(recursive=True)]:
-            try:
-                with process.oneshot():
-                    key = (process.pid, process.create_time())
-                    times = process.cpu_times()
-                    self._parent[key] = process.ppid()
-            except psutil.Error:  # it ended meanwhile: its last sample stands
-                continue
-            seconds = (times.user + times.system, times.children_user + times.children_system)
-            # A process first seen after the block began was born in it and spent all its
-            # CPU time there (a start time from psutil is only as exact as the boot time,
-            # to a second, so it cannot tell).
-            self._first.setdefault(key, seconds if before else (0.0, 0.0))
-            self._last[key] = seconds
-            alive.add(key)
-        self._alive = alive
-
-    def _ours(self) -> float:
-        """CPU seconds this process tree used in the block: every sampled process's own, and
-        what each waited for besides the processes seen to end (those count as themselves)."""
-        seen_ended: dict[int, float] = {}
-        for key in self._last.keys() - self._alive:  # ended: its parent may have waited for it
-            seen_ended[self._parent[key]] = seen_ended.get(self._parent[key], 0.0) + sum(
-                self._last[key]
-            )
-        ours = 0.0
-        for key, (own, waited) in self._last.items():
-            first_own, first_waited = self._first[key]
-            unseen = waited - first_waited - seen_ended.get(key[0], 0.0)
-            ours += own - first_own + max(unseen, 0.0)  # Ray's raylet waits for none
-        return ours
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def __enter__(self) -> OtherLoad:
-        self._wall = time.monotonic()
-        self._busy = _machine_busy_seconds()
-        self._sample(before=True)
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-        wall = time.monotonic() - self._wall
-        busy = _machine_busy_seconds() - self._busy
-        ours = self._ours()
-        self.wall_seconds = wall
-        self.own_cores = ours / wall if wall > 0 else 0.0
-        """cores this process and its descendants used, on average"""
-        self.cores = max(busy - ours, 0.0) / wall if wall > 0 else 0.0
-        """cores every other program used, on average"""
-
-
-BUSY_CORES = 0.25
-"""Cores of others' load past which a study is not judged.
-
-Derived from what a study can absorb: a study at all N usable cores that shares them with
-``c`` cores of other work loses up to c / N of its CPU, and a thread team waits for its
-slowest thread, so one preempted thread stalls the whole team (the two-thread side of a
-thread sweep ran 8-70x slower beside one other notebook). At 0.25 cores on a 2-core machine
-the loss is at most an eighth, within the 10-20% that interleaved repeats already see from
-drift; a browser tab's or another notebook's full core (1.0) is four times past it. An idle
-machine of this kind reads 0.00-0.05 (``python -m hetero_tutorial doctor``)."""
 
 BUSY_WORDS = "measured on a busy machine"
 """What every line of a busy study says (:meth:`Busyness.line`): a reader of such a line,
@@ -170,42 +66,80 @@ GUARD_ENV_VAR = "HETERO_TUTORIAL_LOAD_GUARD"
 
 @dataclass(frozen=True)
 class Busyness:
-    """How busy the machine was during one study: others' load and off-reference figures."""
+    """The guard's reading of one study: the meter's readings and off-reference figures."""
 
     study: str
-    other_cores: float
     seconds: float
+    load: dict[str, Any] = field(default_factory=dict)
+    """the meter's readings (:func:`~hetero_tutorial.core.contention.readings`)"""
     off_reference: tuple[str, ...] = ()
     """evidence lines for figures :data:`OFF_REFERENCE` times off this CPU's reference"""
 
     @property
+    def causes(self) -> list[str]:
+        """Why the study is not judged, one line per cause; empty where it is judged."""
+        return [*contention.verdict_causes(self.load), *self.off_reference]
+
+    @property
     def busy(self) -> bool:
-        return self.other_cores > BUSY_CORES or bool(self.off_reference)
+        return bool(self.causes)
+
+    @property
+    def other_cores(self) -> float:
+        """Cores others used anywhere on the machine while the study ran."""
+        return float(self.load.get("other_cores") or 0.0)
+
+    @property
+    def method(self) -> str:
+        return contention.method(self.load)
 
     def line(self) -> str:
         """The study's verdict line when it is busy: what was measured, and the evidence."""
-        evidence = [f"others used {self.other_cores:.2f} cores over {self.seconds:.1f} s"]
-        evidence += self.off_reference
         return (
-            f"{self.study}: {BUSY_WORDS} ({'; '.join(evidence)}): not judged "
-            f"(a study is judged only while others keep at most {BUSY_CORES} cores busy and "
-            f"its figures sit within {OFF_REFERENCE:g}x of this CPU's reference)"
+            f"{self.study}: {BUSY_WORDS} ({'; '.join(self.causes)}; over {self.seconds:.1f} s, "
+            f"read by {self.method}): not judged (a study is judged only where it did not "
+            "wait for CPUs others held, and its figures sit within "
+            f"{OFF_REFERENCE:g}x of this CPU's reference)"
+        )
+
+    def quiet_line(self) -> str:
+        """What the guard saw during a judged study, in a sentence."""
+        wait = self.load.get("wait_share")
+        seen = (
+            f"its threads waited {wait:.3f} s for a CPU per second they ran"
+            if wait is not None
+            else f"others used {self.other_cores:.2f} cores"
+        )
+        return (
+            f"While {self.study} ran ({self.seconds:.1f} s), {seen}; others used "
+            f"{self.other_cores:.2f} cores anywhere on the machine "
+            f"({'busy: its verdicts are withheld' if self.busy else 'quiet enough to judge'}; "
+            f"read by {self.method})."
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "study": self.study,
-            "other_load_cores": round(self.other_cores, 3),
             "seconds": round(self.seconds, 2),
+            **self.load,
+            "other_load_cores": round(self.other_cores, 3),
             "off_reference": list(self.off_reference),
             "busy": self.busy,
         }
 
+    @classmethod
+    def from_json(cls, found: dict[str, Any]) -> Busyness:
+        """A record's reading back (records before the run-queue reading carry others' load
+        only: they are read as the fallback reads it)."""
+        load = {k: v for k, v in found.items() if k in contention.READING_KEYS}
+        load.setdefault("other_cores", found.get("other_load_cores"))
+        return cls(found["study"], found["seconds"], load, tuple(found.get("off_reference", ())))
+
 
 MIN_SECONDS = 1.0
-"""The shortest window others' load is read over. The kernel counts CPU time in ticks of
-10 ms, machine-wide and per process, so a 30 ms study would read one stray tick as a third
-of a core; a study shorter than this goes on reading the load after it ends, to a second."""
+"""The shortest window a study is read over. The kernel counts CPU time in ticks of 10 ms,
+machine-wide and per process, so a 30 ms study would read one stray tick as a third of a
+core; a study shorter than this goes on being read after it ends, to a second."""
 
 _readings: list[Busyness] = []
 """every finished study of this process, in order"""
@@ -213,41 +147,108 @@ _measuring = False
 """a study is running: verdicts wait for its reading"""
 _recorded = 0
 """how many of the readings the newest record's provenance has covered"""
+_filed: dict[int, tuple[object, tuple[int, ...]]] = {}
+"""what studies returned, by ``id``: (the object, kept alive so its id stays its own, and
+the indices of its studies' readings)"""
+FILED_MAX = 512
+"""how many returned objects are kept filed (the oldest go first)"""
+_judging: contextvars.ContextVar[tuple[Busyness, ...] | None] = contextvars.ContextVar(
+    "judging", default=None
+)
+"""the readings of the figures a :func:`judged` writer was given, while it writes"""
 
 
 def enabled() -> bool:
     return os.environ.get(GUARD_ENV_VAR, "1") != "0"
 
 
+@dataclass
+class Study:
+    """What :func:`study` yields: its reading once it has ended (None until then, and
+    where the guard is off or the study runs inside another)."""
+
+    name: str
+    reading: Busyness | None = None
+    index: int | None = None
+
+    def file(self, figures: object) -> object:
+        """File ``figures`` (what the study returns) with this study's reading: a
+        :func:`judged` writer given them, or their rows, reads it. Returns ``figures``."""
+        if self.index is not None:
+            _file(figures, (self.index,))
+        return figures
+
+
+def _file(figures: object, indices: tuple[int, ...]) -> None:
+    for part in _parts(figures, depth=2):
+        _filed[id(part)] = (part, indices)
+    while len(_filed) > FILED_MAX:
+        del _filed[next(iter(_filed))]
+
+
+def derived(source: object, figures: R) -> R:
+    """File ``figures``, computed from ``source``, with the readings ``source`` carries
+    (a table of effects derived from a study's rows keeps the study's reading)."""
+    indices = _indices(source)
+    if indices:
+        _file(figures, tuple(sorted(indices)))
+    return figures
+
+
+def _parts(figures: object, depth: int) -> Iterator[object]:
+    """``figures`` and what it holds, ``depth`` levels down: the containers among them."""
+    if isinstance(figures, (str, bytes, int, float, bool, type(None), torch.Tensor)):
+        return
+    yield figures
+    if depth == 0:
+        return
+    if isinstance(figures, dict):
+        inner = list(figures.values())
+    elif isinstance(figures, (list, tuple)):
+        inner = list(figures)
+    elif dataclasses.is_dataclass(figures) and not isinstance(figures, type):
+        inner = [getattr(figures, f.name) for f in dataclasses.fields(figures)]
+    else:
+        return
+    for part in inner:
+        yield from _parts(part, depth - 1)
+
+
 @contextmanager
-def study(name: str) -> Iterator[None]:
-    """Run a timed study under the guard: others' load is measured while it runs, and until
-    the next study begins, every verdict (:func:`withheld`) is withheld if it was busy.
+def study(name: str) -> Iterator[Study]:
+    """Run a timed study under the guard: its threads' waits are read while it runs, and
+    what it returns is filed with that reading (:meth:`Study.file`).
 
     A study inside another (a bench's grid of studies) runs under the outer one's meter."""
     global _measuring
+    handle = Study(name)
     if _measuring or not enabled():
-        yield
+        yield handle
         return
     _measuring = True
     try:
-        with OtherLoad() as load:
+        with LoadMeter() as load:
             began = time.monotonic()
-            yield
+            yield handle
             time.sleep(max(0.0, MIN_SECONDS - (time.monotonic() - began)))
     finally:
         _measuring = False
-    _readings.append(Busyness(name, load.cores, load.wall_seconds))
+    handle.reading = Busyness(name, load.wall_seconds, contention.readings(load))
+    handle.index = len(_readings)
+    _readings.append(handle.reading)
 
 
 def guarded(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """A decorator: the function is a timed study (:func:`study`)."""
+    """A decorator: the function is a timed study (:func:`study`), and what it returns is
+    filed with the study's reading."""
 
     def wrap(function: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(function)
         def run(*args: P.args, **kwargs: P.kwargs) -> R:
-            with study(name):
-                return function(*args, **kwargs)
+            with study(name) as handle:
+                figures = function(*args, **kwargs)
+            handle.file(figures)
+            return figures
 
         return run
 
@@ -272,10 +273,32 @@ def latest() -> Busyness | None:
     return _readings[-1] if _readings and not _measuring else None
 
 
-def withheld() -> Busyness | None:
-    """The newest study's reading if it was busy (its verdicts are withheld), else None."""
-    newest = latest()
-    return newest if newest is not None and newest.busy else None
+def _indices(*figures: object) -> set[int]:
+    return {
+        index
+        for figure in figures
+        for part in _parts(figure, depth=3)
+        if id(part) in _filed and _filed[id(part)][0] is part
+        for index in _filed[id(part)][1]
+    }
+
+
+def readings_of(*figures: object) -> list[Busyness]:
+    """The readings of the studies that returned ``figures`` (or the rows in them)."""
+    indices = _indices(*figures)
+    return [_readings[i] for i in sorted(indices) if i < len(_readings)]
+
+
+def withheld(*figures: object) -> Busyness | None:
+    """The gate: the busy reading that withholds a verdict on ``figures``, else None.
+
+    The readings of the studies that returned ``figures``; with none given or found, those
+    of the figures the :func:`judged` writer now writing was given; else the newest study's."""
+    found = readings_of(*figures) if figures else []
+    if not found:
+        judging = _judging.get()
+        found = list(judging) if judging is not None else [r for r in [latest()] if r]
+    return next((reading for reading in found if reading.busy), None)
 
 
 def for_record() -> Busyness | None:
@@ -290,9 +313,10 @@ def for_record() -> Busyness | None:
 
 def judged(scope: str = "study") -> Callable[[Callable[P, R]], Callable[P, R]]:
     """A decorator for a function that writes a verdict, rule or advice (a ``str`` or a list
-    of lines): where the studies it reads ran on a busy machine, it returns the guard's
-    line(s) instead. ``scope``: ``"study"`` reads the newest study (a sentence under its
-    study); ``"all"`` every study of this process (a notebook's summary of findings)."""
+    of lines): where the studies whose figures it is given ran busy, it returns the guard's
+    line(s) instead. Given figures no study returned, ``scope`` says which studies it
+    reads: ``"study"`` the newest (a sentence under its study), ``"all"`` every study of
+    this process (a notebook's summary of findings)."""
     if scope not in ("study", "all"):
         raise ValueError(f"scope must be 'study' or 'all', not {scope!r}")
 
@@ -301,11 +325,17 @@ def judged(scope: str = "study") -> Callable[[Callable[P, R]], Callable[P, R]]:
 
         @functools.wraps(function)
         def write(*args: P.args, **kwargs: P.kwargs) -> R:
-            busy = [withheld()] if scope == "study" else [r for r in _readings if r.busy]
-            lines = list(dict.fromkeys(r.line() for r in busy if r is not None))  # each once
-            if not lines:
+            found = readings_of(*args, *kwargs.values())
+            if not found:
+                found = [r for r in [latest()] if r] if scope == "study" else list(_readings)
+            lines = list(dict.fromkeys(r.line() for r in found if r.busy))  # each once
+            if lines:
+                return lines if lines_out else " ".join(lines)  # type: ignore[return-value]
+            token = _judging.set(tuple(found))
+            try:
                 return function(*args, **kwargs)
-            return lines if lines_out else " ".join(lines)  # type: ignore[return-value]
+            finally:
+                _judging.reset(token)
 
         return write
 
@@ -314,23 +344,35 @@ def judged(scope: str = "study") -> Callable[[Callable[P, R]], Callable[P, R]]:
 
 def busy_mark() -> str:
     """What a table's caption or a plot's title adds for figures from a busy study."""
-    flagged = withheld()
-    return (
-        f" [busy machine: others used {flagged.other_cores:.2f} cores; not judged]"
-        if flagged
-        else ""
-    )
+    return " [busy machine: not judged]" if withheld() else ""
 
 
 def how_busy(seconds: float = 1.0) -> str:
-    """How busy other programs keep the machine now, over ``seconds``: a notebook's and
-    ``doctor``'s line before they measure."""
-    with OtherLoad(interval=seconds / 4) as load:
-        time.sleep(seconds)
+    """Whether a study would wait for a CPU now: a matrix-product loop on this process's
+    threads for ``seconds``, read as a study is. A notebook's and ``doctor``'s line before
+    they measure."""
+    a = torch.randn(256, 256)
+    with LoadMeter(interval=seconds / 4) as load:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            torch.tanh(a @ a)
+    reading = Busyness("a probe", load.wall_seconds, contention.readings(load))
+    causes = reading.causes
+    own_quota = (reading.load.get("throttled_share") or 0.0) > contention.THROTTLED_SHARE
+    advice = "" if own_quota else "; close other programs (or wait for other users) and run again"
     state = (
         "quiet enough to measure"
-        if load.cores <= BUSY_CORES
-        else "busy: the studies below will say so and withhold their verdicts; close other "
-        "programs (or wait for other users) and run again for figures worth keeping"
+        if not causes
+        else f"contended: {'; '.join(causes)}. The studies below will say so and withhold "
+        f"their verdicts{advice}"
     )
-    return f"Others' load now: {load.cores:.2f} cores over {seconds:g} s ({state})."
+    wait = reading.load.get("wait_share")
+    seen = (
+        f"a probe's threads waited {wait:.3f} s for a CPU per second they ran"
+        if wait is not None
+        else "no run-queue wait on this platform"
+    )
+    return (
+        f"Now: {seen}; others used {reading.other_cores:.2f} cores anywhere on the machine "
+        f"(read by {reading.method}; {state})."
+    )

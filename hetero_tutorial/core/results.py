@@ -101,9 +101,7 @@ def busy_line(record: Record) -> str | None:
     load = record.provenance.get("machine_load") or {}
     if not load.get("busy"):
         return None
-    return machine_load.Busyness(
-        load["study"], load["other_load_cores"], load["seconds"], tuple(load["off_reference"])
-    ).line()
+    return machine_load.Busyness.from_json(load).line()
 
 
 @dataclass

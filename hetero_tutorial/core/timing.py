@@ -298,8 +298,9 @@ class Spread:
     def side(self, threshold: float, above: bool = True) -> bool | None:
         """Whether the whole spread lies at or above ``threshold`` (below it, for ``above``
         False): True if so, False if it lies wholly on the other side, None if it straddles
-        the threshold or no spread was measured, or the newest study ran on a busy machine
-        (:func:`~hetero_tutorial.core.machine_load.withheld`)."""
+        the threshold or no spread was measured, or the guard withholds the verdict (the
+        study whose figures are being judged ran busy:
+        :func:`~hetero_tutorial.core.machine_load.withheld`)."""
         if not self.measured or withheld():
             return None
         low, high = sorted((self.low, self.high))
@@ -329,7 +330,7 @@ class Spread:
 
     def noise(self, unit: str = "{:.2f}x") -> str:
         """What a verdict says when it cannot tell an effect from this spread (or was not
-        allowed to: the newest study ran on a busy machine)."""
+        allowed to: the study whose figures are being judged ran busy)."""
         busy = withheld()
         if busy:
             return f"; {busy.line()}"

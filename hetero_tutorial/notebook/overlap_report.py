@@ -63,16 +63,12 @@ def summary_table(summary: Sequence[dict[str, Any]], ideal: bool = True) -> Mark
 
 
 def guard_line() -> str:
-    """Others' load over the whole of the study that just ran, as the busy-machine guard read
-    it (each run's own meter reads only runs of several sampling intervals)."""
+    """What the busy-machine guard read over the whole of the study that just ran (each
+    run's own meter reads only runs of several sampling intervals)."""
     reading = machine_load.latest()
     if reading is None:
         return "The busy-machine guard took no reading here (it is switched off)."
-    state = "busy: its verdicts are withheld" if reading.busy else "quiet enough to judge"
-    return (
-        f"While {reading.study} ran ({reading.seconds:.1f} s), other programs used "
-        f"{reading.other_cores:.2f} cores ({state})."
-    )
+    return reading.line() if reading.busy else reading.quiet_line()
 
 
 def ideal_guess_line(guess: float | None, summary: Sequence[dict[str, Any]], **key: Any) -> str:

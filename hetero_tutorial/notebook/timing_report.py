@@ -14,9 +14,10 @@ from matplotlib.figure import Figure
 from hetero_tutorial.core import machine_load, results
 from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.core.machine_load import judged
-from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies.crossover_grid import batching_sentence
+from hetero_tutorial.studies.neighbours import CASES, NeighbourRun
 
 ARTICLE_STEP = {"article: cpu": 0.0003, "article: gpu": 0.0005}
 """The article's C1 figures, in seconds per step: claims to test, not measurements."""
@@ -268,3 +269,99 @@ def forward_cost_heatmap(rows: Sequence[dict[str, Any]], devices: Sequence[str])
     )
     bar.ax.xaxis.set_visible(False)  # a vertical colour bar's width means nothing
     return fig
+
+
+def guard_reading(figures: object) -> str:
+    """What the busy-machine guard read while the study that returned ``figures`` ran."""
+    found = machine_load.readings_of(figures)
+    if not found:
+        return "The busy-machine guard took no reading of this study (it is switched off)."
+    return " ".join(r.line() if r.busy else r.quiet_line() for r in found)
+
+
+def neighbour_table(runs: Sequence[NeighbourRun]) -> Markdown:
+    """One row per run of the pinned loop: its speed, its wait, others' load, the guard."""
+    rows = [
+        {
+            "case": r.case,
+            "round": r.round + 1,
+            "calls_per_s": r.calls_per_s,
+            "wait": "not read here" if r.wait_share is None else f"{r.wait_share:.3f}",
+            "on_its_cpu": r.others_on_its_cpu,
+            "anywhere": r.others_anywhere,
+            "guard": "judged" if r.judged else "not judged",
+        }
+        for r in runs
+    ]
+    return markdown_table(
+        rows,
+        {
+            "case": "the loop ran",
+            "round": "round",
+            "calls_per_s": "calls/s",
+            "wait": "wait per CPU second",
+            "on_its_cpu": "others on its CPU (cores)",
+            "anywhere": "others anywhere (cores)",
+            "guard": "the guard",
+        },
+        {
+            "calls_per_s": "{:,.0f}".format,
+            "on_its_cpu": "{:.2f}".format,
+            "anywhere": "{:.2f}".format,
+        },
+    )
+
+
+def _speed_against_alone(runs: Sequence[NeighbourRun], case: str) -> Spread:
+    alone = {r.round: r.calls_per_s for r in runs if r.case == CASES[0]}
+    beside = {r.round: r.calls_per_s for r in runs if r.case == case}
+    rounds = sorted(alone.keys() & beside.keys())
+    ratios = [beside[i] / alone[i] for i in rounds]
+    return Spread.of_ratios(ratios, per="round")
+
+
+def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[str]:
+    """What the neighbour study found, each comparison with the side it came out on, and
+    the learner's guess (``"as fast"`` or ``"slower"``) beside it."""
+    alone = [r for r in runs if r.case == CASES[0]]
+    if not all(r.judged for r in alone):
+        return [
+            "The loop alone was itself held back (others ran on its CPU while it waited), so "
+            "this machine is busy now: no verdict on the neighbours. Close other programs "
+            "and run the cell again."
+        ]
+    lines = []
+    for case in CASES[1:]:
+        spread = _speed_against_alone(runs, case)
+        mine = [r for r in runs if r.case == case]
+        if not spread.measured:
+            side = "one round gives no spread: no verdict on a change in speed"
+        elif min(spread.low, spread.high) > 1 / 1.1:
+            side = "no slower than alone, within 10% in every round"
+        elif max(spread.low, spread.high) < 1 / 1.1:
+            side = "slower than alone in every round"
+        else:
+            side = "slower in some rounds only: no verdict"
+        judged = sum(r.judged for r in mine)
+        lines.append(
+            f"With a {case}, the loop ran at {spread} of its speed alone: "
+            f"{side}. The guard judged {judged} of {len(mine)} such runs."
+        )
+    other = _speed_against_alone(runs, CASES[1])
+    if guess not in ("as fast", "slower"):
+        lines.append('Write "as fast" or "slower" into MY_NEIGHBOUR_GUESS to compare.')
+    elif not other.measured:
+        lines.append(f'You guessed "{guess}"; one round cannot tell: run more rounds.')
+    else:
+        as_fast = min(other.low, other.high) > 1 / 1.1
+        slower = max(other.low, other.high) < 1 / 1.1
+        if not (as_fast or slower):
+            lines.append(f'You guessed "{guess}"; the rounds disagree: no verdict on it.')
+        else:
+            held = (guess == "as fast") == as_fast
+            found = "as fast" if as_fast else "slower"
+            lines.append(
+                f'You guessed "{guess}" beside a neighbour on another core; it ran {found}: '
+                f"{'your guess held' if held else 'your guess broke'}."
+            )
+    return lines

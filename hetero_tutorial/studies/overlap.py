@@ -22,9 +22,10 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, replace
 from typing import Any
 
+from hetero_tutorial.core.contention import LoadMeter
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine import usable_cores
-from hetero_tutorial.core.machine_load import OtherLoad, guarded
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import Placement, as_placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.rl.overlapped.loop import train_overlapped
@@ -46,7 +47,7 @@ TIMELINE_SECONDS = 1.5
 LOAD_MIN_INTERVALS = 10
 """Sampling intervals a run must last for its "others' load" to be reported: the figure's
 resolution is about one interval of CPU per process that ends during the run (see
-:class:`~hetero_tutorial.core.machine_load.OtherLoad`), so a run of a few intervals would
+:class:`~hetero_tutorial.core.contention.LoadMeter`), so a run of a few intervals would
 report its own processes' exits as others' load."""
 
 
@@ -213,12 +214,12 @@ def sequential_row(run: PPOResult) -> dict[str, Any]:
     )
 
 
-def load_fields(load: OtherLoad) -> dict[str, Any]:
+def load_fields(load: LoadMeter) -> dict[str, Any]:
     """A run's ``other_load_cores`` (None for a run shorter than :data:`LOAD_MIN_INTERVALS`
     sampling intervals: too short to tell) and its ``run_seconds``."""
     long_enough = load.wall_seconds >= LOAD_MIN_INTERVALS * load.interval
     return {
-        "other_load_cores": load.cores if long_enough else None,
+        "other_load_cores": load.other_cores if long_enough else None,
         "run_seconds": load.wall_seconds,
         "load_interval_seconds": load.interval,
     }
@@ -265,7 +266,7 @@ def overlap_study(
         for seed in seeds:
             if progress is not None:
                 progress(f"seed {seed}: sequential")
-            with OtherLoad() as load:
+            with LoadMeter() as load:
                 sequential = train(
                     config,
                     placement,
@@ -278,7 +279,7 @@ def overlap_study(
             for backend, count, lag in configurations(backends, workers, lags):
                 if progress is not None:
                     progress(f"seed {seed}: {backend}, {count} worker(s), lag {lag}")
-                with OtherLoad() as load:
+                with LoadMeter() as load:
                     result = train_overlapped(
                         config,
                         placement,
@@ -405,7 +406,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     ratios. Learning: each seed's greedy return (``eval_returns_by_seed``, what a learning
     verdict reads), their mean and standard deviation. ``other_load_cores``: the median
     (and ``_max``) over seeds of the CPU cores other programs kept busy during the runs
-    (:class:`~hetero_tutorial.core.machine_load.OtherLoad`), None where every run was too
+    (:class:`~hetero_tutorial.core.contention.LoadMeter`), None where every run was too
     short to tell (:func:`load_fields`).
     """
     keys = list(

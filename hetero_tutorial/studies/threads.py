@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.machine_load import NOT_JUDGED, judged, withheld
+from hetero_tutorial.core.machine_load import NOT_JUDGED, derived, judged, withheld
 from hetero_tutorial.core.timing import Spread
 
 ROLES = {
@@ -53,6 +53,7 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
     if not rows:
         raise UsageError("no sweep rows to read thread effects from")
     mine = [r for r in rows if placement in r.get("stands_for", [r["placement"]])]
+    busy = withheld(rows) is not None
     counts = sorted({r["threads"] for r in mine})
     if len(counts) < 2:
         raise UsageError(f"the sweep ran {placement} at {counts} thread(s) only: sweep 1 and more")
@@ -80,16 +81,14 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
                     "low": spread.low,
                     "high": spread.high,
                     "how": spread.how,
-                    "verdict": _verdict(side),
+                    "verdict": NOT_JUDGED if busy else _verdict(side),
                 }
             )
-    return effects
+    return derived(rows, effects)
 
 
 def _verdict(side: bool | None) -> str:
     """A row's verdict from the side its spread lies on (None: straddles 1, or unmeasured)."""
-    if withheld():
-        return NOT_JUDGED
     return UNCLEAR if side is None else FASTER if side else SLOWER
 
 
