@@ -94,7 +94,7 @@ def backward(
 
 
 def written_out_update(learner: DDPGLearner) -> Callable[[Batch], None]:
-    """``learner.update`` with the same steps and losses, its backward passes written out."""
+    """``learner.step`` with the same steps and losses, its backward passes written out."""
     actor, critic = linears(learner.actor.net), linears(learner.critic.net)
     actor_target = linears(learner.actor_target.net)
     critic_target = linears(learner.critic_target.net)
@@ -146,7 +146,7 @@ def largest_difference(run: DDPGTrainer) -> dict[str, float]:
         update(batch)
         return torch.cat([flat.data for flat in flats])
 
-    weights = one_update(learner.update)
+    weights = one_update(learner.step)
     written_weights = one_update(written_out_update(learner))
     return {
         "weight": (weights - written_weights).abs().max().item(),
@@ -163,7 +163,7 @@ def main() -> None:
     differences = largest_difference(check)
 
     def write_out(run: DDPGTrainer) -> None:
-        run.learner.update = written_out_update(run.learner)
+        run.learner.step = written_out_update(run.learner)
 
     steps = LEARNING_STARTS + args.rounds * args.chunk
     contestants = {

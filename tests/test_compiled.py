@@ -119,7 +119,7 @@ def test_eager_and_compiled_pieces_run_one_function_per_step(trainers):
     assert eager.eager_fn.__func__ is comp.eager_fn.__func__ is PPOLearner.gradient_steps
     ddpg = _ddpg_learners(("eager", "compile")).values()
     steps = {learner.step.eager_fn.__func__ for learner in ddpg}
-    assert steps == {DDPGLearner.gradient_steps}
+    assert steps == {DDPGLearner.update}
     eager, comp = (trainers[m].collector.step for m in ("eager", "compile"))
     assert eager.mode == "eager" and comp.mode == "compile"
     assert eager.eager_fn.__func__ is comp.eager_fn.__func__ is BatchedCollector.rollout_steps
@@ -241,7 +241,7 @@ def test_the_compiled_ddpg_update_learns_as_the_eager_one():
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]  # no other test's tau
     for index, batch in enumerate(_pendulum_batches(5)):
         for learner in (eager, comp, other_tau):
-            learner.update(batch)
+            learner.step(batch)
         for mine, theirs in zip(comp.flats, eager.flats, strict=True):
             torch.testing.assert_close(mine.data, theirs.data, rtol=0, atol=2e-5)
         if index == 0:
@@ -259,11 +259,11 @@ def test_under_a_copy_counter_a_compiled_piece_runs_its_arithmetic_eagerly():
     learners = _ddpg_learners(("eager", "compile"))
     first, counted = _pendulum_batches(2)
     for learner in learners.values():
-        learner.update(first)
+        learner.step(first)
     comp = learners["compile"]
     with CopyCounter():
-        comp.update(counted)
-    learners["eager"].update(counted)
+        comp.step(counted)
+    learners["eager"].step(counted)
     assert comp.step.steady_calls == 0  # the counted call ran on no clock
     for mine, theirs in zip(comp.flats, learners["eager"].flats, strict=True):
         torch.testing.assert_close(mine.data, theirs.data, rtol=0, atol=2e-5)
@@ -273,7 +273,7 @@ def test_without_a_cpp_compiler_ddpg_updates_eagerly_saying_why(monkeypatch, cap
     monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
     monkeypatch.setattr(compiled_module, "_SAID", set())
     (learner,) = _ddpg_learners(("compile",)).values()
-    learner.update(_pendulum_batches(1)[0])
+    learner.step(_pendulum_batches(1)[0])
     assert learner.step.mode == "eager" and learner.critic_optimizer.fused  # eager's Adam
     assert "DDPG's update runs eagerly: no C++ compiler" in capsys.readouterr().err
 
@@ -424,7 +424,7 @@ def test_the_cuda_graphed_ddpg_update_learns_as_the_eager_one_on_cuda():
     for batch in _pendulum_batches(5):
         on_device = Batch(*(t.to(graphed.placement.update_device) for t in batch))
         for learner in learners.values():
-            learner.update(on_device)
+            learner.step(on_device)
     for mine, theirs in zip(graphed.flats, learners["eager"].flats, strict=True):
         torch.testing.assert_close(mine.data, theirs.data, rtol=0, atol=1e-4)
     assert graphed.step.steady_calls == 5 - 2 and graphed.step.graph_skips == 0

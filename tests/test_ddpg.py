@@ -263,7 +263,7 @@ def test_the_first_update_is_not_timed(monkeypatch):
     monkeypatch.setattr(trainer_module, "time", clock)
     monkeypatch.setattr(trainer_module, "synchronize", lambda device: synced.append(clock.now))
     run = DDPGTrainer(DDPGConfig(**SMALL, total_steps=500, learning_starts=200), CPU_ONLY)
-    update = run.learner.update
+    update = run.learner.step
 
     updates = []
 
@@ -272,7 +272,7 @@ def test_the_first_update_is_not_timed(monkeypatch):
             clock.now += 100.0  # the device's one-off start, paid by the first update
         updates.append(update(batch))
 
-    run.learner.update = update_with_a_slow_start
+    run.learner.step = update_with_a_slow_start
     for _ in range(4):
         run.advance(125)
     assert len(synced) == 480  # every timed step waits for its update before the clock stops

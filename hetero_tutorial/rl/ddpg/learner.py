@@ -10,8 +10,9 @@ Speed without changing the algorithm: no per-step ``.item()``; acting under
 only (the critic's weight gradients, which the actor step never uses, are not computed);
 fused Adam; one ``lerp_`` per network's flat parameters for the Polyak averaging.
 
-Eager and compiled runs call the same update (:meth:`DDPGLearner.gradient_steps`); with
-``config.compile`` ``torch.compile`` traces it whole into one graph: both losses, their
+Eager and compiled runs call the same update (:meth:`DDPGLearner.update`) through
+:attr:`DDPGLearner.step`, the update in the config's compile mode; with ``config.compile``
+``torch.compile`` traces it whole into one graph: both losses, their
 backward passes (``torch.autograd.grad``), both Adam steps (``torch.optim``'s functional
 form: see :class:`~hetero_tutorial.rl.flat.Adam`) and the averaging. Acting stays eager, by
 design: one observation's forward is a call of a few operations, where a compiled call's
@@ -83,9 +84,10 @@ class DDPGLearner:
         self.noise = np.random.default_rng(seed)
         device = placement.update_device
         self.step = compiled(
-            self.gradient_steps, config.compile_mode, device, "DDPG's update", traces_autograd=True
+            self.update, config.compile_mode, device, "DDPG's update", traces_autograd=True
         )
-        """:meth:`gradient_steps` in the config's compile mode (first call timed apart)"""
+        """:meth:`update` in the config's compile mode (first call timed apart): what the
+        trainer calls"""
         compiling = self.step.mode != "eager"
         self.actor_optimizer = self.actor_flat.adam(config.actor_lr, ADAM_EPS, compiling)
         self.critic_optimizer = self.critic_flat.adam(config.critic_lr, ADAM_EPS, compiling)
@@ -111,11 +113,8 @@ class DDPGLearner:
         return np.clip(action, self.low, self.high).astype(np.float32)
 
     def update(self, batch: Batch) -> None:
-        """One critic step, one actor step, then Polyak-average the targets."""
-        self.step(batch)
-
-    def gradient_steps(self, batch: Batch) -> None:
-        """:meth:`update`'s steps, what :attr:`step` runs, eagerly or traced as one graph."""
+        """One critic step, one actor step, then Polyak-average the targets (:attr:`step`
+        runs it, eagerly or traced as one graph)."""
         c = self.config
         with torch.no_grad():
             next_q = self.critic_target(batch.next_obs, self.actor_target(batch.next_obs))

@@ -146,7 +146,7 @@ class DDPGTrainer:
             with phase("sample"):
                 batch = self.buffer.sample(config.batch_size, self.placement.update_device)
             with phase("update"):
-                learner.update(batch)
+                learner.step(batch)
             if learner.syncs_weights:
                 with phase("weight_sync"):
                     learner.sync_weights()
