@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BOOK_STAMP := $(VENV)/.installed-book
 QUICK_ENV := HETERO_TUTORIAL_QUICK=1
-EXTRAS := dev,atari,ray
+EXTRAS := dev,atari,ray,mujoco
 BOOK_EXTRAS := $(EXTRAS),book
 
 .DEFAULT_GOAL := help
@@ -117,7 +117,7 @@ format: setup ## apply ruff's formatting and safe fixes
 lock: ## regenerate constraints.txt from a clean virtual environment (torch pinned to 2.13.0)
 	rm -rf build/lock-venv
 	$(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".[dev,atari,ray,book]"
+	build/lock-venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".[dev,atari,ray,mujoco,book]"
 	{ echo "# Exact versions for the set-up (make setup). Regenerate with: make lock"; \
 	  build/lock-venv/bin/python -m pip freeze --exclude-editable | sed 's/+cpu$$//'; } > constraints.txt
 	rm -rf build/lock-venv
