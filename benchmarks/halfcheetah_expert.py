@@ -54,7 +54,7 @@ def main() -> None:
         critic_lr=3e-4,
     )
     run = DDPGTrainer(config, placement("all-cpu"), args.seed, threads=1)
-    began, curve = time.monotonic(), []
+    began, curve, commit = time.monotonic(), [], code_commit()  # the code that trains
     best, best_return = None, -np.inf
     while run.steps_done < args.steps:
         run.advance(min(args.eval_every, args.steps - run.steps_done))
@@ -89,7 +89,7 @@ def main() -> None:
         "minutes": round((time.monotonic() - began) / 60, 1),
         "versions": versions,
         "machine": fingerprint()["cpu_model"],
-        "commit": code_commit(),
+        "commit": commit,
     }
     folder = demonstrations.save(args.out, episodes, best, args.hidden, provenance)
     returns = [float(e["rewards"].sum()) for e in episodes]

@@ -61,6 +61,9 @@ _NAMES = {
     "LagSchedule": "rl.overlapped.schedule",
     "RolloutWorker": "rl.overlapped.worker",
     "configuration_label": "rl.overlapped.timeline",
+    "GAILConfig": "rl.gail.config",
+    "GAILTrainer": "rl.gail.trainer",
+    "discriminator_loss": "rl.gail.discriminator",
     # allocator
     "Allocator": "allocator.allocator",
     "CNNConfig": "allocator.cnn",
@@ -104,6 +107,8 @@ _MODULES = {
     "buffer_designs": "studies.buffer_designs",
     "overlap": "studies.overlap",
     "overlap_findings": "studies.overlap_findings",
+    "gail": "studies.gail",
+    "demonstrations": "rl.gail.demonstrations",
     "trials": "allocator.trials",
     "article": "ledger.article",
     "claims": "ledger.claims",

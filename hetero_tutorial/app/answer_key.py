@@ -257,25 +257,44 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
         "(a Python number that changes).",
     ),
     ("09", 1): A(
+        "the rollout and PPO's update take most of a round at the series' settings (2,048 "
+        "steps, 2 updates of 1,024 + 1,024 rows); the discriminator's updates grow with the "
+        "rows and updates per round, the generator's update with its width.",
+        "the discriminator's updates the largest phase: the seat's CPU is slow at large "
+        "matrix products, or another program shared its cores (the guard's line says which).",
+    ),
+    ("09", 2): A(
+        "where the per-row cost flattens, as notebook 00's heat map flattens along a row: "
+        "the fixed cost of each call is paid off and the arithmetic dominates; the update "
+        "runs three products per layer where a forward pass runs one, so it flattens later.",
+        "a cost per row that rises at the largest rows: the matrices left the caches.",
+    ),
+    ("09", 3): A(
+        "the same sweep on the GPU, interleaved with the CPU's: the update at 1,024 rows and "
+        "width 64 first (the series' setting), then the rows where the lines cross.",
+        "a seat that judges C12 from the whole round only: the rollout, on the CPU anyway, "
+        "dilutes what moving the discriminator changes.",
+    ),
+    ("10", 1): A(
         "running the GPU path on the CPU measures the CPU twice; calling it a GPU result "
         "would put a number on a claim nobody measured.",
         "a seat that finds a CPU-vs-GPU claim judged without an accelerator: the verdict "
         "comes from a reference record, which the ledger names.",
     ),
-    ("09", 2): A(
+    ("10", 2): A(
         "the ledger's row names the machine and its figures; most differences are in size "
         "(an overhead smaller on a fast CPU), a few in direction (a placement that wins only "
         "with a GPU), and only those can reverse on another machine.",
         "every claim held on a reference machine: read the spreads; a narrow win may be "
         "within them.",
     ),
-    ("09", 3): A(
+    ("10", 3): A(
         "a quieter machine first when the spread is wide from interference (the guard's "
         "line); more repeats when the repeats agree but the effect is small.",
         "a verdict that flips between two runs on one seat: the effect sits inside the "
         "spread, so neither verdict is one.",
     ),
-    ("09", 4): A(
+    ("10", 4): A(
         "{speedup_and_saved}: state both, or the speed-up alone with its spread; "
         "percentages of time saved do not compare across ratios.",
         "28% from the exercise: the learner computed (72 - 53) / 72 rounded up, or mixed the two.",

@@ -1,6 +1,6 @@
 """Quick benchmarks for the records the claims ledger needs and this machine lacks.
 
-A learner who jumps straight to the ledger (notebook 09) should not wait minutes for
+A learner who jumps straight to the ledger (notebook 10) should not wait minutes for
 benchmarks they did not ask for: the notebook lists what is missing (:func:`missing`) and
 prints the one command that measures it all (:data:`COMMAND`, which runs
 :func:`measure_missing`); its parameter ``MEASURE_MISSING`` runs it in place.
@@ -43,6 +43,9 @@ QUICK_BENCHMARKS: dict[str, list[tuple[list[str], str]]] = {
     "bench.ddpg_placements": [
         (["ddpg_placements", "--steps", "1400"], "ddpg_placements"),
     ],
+    "bench.gail": [
+        (["gail", "--rows", "64", "1024", "--repeats", "3", "--rounds", "2"], "gail"),
+    ],
     "bench.allocator": [
         (
             [
@@ -72,6 +75,7 @@ WRITTEN_BY = {
     "bench.ddpg": "04",
     "bench.ddpg_placements": "04",
     "bench.allocator": "05",
+    "bench.gail": "09",
 }
 """The notebook that writes each record kind the claims read."""
 COMMAND = "python -m hetero_tutorial.app.fill_ledger"
@@ -90,7 +94,7 @@ def missing() -> dict[str, list[str]]:
 
 
 def missing_lines() -> list[str]:
-    """What notebook 09 prints instead of measuring: each missing record, the claims and the
+    """What notebook 10 prints instead of measuring: each missing record, the claims and the
     notebook that measure it, then the one command that fills them all."""
     found = missing()
     if not found:

@@ -49,7 +49,8 @@ BLOCKS = (
     Block("Rollout and update at the same time", ("06",)),
     Block("Environments on the device", ("07",)),
     Block("Compile and CUDA graphs", ("08",)),
-    Block("The claims ledger", ("09",)),
+    Block("GAIL: where the discriminator runs", ("09",)),
+    Block("The claims ledger", ("10",)),
 )
 """The workshop's blocks in teaching order; every notebook of the series is in one."""
 
@@ -191,11 +192,11 @@ class TeachingPath:
 
 HALF_DAY = TeachingPath(
     "The half day: honest timing, the baseline, replay buffers, overlap, the ledger",
-    (("00", "01", "04", "06", "09"),),
+    (("00", "01", "04", "06", "10"),),
 )
 FULL_PATH = TeachingPath(
     "The full path: every notebook, over two days",
-    (("00", "01", "02", "03", "04"), ("05", "06", "07", "08", "09")),
+    (("00", "01", "02", "03", "04"), ("05", "06", "07", "08", "09", "10")),
 )
 PATHS = (HALF_DAY, FULL_PATH)
 

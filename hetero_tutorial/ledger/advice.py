@@ -1,6 +1,6 @@
 """What to do on this machine: recommendations generated from its own records.
 
-Notebook 09 ends with this: where each phase should run, how many CPU threads, which
+Notebook 10 ends with this: where each phase should run, how many CPU threads, which
 replay buffer, which batch sizes, and whether the allocator is worth its measuring
 time. Each recommendation comes with the measured figure behind it, and says
 ``no clear effect`` where the spread of the repeats decides nothing; a question whose
@@ -284,7 +284,7 @@ QUESTIONS: tuple[Callable[[Records], Advice], ...] = (
     batch_sizes,
     allocator_worth,
 )
-"""The recommendations, in the order notebook 09 shows them."""
+"""The recommendations, in the order notebook 10 shows them."""
 
 
 def advice(records: Records) -> list[Advice]:

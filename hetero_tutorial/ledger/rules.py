@@ -445,8 +445,48 @@ def c11(records: Records) -> Verdict:
     return Verdict(status, text + _note(status, spread, "{:.0%}"), ratio)
 
 
+C12_WIDTH, C12_ROWS = 64, 1_024
+"""C12's setting: the article's 64 hidden units, and the series' rows per discriminator
+update (:class:`~hetero_tutorial.rl.gail.config.GAILConfig`'s ``disc_rows``)."""
+
+
+def _c12_spread(sweep: list[dict[str, Any]], accel: str, **setting: Any) -> Spread | None:
+    """The CPU's seconds per discriminator update over ``accel``'s, at ``setting``."""
+    at = {r["device"]: r for r in sweep if all(r[k] == v for k, v in setting.items())}
+    if "cpu" not in at or accel not in at:
+        return None
+    return Spread.of_medians(at["cpu"], at[accel])
+
+
 def c12(records: Records) -> Verdict:
-    return Verdict(Status.NOT_MEASURABLE, "outside this series (no GAIL, no MuJoCo HalfCheetah)")
+    record = _newest(records, "bench.gail")
+    sweep, accel = record.data["sweep"], record.data.get("accelerator")
+    at_width = sorted((r for r in sweep if r["device"] == "cpu" and r["width"] == C12_WIDTH
+                       and not r["penalty"]), key=lambda r: r["rows"])  # fmt: skip
+    if accel is None or not _accelerated(record):
+        cpu = "; ".join(f"{r['rows']:,} rows {r['median_s'] * 1e3:.3g} ms" for r in at_width)
+        return Verdict(
+            Status.NOT_MEASURABLE,
+            f"no accelerator: the CPU's {C12_WIDTH}-unit discriminator update takes {cpu} "
+            "(penalty off), what an accelerator would have to beat",
+        )
+    spread = _c12_spread(sweep, accel, width=C12_WIDTH, rows=C12_ROWS, penalty=0.0)
+    if spread is None:
+        raise _NoMatchingRecord(f"needs a bench.gail sweep at {C12_ROWS} rows, width {C12_WIDTH}")
+    status = _against(spread, 1.0)
+    settings = sorted({(r["width"], r["penalty"], r["rows"]) for r in sweep})
+    faster = [
+        f"{rows:,} rows, width {width}{', penalty' if penalty else ''}"
+        for width, penalty, rows in settings
+        if (found := _c12_spread(sweep, accel, width=width, penalty=penalty, rows=rows)) is not None
+        and found.side(1.0) is True
+    ]
+    text = (
+        f"discriminator update at {C12_ROWS:,} rows, width {C12_WIDTH}: {accel} {{}} the "
+        f"CPU's speed. Faster on {accel} past the noise at: "
+        + ("; ".join(faster) if faster else "no setting measured")
+    )
+    return Verdict(status, text.format(spread) + _note(status, spread), spread.value)
 
 
 def c13(records: Records) -> Verdict:

@@ -256,7 +256,7 @@ def ddpg_speed_sentence(
                 "is not the sampling"
             )
         lines.append(said + ".")
-    # the article's two times, not their ratio: notebook 09's exercise asks for that
+    # the article's two times, not their ratio: notebook 10's exercise asks for that
     return " ".join(lines) + " (The article: 72 s against 53 s per round.)"
 
 

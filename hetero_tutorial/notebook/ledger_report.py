@@ -1,4 +1,4 @@
-"""Notebook 09's tables and figure: the records behind the ledger, the claims, the advice."""
+"""Notebook 10's tables and figure: the records behind the ledger, the claims, the advice."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def what_to_do(by_machine: dict[str, Records]) -> Markdown:
 
 
 def findings(table: list[dict[str, Any]]) -> list[str]:
-    """What notebook 09 judged on this machine: the claims settled live on its CPU."""
+    """What notebook 10 judged on this machine: the claims settled live on its CPU."""
     here = [row for row in table if row["machine"] == verdicts.THIS_MACHINE]
     judged = ("held", "did not hold", "no clear effect", "no verdict")
     settled = [row for row in here if row["status"] in judged]

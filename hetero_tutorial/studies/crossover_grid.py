@@ -4,7 +4,7 @@ Two questions, answered from its rows (one per device, width and batch size, wit
 median and IQR of seconds per call): where an accelerator gets cheaper per sample than
 the CPU, past the noise of the two medians (:func:`crossover_cells`,
 :func:`crossover_widths`: notebook 00 and claim C3), and from which batch size batching
-stops paying (:func:`batches_that_pay`: notebook 00 and the advice of notebook 09), each
+stops paying (:func:`batches_that_pay`: notebook 00 and the advice of notebook 10), each
 also in a sentence (:func:`crossover_sentence`, :func:`batching_sentence`).
 """
 

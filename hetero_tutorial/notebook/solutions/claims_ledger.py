@@ -1,4 +1,4 @@
-"""Solutions for notebook 09 (the claims ledger)."""
+"""Solutions for notebook 10 (the claims ledger)."""
 
 from __future__ import annotations
 

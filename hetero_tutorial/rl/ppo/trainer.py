@@ -150,6 +150,7 @@ class PPOTrainer:
         self.learner.anneal(index)
         with self.phase("rollout"):
             last_value = self.collector.collect()
+        self.label_rewards()
         with self.phase("advantages"):
             compute_advantages(self.storage, last_value, self.config)
         with self.phase("transfer"):
@@ -161,6 +162,11 @@ class PPOTrainer:
         if self.collector.policy is not self.learner.policy:
             with self.phase("weight_sync"):
                 self.rollout_params.copy_from(self.learner.params)  # one copy when flat
+
+    def label_rewards(self) -> None:
+        """PPO learns from the environments' rewards, which the collector stored: nothing to
+        do. GAIL's trainer (:mod:`hetero_tutorial.rl.gail.trainer`) labels them here with
+        its discriminator."""
 
     def run_iteration(self) -> None:
         """Run the next iteration (a rollout and an update), timed; the first one under the

@@ -1,0 +1,149 @@
+"""GAIL: the discriminator learns and rewards, a round runs PPO on its rewards, C12's rule."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.core.results import Record
+from hetero_tutorial.ledger.claims import Status, claim, group_by_kind, judge
+from hetero_tutorial.rl.envs.mujoco import mujoco_problem
+from hetero_tutorial.rl.gail.config import GAILConfig
+from hetero_tutorial.rl.gail.demonstrations import Demonstrations
+from hetero_tutorial.rl.gail.discriminator import (
+    Discriminator,
+    DiscriminatorLearner,
+    discriminator_loss,
+    reward,
+)
+from hetero_tutorial.studies.gail import crossover_rows
+
+needs_mujoco = pytest.mark.skipif(mujoco_problem() is not None, reason=str(mujoco_problem()))
+
+
+def clouds(rows: int, shift: float, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Expert rows around +shift and policy rows around -shift, 17 + 6 columns."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(rows, 23, generator=g) + shift, torch.randn(rows, 23, generator=g) - shift)
+
+
+def test_the_reward_is_minus_log_one_minus_d():
+    logits = torch.linspace(-6, 6, 13)
+    expected = -torch.log(1 - torch.sigmoid(logits))
+    torch.testing.assert_close(reward(logits), expected, rtol=1e-5, atol=1e-6)
+    assert (reward(logits).diff() > 0).all()  # a row the discriminator takes for the expert's
+    # is worth more to the generator
+
+
+@pytest.mark.parametrize("penalty", [0.0, 10.0])
+def test_the_discriminator_learns_to_tell_expert_rows_from_the_policys(penalty):
+    torch.manual_seed(0)
+    learner = DiscriminatorLearner(17, 6, 64, 1e-3, penalty, "cpu")
+    expert, policy = clouds(256, 0.5)
+    first = learner.update(expert, policy).item()
+    for _ in range(150):
+        accuracy = learner.update(expert, policy).item()
+    assert first < 0.8 < accuracy
+    assert learner.label(expert).mean() > learner.label(policy).mean()
+
+
+def test_the_gradient_penalty_adds_a_term_and_a_second_backward_pass():
+    torch.manual_seed(0)
+    disc = Discriminator(17, 6, 64)
+    expert, policy = clouds(64, 0.5)
+    plain, _ = discriminator_loss(disc, expert, policy, 17, 0.0)
+    torch.manual_seed(1)
+    penalised, _ = discriminator_loss(disc, expert, policy, 17, 10.0)
+    assert penalised > plain
+    penalised.backward()  # through the gradient's own graph
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in disc.parameters())
+
+
+def test_a_bad_setting_is_refused_with_its_name():
+    with pytest.raises(Exception, match="disc_rows"):
+        GAILConfig(disc_rows=0)
+
+
+@needs_mujoco
+def test_a_round_labels_the_rollout_with_the_discriminators_reward_only():
+    """The generator sees no environment reward: after labelling, a stored reward is the
+    discriminator's (plus a bootstrap where a time limit cut an episode), while the episodes
+    still record HalfCheetah's own returns."""
+    from hetero_tutorial.rl.gail.trainer import GAILTrainer
+
+    rng = np.random.default_rng(0)
+    expert = Demonstrations(
+        rng.normal(size=(500, 17)).astype(np.float32),
+        rng.uniform(-1, 1, size=(500, 6)).astype(np.float32),
+        np.zeros(500, np.float32),
+        np.zeros(500, np.int32),
+        {},
+    )
+    config = GAILConfig(total_steps=2 * 4 * 256, num_steps=256, disc_rows=128)
+    trainer = GAILTrainer(config, placement("all-cpu"), expert, seed=0)
+    seen = {}
+
+    def label_and_keep() -> None:
+        GAILTrainer.label_rewards(trainer)
+        rows = torch.cat([trainer.storage.obs, trainer.storage.actions], -1).flatten(0, 1)
+        seen["expected"] = trainer.disc.label(rows).view(trainer.storage.rewards.shape)
+        seen["stored"] = trainer.storage.rewards.clone()
+        seen["dones"] = trainer.storage.dones.clone()
+
+    trainer.label_rewards = label_and_keep
+    while not trainer.done:
+        trainer.run_iteration()
+    not_cut = seen["dones"] == 0
+    torch.testing.assert_close(seen["stored"][not_cut], seen["expected"][not_cut])
+    assert {"discriminator", "labelling"} <= set(trainer.timer.seconds)
+    assert len(trainer.accuracy) == 2
+    trainer.close()
+
+
+def _gail_record(cpu_s: float, accel_s: float | None, iqr: float = 0.02) -> Record:
+    sweep = []
+    for rows in (1_024, 16_384):
+        for device, seconds in (("cpu", cpu_s), ("cuda:0", accel_s)):
+            if seconds is None:
+                continue
+            scale = rows / 1_024
+            sweep.append({"device": device, "rows": rows, "width": 64, "penalty": 0.0,
+                          "median_s": seconds * scale, "iqr_s": iqr * seconds * scale})  # fmt: skip
+    gpu = {"type": "cuda", "device": "cuda:0", "name": "Test GPU"} if accel_s else None
+    fingerprint = {"accelerator": gpu, "cpu_model": "Test CPU", "usable_cores": 2}
+    return Record(
+        "bench.gail",
+        {"sweep": sweep, "accelerator": "cuda:0" if accel_s else None, "rounds": []},
+        {"fingerprint": fingerprint, "date": "2026-12-07T00:00:00+00:00", "command": "t",
+         "quick": 0},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("accel_s", "status"),
+    [(None, Status.NOT_MEASURABLE), (0.5e-3, Status.HELD), (2e-3, Status.NOT_HELD),
+     (1.005e-3, Status.NO_CLEAR_EFFECT)],
+)  # fmt: skip
+def test_c12_is_judged_from_the_discriminator_sweep(accel_s, status):
+    verdict = judge(claim("C12"), group_by_kind([_gail_record(1e-3, accel_s)]))
+    assert verdict.status is status, verdict.measured
+    if accel_s is None:
+        assert "what an accelerator would have to beat" in verdict.measured
+        assert "1,024 rows 1 ms" in verdict.measured
+    elif status is Status.HELD:
+        assert "1,024 rows, width 64" in verdict.measured
+    elif status is Status.NOT_HELD:
+        assert "no setting measured" in verdict.measured
+
+
+def test_the_crossover_is_the_fewest_rows_where_the_accelerator_wins_past_both_iqrs():
+    sweep = [
+        {"device": d, "rows": r, "width": 64, "penalty": 0.0, "median_s": s, "iqr_s": 0.1 * s}
+        for r, (c, a) in {64: (1.0, 3.0), 1024: (1.0, 0.95), 16384: (1.0, 0.5)}.items()
+        for d, s in (("cpu", c), ("cuda:0", a))
+    ]
+    assert crossover_rows(sweep, "cuda:0") == {(64, 0.0): 16384}
+    assert crossover_rows([r for r in sweep if r["rows"] < 16384], "cuda:0") == {(64, 0.0): None}
+    assert math.isfinite(sweep[0]["median_s"])
