@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
-import ctypes
 import io
 import json
 import os
@@ -66,6 +65,8 @@ import gpu_schedule as schedule
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(1, str(REPO))  # the package runs from the repository, installed or not
+from hetero_tutorial.core.processes import own_group_dying_with_parent  # noqa: E402
+
 WORK = REPO / "build" / "gpu-reference"
 LOG_NAME = "gpu_reference.log"
 MAX_FILE_BYTES = 16 * 2**20
@@ -94,14 +95,6 @@ class RunLog:
 
 
 # --- processes: each step in a process group of its own, ended as a tree -------------------
-
-
-def _die_with_parent() -> None:
-    """In the child, before it runs: start a session of its own, and get SIGKILL if this
-    runner dies first (Linux), so that a step never outlives a killed run."""
-    os.setsid()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _tree(pid: int) -> list:
@@ -159,7 +152,7 @@ def run_processes(commands: list[tuple[list[str], Path]], timeout: float, env: d
             with log.open("w") as out:
                 started = subprocess.Popen(
                     command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO,
-                    preexec_fn=_die_with_parent,
+                    preexec_fn=own_group_dying_with_parent,
                 )  # fmt: skip
                 processes.append(started)
         deadline = time.monotonic() + timeout

@@ -62,6 +62,13 @@ allocator        1         43    1.5x        28  5 s a process start    3 MLPs x
                                                                         80 x 1.3 ms)) 15.8; CNN:
                                                                         decision 1.5 + 8 x 3 x 0.2
                                                                         4.8; ROMs 1; 1 start
+gail             1         16    1.5x        10  5 s a process start    the discriminator sweep
+                                                 (assumed)              alone (no MuJoCo): 3 rows x
+                                                                        2 widths x 2 penalties x 7
+                                                                        calls, the CPU's side 4.5
+                                                                        (0.65 s a pass on one core
+                                                                        here), the GPU's 1; a start
+                                                                        5
 ddpg-seeds       1         25    1.5x        16  172 DDPG steps/s       9 processes at once, one
                                                  (ddpg.tensor)          core each: 2,000 updates;
                                                                         random steps and greedy
@@ -112,8 +119,10 @@ buffers          2         41    1.5x        27  228,341 tensor adds/s  1e6 tran
                                                                         and CUDA 2; batch
                                                                         correlation 2; a start 5;
                                                                         the capacity's own process 5
-compile-pieces   2         73    1.5x        49  2.9 s a compile        14 compiles: act 2 sizes,
-                                                 (compile)              env step 2 sizes x 2 graphs,
+compile-pieces   2         56    1.5x        37  2.9 s a compile        10 compiles: act 2 sizes,
+                                                 (compile)              env step 1 size (64: the
+                                                                        65,536 one gave its time to
+                                                                        GAIL's sweep) x 2 graphs,
                                                                         update 1 size; each compile
                                                                         and cudagraphs; interleaved
                                                                         timing 3; a start 5
@@ -125,7 +134,7 @@ compile-runs     2         46    1.5x        30  2.9 s a compile        8 compil
                                                                         iterations x 3 modes x 33 ms
                                                                         0.6 and DDPG 100 updates x 3
                                                                         modes 1.4; a start 5
-total                     569               370                         deadline 570 of 600 s
+total                     568               369                         deadline 570 of 600 s
 ===============  ====  ======  ======  ========  =====================  ============================
 
 The summary of a run prints each step's measured seconds beside its expectation, so the next
@@ -192,7 +201,7 @@ BUDGET_OPTIONS = frozenset({
     "--hidden", "--batch-size", "--workers", "--seeds", "--seed", "--eval-episodes",
     "--num-envs", "--seconds-per-repeat", "--ppo-num-envs", "--ppo-seeds", "--ppo-steps",
     "--numprocesses", "--act-sizes", "--env-step-sizes", "--update-sizes", "--ppo-iterations",
-    "--ddpg-steps",
+    "--ddpg-steps", "--rows",
 })  # fmt: skip
 """Options that say how much work a step does, never which code it runs."""
 
@@ -265,6 +274,9 @@ STEPS = (
          ("--widths", "8", "--num-steps", "16", "--epochs", "1", "--cnn-envs", "1",
           "--cnn-steps", "4", "--cnn-minibatch", "4", "--cnn-epochs", "1", "--iterations", "1",
           "--budget", "0.2"), "start", 1, 15.8 + 1.5 + 4.8 + 1),
+    Step("gail", 1, "gail", ("--sweep-only",),
+         ("--rows", "1024", "4096", "16384", "--widths", "64", "256", "--repeats", "5"),
+         ("--rows", "64", "--widths", "16", "--repeats", "1"), "start", 1, 4.5 + 1),
     Step("ddpg-seeds", 1, "ddpg", (),
          ("--steps", "3000", "--learning-starts", "1000", "--seeds", "0", "1", "2"),
          ("--steps", "260", "--learning-starts", "100", "--hidden", "16", "--batch-size", "32",
@@ -288,10 +300,10 @@ STEPS = (
          ("--capacities", "1000", "--repeats", "2"), "adds", 3 * 1_000_000, 2 + 2 + 5 + 5),
     Step("compile-pieces", 2, "compile", ("--pieces", "act", "env_step", "update", "--no-ppo",
                                           "--tag", "pieces"),
-         ("--act-sizes", "8", "1024", "--env-step-sizes", "64", "65536", "--update-sizes", "256",
+         ("--act-sizes", "8", "1024", "--env-step-sizes", "64", "--update-sizes", "256",
           "--repeats", "5", "--ddpg-steps", "0"),
          ("--act-sizes", "8", "--env-step-sizes", "64", "--update-sizes", "64", "--repeats", "2",
-          "--ddpg-steps", "0"), "compile", 14, 3 + 5),
+          "--ddpg-steps", "0"), "compile", 10, 3 + 5),
     Step("compile-runs", 2, "compile", ("--pieces", "--tag", "runs"),
          ("--repeats", "5", "--ppo-num-envs", "8", "--ppo-iterations", "5", "--ddpg-steps", "100"),
          ("--repeats", "2", "--ppo-num-envs", "8", "--ppo-iterations", "1", "--ddpg-steps", "10"),
@@ -320,6 +332,8 @@ ARITHMETIC = {
     "4; copy costs 1; 1 start",
     "allocator": "3 MLPs x (decision 1.5 + 8 configurations x 3 iterations x (128 x 0.5 ms + 80 "
     "x 1.3 ms)) 15.8; CNN: decision 1.5 + 8 x 3 x 0.2 4.8; ROMs 1; 1 start",
+    "gail": "the discriminator sweep alone (no MuJoCo): 3 rows x 2 widths x 2 penalties x 7 "
+    "calls, the CPU's side 4.5 (0.65 s a pass on one core here), the GPU's 1; a start 5",
     "ddpg-seeds": "9 processes at once, one core each: 2,000 updates; random steps and greedy "
     "episodes 0.6; nine starts at once 4",
     "tests": "the capture tests of tests/test_compiled.py, started first in a process of their "
@@ -338,8 +352,9 @@ ARITHMETIC = {
     "costs a process start of its own) x 3 designs, at the slowest design's rate; the pinned "
     "buffer one copy of the filled one; timings to CPU and CUDA 2; batch correlation 2; a "
     "start 5; the capacity's own process 5",
-    "compile-pieces": "14 compiles: act 2 sizes, env step 2 sizes x 2 graphs, update 1 size; "
-    "each compile and cudagraphs; interleaved timing 3; a start 5",
+    "compile-pieces": "10 compiles: act 2 sizes, env step 1 size (64: the 65,536 one gave "
+    "its time to GAIL's sweep) x 2 graphs, update 1 size; each compile and cudagraphs; "
+    "interleaved timing 3; a start 5",
     "compile-runs": "8 compiles: all-device PPO's rollout step and minibatch update, hybrid "
     "PPO's update, DDPG's update; each compile and cudagraphs; PPO 6 iterations x 3 modes x "
     "33 ms 0.6 and DDPG 100 updates x 3 modes 1.4; a start 5",

@@ -216,10 +216,11 @@ RL_ROOMS = {
     "ppo": {"envs", "", "ppo"},
     "ddpg": {"envs", "", "ddpg"},
     "overlapped": {"envs", "", "ppo", "overlapped"},
+    "gail": {"envs", "", "ppo", "gail"},
 }
 """Inside ``rl/``: what each folder may import besides ``core/`` ("": the modules directly in
 ``rl/``, i.e. nets, flat, buffers, evaluation). PPO and DDPG never import each other; the
-overlapped engine runs PPO's own code."""
+overlapped engine and GAIL run PPO's own code."""
 
 
 def _rl_room(name: str) -> str | None:
@@ -276,17 +277,19 @@ def test_no_file_in_rl_repeats_its_folders_name():
 
 SHARED_NAMES_ALLOWED = {
     "app/bench": "named after the benchmark it runs (`bench NAME` runs app/bench/NAME.py)",
-    "rl/ppo rl/ddpg": (
-        "PPO and DDPG are shaped alike: config, learner, trainer, runs and options in both"
+    "rl/ppo rl/ddpg rl/gail": (
+        "PPO and DDPG are shaped alike: config, learner, trainer, runs and options in both; "
+        "GAIL's config and trainer too"
     ),
 }
 """Where two modules may share a file name, and why (CONTRIBUTING.md's Layout says the same)."""
 
 
 def _allowed(folders: list[str]) -> bool:
-    """A bench module may share its benchmark's name; PPO's and DDPG's modules each other's."""
+    """A bench module may share its benchmark's name; PPO's, DDPG's and GAIL's modules each
+    other's."""
     others = [folder for folder in folders if folder != "app/bench"]
-    return len(others) <= 1 or set(others) == {"rl/ppo", "rl/ddpg"}
+    return len(others) <= 1 or set(others) <= {"rl/ppo", "rl/ddpg", "rl/gail"}
 
 
 def _layout() -> str:

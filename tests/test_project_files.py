@@ -36,7 +36,7 @@ def test_environment_yml_mirrors_pyproject_dependencies():
         f"only in environment.yml: {conda - wanted}; only in pyproject: {wanted - conda}"
     )
     pip_section = next(dep["pip"] for dep in environment["dependencies"] if isinstance(dep, dict))
-    assert "-e .[dev,atari,ray]" in pip_section
+    assert "-e .[dev,atari,ray,mujoco]" in pip_section
     assert "conda-forge" in environment["channels"]
 
 

@@ -29,6 +29,7 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR, display_path
 from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.processes import own_group_dying_with_parent
 from hetero_tutorial.core.results import Record, load_references
 from hetero_tutorial.profiling import flamegraph, reading, stacks
 from hetero_tutorial.profiling import target as profile_target
@@ -124,7 +125,7 @@ def run_in_own_group(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_own_group_dying_with_parent,
+        preexec_fn=own_group_dying_with_parent,
     )
     try:
         stdout, stderr = process.communicate(timeout=timeout)
@@ -132,14 +133,6 @@ def run_in_own_group(
         _end_group(process, grace)
         raise
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-
-
-def _own_group_dying_with_parent() -> None:
-    """In the child, before it runs: a session (so a process group) of its own, for py-spy and
-    the program it launches, and SIGKILL when this process dies (a SIGKILLed parent runs no
-    handler that could end the group)."""
-    os.setsid()
-    profile_target.die_with_parent()
 
 
 def _end_group(process: subprocess.Popen, grace: float) -> None:

@@ -13,14 +13,12 @@ every stack) and without evaluation episodes: their profile is training alone.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import json
-import signal
 import sys
 from collections.abc import Callable, Sequence
 
 from hetero_tutorial.core.placement import placement as make_placement
+from hetero_tutorial.core.processes import die_with_parent
 from hetero_tutorial.rl.ppo import options as run_options
 from hetero_tutorial.rl.ppo.options import RunOptions
 from hetero_tutorial.rl.ppo.runs import PPOResult, train
@@ -59,18 +57,6 @@ RUNNERS: dict[str, Callable[..., PPOResult]] = {
 def command(placements: Sequence[str], options: RunOptions) -> list[str]:
     """The command line that trains under each of ``placements`` in one fresh Python process."""
     return [sys.executable, "-m", __spec__.name, "ppo", *placements, *options.argv()]
-
-
-PR_SET_PDEATHSIG = 1
-"""prctl's option: the signal a process gets when its parent dies (linux/prctl.h)."""
-
-
-def die_with_parent() -> None:
-    """Ask Linux for SIGKILL when this process's parent dies (``PR_SET_PDEATHSIG``): a parent
-    killed with SIGKILL runs no handler, so nothing else would end its children. Elsewhere,
-    nothing happens."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -267,7 +267,7 @@ def one_capacity(
 
 def _send_one_capacity(sender: Connection, arguments: tuple[Any, ...]) -> None:
     """A worker's whole life: :func:`one_capacity` of ``arguments``, sent back (or its error)."""
-    from hetero_tutorial.profiling.target import die_with_parent
+    from hetero_tutorial.core.processes import die_with_parent
 
     die_with_parent()  # a parent killed outright takes the worker with it
     try:
