@@ -51,7 +51,8 @@ def phase_sentence(rounds: Sequence[dict[str, Any]], config: Any) -> str:
         shares = sorted(_shares(row).items(), key=lambda kv: -kv[1])
         top = ", ".join(f"{PHASE_WORDS[p]} {s:.0%}" for p, s in shares[:3])
         copies = sum(c.get("count", 0) for c in row["copies"].values()) if row["copies"] else 0
-        parts.append(f"{row['case']}: {top} ({copies} copies between devices in a round)")
+        case = row["case"][0].upper() + row["case"][1:]
+        parts.append(f"{case}: {top} ({copies} copies between devices in a round)")
     return (
         f"A round of {rounds[0]['round_steps']:,} steps with {config.disc_updates} discriminator "
         f"updates of {config.disc_rows:,} + {config.disc_rows:,} rows. " + "; ".join(parts) + "."
