@@ -8,6 +8,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core.machine_load import judged
@@ -72,8 +73,12 @@ def sweep_plot(sweep: Sequence[dict[str, Any]]) -> Figure:
         style = "--" if penalty else "-"
         ax.plot(x, y, style, marker="o", label=f"{device}, width {width}"
                 + (", penalty" if penalty else ""))  # fmt: skip
-    ax.set_xscale("log", base=2)
+    ax.set_xscale("log")
+    rows = sorted({r["rows"] for r in sweep})
+    ax.set_xticks(rows, [f"{count:,}" for count in rows])  # the rows measured, as numbers
+    ax.minorticks_off()
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}"))
     ax.set_xlabel("expert rows per update (and as many of the policy's)")
     ax.set_ylabel("us per row")
     ax.set_title("One discriminator update, per row")
