@@ -24,6 +24,7 @@ from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
 from hetero_tutorial.rl.envs.spec import env_spec
 from hetero_tutorial.rl.flat import FlatParameters
+from hetero_tutorial.rl.gail.discriminator import DiscriminatorLearner
 from hetero_tutorial.rl.overlapped.process_engine import ProcessEngine
 from hetero_tutorial.rl.overlapped.worker import RolloutRequest
 from hetero_tutorial.rl.ppo.policy import make_policy
@@ -32,6 +33,7 @@ from hetero_tutorial.rl.ppo.runs import greedy_returns
 __all__ = [
     "DDPGConfig",
     "DDPGTrainer",
+    "DiscriminatorLearner",
     "FlatParameters",
     "PPOConfig",
     "PPOTrainer",
