@@ -131,7 +131,7 @@ def test_c12_is_judged_from_the_discriminator_sweep(accel_s, status):
     assert verdict.status is status, verdict.measured
     if accel_s is None:
         assert "what an accelerator would have to beat" in verdict.measured
-        assert "1,024 rows 1 ms" in verdict.measured
+        assert "1 ms at 1,024" in verdict.measured
     elif status is Status.HELD:
         assert "1,024 rows, width 64" in verdict.measured
     elif status is Status.NOT_HELD:

@@ -361,7 +361,7 @@ def how_busy(seconds: float = 1.0) -> str:
     own_quota = (reading.load.get("throttled_share") or 0.0) > contention.THROTTLED_SHARE
     advice = "" if own_quota else "; close other programs (or wait for other users) and run again"
     state = (
-        "quiet enough to measure"
+        "quiet enough to judge"
         if not causes
         else f"contended: {'; '.join(causes)}. The studies below will say so and withhold "
         f"their verdicts{advice}"

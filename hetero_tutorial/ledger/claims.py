@@ -117,6 +117,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("C12", "GAIL on HalfCheetah trains faster on GPU even with 64 hidden units.",
           "qualitative", None, "CPU time / accelerator time per discriminator update",
           ("bench.gail",), "09",
+          "judged on one discriminator update, the phase whose size implementations choose: "
           "held if a 64-unit discriminator's update on 1,024 expert and 1,024 policy rows "
           "runs faster on the accelerator; the settings where it does are listed", rules.c12),
     Claim("C13", "In a curriculum the allocator moves growing networks to the GPU.",

@@ -464,11 +464,11 @@ def c12(records: Records) -> Verdict:
     at_width = sorted((r for r in sweep if r["device"] == "cpu" and r["width"] == C12_WIDTH
                        and not r["penalty"]), key=lambda r: r["rows"])  # fmt: skip
     if accel is None or not _accelerated(record):
-        cpu = "; ".join(f"{r['rows']:,} rows {r['median_s'] * 1e3:.3g} ms" for r in at_width)
+        cpu = ", ".join(f"{r['median_s'] * 1e3:.3g} ms at {r['rows']:,}" for r in at_width)
         return Verdict(
             Status.NOT_MEASURABLE,
-            f"no accelerator: the CPU's {C12_WIDTH}-unit discriminator update takes {cpu} "
-            "(penalty off), what an accelerator would have to beat",
+            f"no accelerator: one update of the CPU's {C12_WIDTH}-unit discriminator (penalty "
+            f"off) takes {cpu} rows per side, what an accelerator would have to beat",
         )
     spread = _c12_spread(sweep, accel, width=C12_WIDTH, rows=C12_ROWS, penalty=0.0)
     if spread is None:

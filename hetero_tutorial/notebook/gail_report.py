@@ -54,6 +54,10 @@ def phase_sentence(rounds: Sequence[dict[str, Any]], config: Any) -> str:
         copies = sum(c.get("count", 0) for c in row["copies"].values()) if row["copies"] else 0
         case = row["case"][0].upper() + row["case"][1:]
         parts.append(f"{case}: {top} ({copies} copies between devices in a round)")
+    if all(not row["copies"] for row in rounds):
+        parts.append(
+            "the transfer phase only reshapes the rollout where every phase shares a device"
+        )
     return (
         f"A round of {rounds[0]['round_steps']:,} steps with {config.disc_updates} discriminator "
         f"updates of {config.disc_rows:,} + {config.disc_rows:,} rows. " + "; ".join(parts) + "."
@@ -79,7 +83,7 @@ def sweep_plot(sweep: Sequence[dict[str, Any]]) -> Figure:
     ax.minorticks_off()
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}"))
-    ax.set_xlabel("expert rows per update (and as many of the policy's)")
+    ax.set_xlabel("rows per side per update (as many expert rows as policy rows)")
     ax.set_ylabel("us per row")
     ax.set_title("One discriminator update, per row")
     ax.legend(fontsize=7)
@@ -118,8 +122,8 @@ def sweep_sentence(sweep: Sequence[dict[str, Any]]) -> str:
             extra = (f"; the gradient penalty makes the {small['rows']:,}-row update "
                      f"{penalty[0]['median_s'] / small['median_s']:.1f}x as long")  # fmt: skip
         lines.append(
-            f"Width {width}: a row costs {per_row} as much at {small['rows']:,} rows as at "
-            f"{large['rows']:,}: {said}{extra}"
+            f"Width {width}: at {small['rows']:,} rows per side a row costs {per_row} what it "
+            f"costs at {large['rows']:,}: {said}{extra}"
         )
     return ". ".join(lines) + "." if lines else "The sweep measured one size only."
 
@@ -132,7 +136,8 @@ def c12_sentence(sweep: Sequence[dict[str, Any]], crossing: dict[tuple, int | No
         figures = ", ".join(f"{r['rows']:,} rows {format_seconds(r['median_s'])}" for r in at)
         return (
             "No accelerator here, so C12 is not measurable on this machine. The CPU's side of "
-            f"it, what an accelerator would have to beat at width 64: {figures} per update. "
+            f"it, what an accelerator would have to beat at width 64, penalty off, rows per "
+            f"side: {figures} per update. "
             "The ledger (notebook 10) reads the GPU reference records where they exist."
         )
     parts = [
@@ -191,12 +196,13 @@ def phase_guess_line(guess: str | None, rounds: Sequence[dict[str, Any]]) -> str
     """The learner's predicted dominant phase beside the measured one."""
     shares = _shares(rounds[0])
     found = max(shares, key=shares.__getitem__)
+    largest = f"The largest phase here is {PHASE_WORDS[found]} ({shares[found]:.0%})"
     if guess is None:
-        return f"The largest phase here: {PHASE_WORDS[found]} ({shares[found]:.0%}). (No guess.)"
+        return f"{largest}. Write a phase into MY_PHASE_GUESS to compare."
     if guess not in shares:
         return f"{guess!r} is not a phase; the phases are: {', '.join(shares)}."
-    held = "as you predicted" if guess == found else f"not {guess!r}, as you predicted"
-    return f"The largest phase here is {PHASE_WORDS[found]} ({shares[found]:.0%}): {held}."
+    held = "as you predicted" if guess == found else f"you predicted {guess!r}"
+    return f"{largest}: {held} (one timed round, so no spread)."
 
 
 def record_fields(

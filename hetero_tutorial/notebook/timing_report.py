@@ -337,14 +337,14 @@ def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[
         if not spread.measured:
             side = "one round gives no spread: no verdict on a change in speed"
         elif min(spread.low, spread.high) > 1 / 1.1:
-            side = "no slower than alone, within 10% in every round"
+            side = "within 10% of its speed alone in every round: as fast, by this measure"
         elif max(spread.low, spread.high) < 1 / 1.1:
             side = "slower than alone in every round"
         else:
             side = "slower in some rounds only: no verdict"
         judged = sum(r.judged for r in mine)
         lines.append(
-            f"With a {case}, the loop ran at {spread} of its speed alone: "
+            f"{case[0].upper()}{case[1:]}, the loop ran at {spread} its speed alone: "
             f"{side}. The guard judged {judged} of {len(mine)} such runs."
         )
     other = _speed_against_alone(runs, CASES[1])

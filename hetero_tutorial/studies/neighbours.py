@@ -25,7 +25,7 @@ import torch
 from hetero_tutorial.core import contention
 from hetero_tutorial.core.contention import LoadMeter
 
-CASES = ("alone", "neighbour on another core", "neighbour on its core")
+CASES = ("alone", "beside a neighbour on another core", "beside a neighbour on its core")
 
 SPINNER = (
     "import os, sys, time\n"

@@ -79,7 +79,7 @@ class GAILTrainer(PPOTrainer):
         c, storage = self.gail, self.storage
         with self.phase("discriminator"):
             rows = torch.cat([storage.obs, storage.actions], -1).flatten(0, 1)
-            rows = rows.to(self.disc_device)  # the rollout's one copy to the discriminator
+            rows = rows.to(self.disc_device)  # one copy of the rollout's rows
             accuracy = None
             for _ in range(c.disc_updates):
                 picks = [torch.randint(len(r), (c.disc_rows,), generator=self.draws)
