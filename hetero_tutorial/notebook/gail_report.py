@@ -184,7 +184,7 @@ def learning_sentence(rounds: Sequence[dict[str, Any]], expert_return: float) ->
         return f"learning not judged: {len(returns)} episodes ended in {steps:,} steps"
     half = len(returns) // 2
     first, last = float(np.mean(returns[:half])), float(np.mean(returns[half:]))
-    change = "rose" if last > first else "did not rise"
+    change = "rose" if last > first else "fell" if last < first else "stayed level"
     return (
         f"Over {steps:,} steps the generator's mean episode return {change}, from {first:.0f} "
         f"(first half of its episodes) to {last:.0f} (second half), against the expert's "
