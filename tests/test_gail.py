@@ -1,7 +1,5 @@
 """GAIL: the discriminator learns and rewards, a round runs PPO on its rewards, C12's rule."""
 
-import math
-
 import numpy as np
 import pytest
 import torch
@@ -146,4 +144,32 @@ def test_the_crossover_is_the_fewest_rows_where_the_accelerator_wins_past_both_i
     ]
     assert crossover_rows(sweep, "cuda:0") == {(64, 0.0): 16384}
     assert crossover_rows([r for r in sweep if r["rows"] < 16384], "cuda:0") == {(64, 0.0): None}
-    assert math.isfinite(sweep[0]["median_s"])
+
+
+def _rounds(returns: list[float]) -> list[dict]:
+    seconds = {"rollout": 0.2, "discriminator": 0.01, "labelling": 0.001, "update": 0.3}
+    episodes = [(1000 * (i + 1), r) for i, r in enumerate(returns)]
+    return [{"case": "all on the CPU", "seconds_per_round": seconds, "copies": {},
+             "episodes": episodes, "accuracy": [0.5, 0.7], "round_steps": 2048}]  # fmt: skip
+
+
+@pytest.mark.parametrize(("returns", "word"), [([-400, -390, -300, -200], "rose"),
+                                               ([-300, -320, -360, -380], "fell")])  # fmt: skip
+def test_the_learning_sentence_says_which_way_the_returns_went(monkeypatch, returns, word):
+    from hetero_tutorial.notebook import gail_report
+
+    monkeypatch.setattr(gail_report, "quick_mode", lambda: False)
+    line = gail_report.learning_sentence(_rounds(returns), 8000.0)
+    assert f"return {word}" in line and "no verdict on learning" in line
+    monkeypatch.setattr(gail_report, "quick_mode", lambda: True)
+    assert "learning not judged" in gail_report.learning_sentence(_rounds(returns), 8000.0)
+
+
+def test_the_phase_guess_line_says_whether_the_guess_held():
+    from hetero_tutorial.notebook.gail_report import phase_guess_line
+
+    rounds = _rounds([-300, -300])
+    assert "as you predicted" in phase_guess_line("update", rounds)
+    assert "you predicted 'rollout'" in phase_guess_line("rollout", rounds)
+    assert "MY_PHASE_GUESS" in phase_guess_line(None, rounds)
+    assert "is not a phase" in phase_guess_line("lunch", rounds)
