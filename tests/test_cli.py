@@ -35,6 +35,9 @@ def test_doctor_reports_and_writes_json(doctor_run):
     for word in ("Python", "PyTorch", "CPU", "Accelerator", "py-spy", "Calibration", "Threads",
                  "Ray", "Native py-spy", "Browser", "compile"):  # fmt: skip
         assert word in text
+    labelled = [line for line in text.splitlines() if line.startswith("  ")]
+    for label in ("Threads", "Ray", "Native py-spy", "Browser"):  # a label never runs into its text
+        assert any(line.startswith(f"  {label} ") for line in labelled), label
     assert report["calibration_units_per_s"] > 0
     assert report["gymnasium_check"] == "ok"
 

@@ -235,7 +235,7 @@ def render(report: dict[str, Any]) -> str:
             )
     else:
         lines.append("  Run time     no reference run times recorded yet in data/reference/")
-    lines += [f"  {label:<13}{text}" for label, text in report.get("classroom", {}).items()]
+    lines += [f"  {label:<12} {text}" for label, text in report.get("classroom", {}).items()]
     return "\n".join(lines)
 
 
