@@ -60,6 +60,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -111,26 +112,33 @@ def _cgroup_dir() -> tuple[Path, int] | None:
     return None
 
 
+def quota_cpus(quotas: Sequence[tuple[Path, Path | None]]) -> float | None:
+    """The CPUs a cgroup CPU quota allows (quota over period), from the first readable of
+    ``quotas`` (v2: ``(cpu.max, None)``; v1: ``(cpu.cfs_quota_us, cpu.cfs_period_us)``), or
+    None where there is no quota."""
+    for quota_file, period_file in quotas:
+        try:
+            fields = quota_file.read_text(encoding="utf-8").split()
+            if period_file is not None:
+                fields.append(period_file.read_text(encoding="utf-8").strip())
+        except OSError:
+            continue
+        if len(fields) < 2 or fields[0] in ("max", "-1"):
+            return None
+        quota, period = float(fields[0]), float(fields[1])
+        return quota / period if quota > 0 and period > 0 else None
+    return None
+
+
 def cpu_quota() -> float | None:
-    """The CPUs this process's cgroup quota allows (quota over period), or None: no quota."""
+    """The CPUs this process's own cgroup's quota allows, or None: no quota."""
     found = _cgroup_dir()
     if found is None:
         return None
     folder, version = found
-    try:
-        if version == 2:
-            fields = (folder / "cpu.max").read_text(encoding="utf-8").split()
-        else:
-            fields = [
-                (folder / "cpu.cfs_quota_us").read_text(encoding="utf-8").strip(),
-                (folder / "cpu.cfs_period_us").read_text(encoding="utf-8").strip(),
-            ]
-    except OSError:
-        return None
-    if len(fields) < 2 or fields[0] in ("max", "-1"):
-        return None
-    quota, period = float(fields[0]), float(fields[1])
-    return quota / period if quota > 0 and period > 0 else None
+    if version == 2:
+        return quota_cpus([(folder / "cpu.max", None)])
+    return quota_cpus([(folder / "cpu.cfs_quota_us", folder / "cpu.cfs_period_us")])
 
 
 def throttled_seconds() -> float | None:
@@ -342,10 +350,9 @@ class LoadMeter:
         """the CPUs this process may run on"""
 
 
-def verdict_causes(load: LoadMeter | dict[str, float | None]) -> list[str]:
-    """Why a study measured under ``load`` is not judged: one line per cause, empty where
-    it was not contended. Takes a meter or its :func:`readings` (a record's provenance)."""
-    r = readings(load) if isinstance(load, LoadMeter) else load
+def verdict_causes(r: dict[str, float | None]) -> list[str]:
+    """Why a study is not judged, from its meter's :func:`readings` (or a record's
+    provenance): one line per cause, empty where it was not contended."""
     causes = []
     throttled = r.get("throttled_share") or 0.0
     if throttled > THROTTLED_SHARE:
@@ -381,10 +388,13 @@ def verdict_causes(load: LoadMeter | dict[str, float | None]) -> list[str]:
     return causes
 
 
-def method(load: LoadMeter | dict[str, float | None]) -> str:
+def method(r: dict[str, float | None]) -> str:
     """Which reading decided: the kernel's run-queue wait, or others' load (elsewhere)."""
-    wait = load.wait_share if isinstance(load, LoadMeter) else load.get("wait_share")
-    return "run-queue wait" if wait is not None else "others' load against the spare CPUs"
+    return (
+        "run-queue wait"
+        if r.get("wait_share") is not None
+        else ("others' load against the spare CPUs")
+    )
 
 
 READING_KEYS = (

@@ -21,6 +21,7 @@ from typing import Any
 import psutil
 import torch
 
+from hetero_tutorial.core.contention import quota_cpus
 from hetero_tutorial.core.devices import accelerator, tf32_flags
 from hetero_tutorial.core.errors import UsageError
 
@@ -103,18 +104,8 @@ CGROUP_QUOTAS = (
 
 def _cgroup_cores(quotas: Sequence[tuple[Path, Path | None]]) -> int | None:
     """The cores a cgroup CPU quota allows (rounded up), or None where there is no quota."""
-    for quota_file, period_file in quotas:
-        try:
-            fields = quota_file.read_text(encoding="utf-8").split()
-            if period_file is not None:
-                fields.append(period_file.read_text(encoding="utf-8").strip())
-        except OSError:
-            continue
-        if len(fields) < 2 or fields[0] in ("max", "-1"):
-            return None
-        quota, period = float(fields[0]), float(fields[1])
-        return max(1, math.ceil(quota / period)) if quota > 0 and period > 0 else None
-    return None
+    cpus = quota_cpus(quotas)
+    return max(1, math.ceil(cpus)) if cpus is not None else None
 
 
 def _affinity_cores() -> int:

@@ -196,8 +196,12 @@ def derived(source: object, figures: R) -> R:
 
 
 def _parts(figures: object, depth: int) -> Iterator[object]:
-    """``figures`` and what it holds, ``depth`` levels down: the containers among them."""
+    """``figures`` and what it holds, ``depth`` levels down: the containers among them, but
+    for tuples of plain numbers (an episode's (step, return): they would only fill the
+    registry, and no writer is given one alone)."""
     if isinstance(figures, (str, bytes, int, float, bool, type(None), torch.Tensor)):
+        return
+    if isinstance(figures, tuple) and all(isinstance(x, (int, float)) for x in figures):
         return
     yield figures
     if depth == 0:

@@ -12,7 +12,7 @@ C3's batch axis rather than an exception to it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -75,8 +75,7 @@ def round_phases(
     (their true returns) and the discriminator's accuracy per round."""
     if rounds < 2:
         raise UsageError(f"need 2 rounds or more (the first is counted, not timed); got {rounds}")
-    config = GAILConfig(**{**vars(config), "total_steps": rounds * config.num_envs
-                           * config.num_steps})  # fmt: skip
+    config = replace(config, total_steps=rounds * config.num_envs * config.num_steps)
     with torch_threads(threads):
         trainers = {
             case.name: GAILTrainer(config, case.placement, demonstrations, seed,

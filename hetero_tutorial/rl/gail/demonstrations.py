@@ -124,10 +124,10 @@ def load(folder: Path = EXPERT_DIR) -> Demonstrations:
 
 def expert_actor(folder: Path = EXPERT_DIR, env: gym.Env | None = None) -> DeterministicActor:
     """The expert's actor, on the CPU, for ``env``'s spaces (default: the provenance's)."""
-    provenance_of(folder)
+    provenance = provenance_of(folder)
     saved = torch.load(folder / FILES[1], weights_only=True)
     if env is None:
-        env = gym.make(json.loads((folder / "provenance.json").read_text())["env_id"])
+        env = gym.make(provenance["env_id"])
     space = env.action_space
     actor = DeterministicActor(
         env.observation_space.shape[0],
