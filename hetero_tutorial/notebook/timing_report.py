@@ -337,7 +337,7 @@ def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[
         if not spread.measured:
             side = "one round gives no spread: no verdict on a change in speed"
         elif min(spread.low, spread.high) > 1 / 1.1:
-            side = "within 10% of its speed alone in every round: as fast, by this measure"
+            side = "within 10% in every round: as fast, by this measure"
         elif max(spread.low, spread.high) < 1 / 1.1:
             side = "slower than alone in every round"
         else:
