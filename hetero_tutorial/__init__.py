@@ -117,6 +117,7 @@ _MODULES = {
     "tables": "notebook.tables",
     "diagrams": "notebook.diagrams",
     "peer_races": "notebook.peer_races",
+    "buffer_race": "notebook.buffer_race",
     "fill_ledger": "app.fill_ledger",
 }
 """Modules importable from the package's top by their file names (no two share one)."""

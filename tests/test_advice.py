@@ -1,5 +1,6 @@
 """The advice of notebook 08 names a winner only past the measured noise."""
 
+import statistics
 from types import SimpleNamespace
 
 from hetero_tutorial.allocator import trials
@@ -118,3 +119,21 @@ def test_thread_advice_reads_03_and_05_together():
     assert "mlp-128: 2 faster," in found["advice"]  # past the noise
     assert "mlp-64: 1 faster (within the noise)" in found["advice"]
     assert found["source"] == "bench.allocator"
+
+
+def _ddpg(buffer, per_episode):
+    runs = [{"config": {"hidden": 256, "seed": seed}, "seconds_per_episode": s,
+             "env_steps_per_s": 200 / s} for seed, s in enumerate(per_episode)]  # fmt: skip
+    data = {"buffer": buffer, "runs": runs, "seconds_per_episode": statistics.median(per_episode),
+            "env_steps_per_s": 200 / statistics.median(per_episode)}  # fmt: skip
+    return _record("bench.ddpg", data)
+
+
+def test_one_seed_of_ddpg_gives_the_buffer_advice_no_verdict_not_no_clear_effect():
+    """09 printed "no clear effect" from one seed, beside the recommended buffer's slower run."""
+    sampled = _buffers({"tensor": 3e6, "transition": 1e6}, 0.05)
+    one = [sampled, _ddpg("transition", [1.33]), _ddpg("tensor", [1.59])]
+    found = advice.buffer(group_by_kind(one))["advice"]
+    assert "no verdict (one seed" in found and "no clear effect" not in found
+    two = [sampled, _ddpg("transition", [1.3, 1.4]), _ddpg("tensor", [1.6, 1.7])]
+    assert "though DDPG ran slower with it" in advice.buffer(group_by_kind(two))["advice"]

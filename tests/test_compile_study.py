@@ -46,8 +46,22 @@ def test_speedups_pair_the_repeats_and_say_when_compiling_pays_back():
     )
     assert "one PPO minibatch step" in report.largest_gain_sentence([update, act])
     summary = report.summary_lines([update, act], [], None)
-    assert any("lost here on: act at 8" in line for line in summary)
+    assert any("lost on" in line and "at 8, 0.80x" in line for line in summary)
     assert largest_gain([update, act]) == "update"
+
+
+def test_a_loss_at_a_larger_call_breaks_the_guard_account_and_says_so():
+    """08's run lost at act 1,024 (0.67x) and not at 8: a fixed cost per call cannot do that."""
+    small = {"piece": "act", "size": 8, "mode": "compile", "speedup": 1.07, "low": 0.91,
+             "high": 1.37}  # fmt: skip
+    large = {"piece": "act", "size": 1024, "mode": "compile", "speedup": 0.67, "low": 0.66,
+             "high": 0.72}  # fmt: skip
+    said = str(report.guard_finding(large, [small, large]))
+    assert "at least 0.91x" in said and "the expectation broke" in said
+    assert "a fixed cost per call cannot do" in said
+    assert "its smallest size measured" in str(report.guard_finding(small, [small, large]))
+    held = large | {"speedup": 1.2, "low": 1.1, "high": 1.3}
+    assert str(report.guard_finding(held, [small, held])).endswith(": held")
 
 
 def test_the_largest_gain_is_the_one_every_repeat_agreed_on():

@@ -100,16 +100,35 @@ def test_learning_curves_group_each_configurations_seeds():
 def test_the_exercise_compares_with_the_summarys_ideal_not_one_recomputed():
     sentence = overlap_findings.ideal_vs_measured([_entry(ideal=1.6)], workers=1, max_policy_lag=1)
     assert sentence == (
-        "mp, 1 worker, lag 1: ideal 1.60x (median of the per-seed ideals); "
-        "measured 1.40x (seeds 1.30-1.50x)"
+        "mp, 1 worker, lag 1: speed-up: 1.40x (seeds 1.30-1.50x), inside its ideal "
+        "(at most 1.60x): held"
     )
     with pytest.raises(UsageError, match="mp, 1 worker, lag 1"):
         overlap_findings.ideal_vs_measured([_entry()], workers=2, max_policy_lag=1)
 
 
+def test_a_run_past_its_ideal_says_the_ideal_broke_and_what_the_run_can_check():
+    """06's quick run reached 1.47x against an ideal of 1.36x: the sentence says it broke,
+    by how much, and names the cause its own phase times show, never "the gap"."""
+    past = _entry(ideal=1.36, speed=(1.47, 1.44, 1.50)) | {
+        "sequential_phase_s": [0.0855, 0.0307],
+        "own_phase_s": [0.070, 0.025],
+        "own_phase_ideal": 1.66,
+        "dropped_rollouts": 0,
+    }
+    words = str(overlap_findings.ideal_finding(past))
+    assert "above its ideal (at most 1.36x) by 8%: the expectation broke" in words
+    assert "in this run a rollout took 70.0 ms" in words and "dropped" not in words
+    slower_parts = past | {"own_phase_ideal": 1.2}
+    assert "no cause this run can check" in str(overlap_findings.ideal_finding(slower_parts))
+    one_seed = past | {"seeds": 1}
+    assert "no verdict" in str(overlap_findings.ideal_finding(one_seed))
+
+
 def test_one_seed_gives_no_speed_verdict():
     one = _entry(speed=(1.4, 1.4, 1.4), seeds=1)
-    assert "no verdict (one seed)" in overlap_findings.speed_finding(one)
+    assert "(one seed)" in overlap_findings.speed_finding(one)
+    assert "no verdict" in overlap_findings.speed_finding(one)
     assert "faster" not in overlap_findings.speed_finding(one)
     assert "faster" in overlap_findings.speed_finding(_entry())
 
@@ -174,7 +193,8 @@ def test_rounds_of_one_seed_merge_into_one_study():
         for row in rows:
             row |= {"env_steps_per_s": 1.0, "eval_return_mean": -500.0, "other_load_cores": None}
         rows[1] |= {"ideal_speedup": 1.4, "share_of_ideal": 0.9, "learner_idle_share": 0.1,
-                    "worker_idle_share": 0.1, "dropped_rollouts": 0}  # fmt: skip
+                    "worker_idle_share": 0.1, "dropped_rollouts": 0, "own_phase_ideal": 1.5,
+                    "sequential_phase_s": [0.08, 0.03], "own_phase_s": [0.07, 0.02]}  # fmt: skip
         return {"seeds": [seed], "rows": rows, "timelines": {"t": seed}, "env_id": "Acrobot-v1",
                 "seconds": 90.0 + seed}  # fmt: skip
 

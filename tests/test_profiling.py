@@ -519,3 +519,30 @@ def test_a_native_profile_is_recorded_apart_from_the_share(monkeypatch, known, t
     assert asked["native"] and not asked["nonblocking"]
     names = sorted(p.name for p in (tmp_path / "reference").rglob("bench.profile.*.json"))
     assert names == ["bench.profile.hybrid-native.json"]
+
+
+def test_every_package_frame_of_a_forward_and_backward_is_read_as_arithmetic():
+    """02's "what kind of work" reads a frame by its file: wherever the package keeps the
+    layers' arithmetic (rl/nets.py, the CPU forms), its frames must read as arithmetic, or a
+    learner is told the matrix product is "other"."""
+    import torch
+
+    from hetero_tutorial.profiling.reading import kind_of
+    from hetero_tutorial.profiling.stacks import Frame
+    from hetero_tutorial.rl.nets import DiscreteActorCritic
+
+    net, seen = DiscreteActorCritic(4, 2, hidden=64), set()
+
+    def tracer(frame, event, arg):
+        if event == "call" and "hetero_tutorial" in frame.f_code.co_filename:
+            seen.add((frame.f_code.co_name, frame.f_code.co_filename))
+
+    sys.setprofile(tracer)
+    try:
+        log_probs, value = net(torch.randn(16, 4))
+        (log_probs.sum() + value.sum()).backward()
+    finally:
+        sys.setprofile(None)
+    assert seen
+    kinds = {name: kind_of(Frame(name, file)) for name, file in seen}
+    assert set(kinds.values()) <= {"arithmetic", "per call"}, kinds

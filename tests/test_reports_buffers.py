@@ -2,7 +2,7 @@
 
 import statistics
 
-from hetero_tutorial.notebook import buffer_report, peer_races
+from hetero_tutorial.notebook import buffer_race, buffer_report, peer_races
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 
 
@@ -81,15 +81,15 @@ def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_othe
 
 def test_the_buffer_race_is_shown_from_its_record_with_where_the_peer_is_ahead():
     newest = peer_races.race("bench.buffer_peers")  # committed under data/reference/
-    shown = buffer_report.race().data
+    shown = buffer_race.race().data
     assert "Capacity 1,000,000, batch 256" in shown and "torchrl 0.14.1" in shown
     assert "| tensor buffer vs ReplayBuffer(LazyTensorStorage), RandomSampler |" in shown
-    lines = buffer_report.race_sentences(newest)
+    lines = buffer_race.race_sentences(newest)
     ahead = [line for line in lines if line.startswith("TorchRL is ahead")]
     assert ahead and all("bytes / stored transition" in line and "Why:" in line for line in ahead)
     assert "one-byte bools" in ahead[0]
     assert lines[-1].startswith("Ours is ahead, every round, on:")
-    assert buffer_report.race(None).data == buffer_report.NO_RACE
+    assert buffer_race.race(None).data == buffer_race.NO_RACE
 
 
 def test_row_gathers_time_random_and_contiguous_rows_at_each_capacity():
@@ -129,3 +129,32 @@ def test_the_sampling_ratios_carry_the_spread_of_their_medians():
     said = buffer_report.sampling_sentence(rows)
     # 1 ms against 0.1 ms per batch, each +- half its IQR: (1.05 / 0.095)x to (0.95 / 0.105)x
     assert "the tensor buffer is 10.00x (from the two medians' IQRs 9.05-11.05x) pattern A" in said
+
+
+def _ddpg(rates: dict[str, list[float]]) -> dict[str, dict]:
+    return {
+        d: {"env_steps_per_s": statistics.median(r), "runs": [{"env_steps_per_s": x} for x in r]}
+        for d, r in rates.items()
+    }
+
+
+def test_a_buffer_slower_than_its_costs_allow_breaks_the_bound_and_says_so():
+    """04's run: the tensor buffer samples faster, yet its DDPG ran slower on both seeds."""
+    rows = [
+        {"design": d, "capacity": 1000, "device": "cpu", "sample_transitions_per_s": s,
+         "add_transitions_per_s": a}
+        for d, s, a in (("transition", 256 / 453e-6, 1e6), ("trajectory", 256 / 300e-6, 1e6),
+                        ("tensor", 256 / 31e-6, 1e6))
+    ]  # fmt: skip
+    slower = _ddpg({"transition": [138.0, 140.0], "trajectory": [139.0, 141.0],
+                    "tensor": [115.0, 117.0]})  # fmt: skip
+    said = buffer_report.ddpg_speed_sentence(slower, rows, 256, capacity=1000)
+    tensor = said.split("tensor against pattern A")[1]
+    assert "below the bound its buffer costs set" in tensor and "the expectation broke" in tensor
+    assert "held" not in tensor
+    within = _ddpg({"transition": [138.0, 140.0], "trajectory": [139.0, 141.0],
+                    "tensor": [140.0, 141.5]})  # fmt: skip
+    assert "held" in buffer_report.ddpg_speed_sentence(within, rows, 256, capacity=1000)
+    one_seed = _ddpg({d: [r[0]] for d, r in {"transition": [138.0], "trajectory": [139.0],
+                                               "tensor": [115.0]}.items()})  # fmt: skip
+    assert "no verdict" in buffer_report.ddpg_speed_sentence(one_seed, rows, 256, capacity=1000)

@@ -180,8 +180,9 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
     ),
     ("06", 1): A(
         "sequentially the rollout workers idle during the update and the learner during the "
-        "rollout; the ideal is (R + U) / max(R, U), below it by the copies and wake-ups. "
-        "Measured: {overlap}.",
+        "rollout; the ideal is (R + U) / max(R, U) from the sequential run's R and U. Copies "
+        "and wake-ups put a run below it; a run above it had faster phases of its own than "
+        "the sequential run (the notebook's line names them). Measured: {overlap}.",
         "an overlapped plan slower than the sequential one: fewer free cores than workers + 1 "
         "(a one-core seat, a busy machine), or a lag bound of 0.",
     ),
@@ -234,8 +235,9 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
         "the reference gives {compiled_act} and {compiled_env}: one actor call holds a few "
         "small layers, one batched step a few element-wise formulas. A compiled call adds a "
         "guard check on the way in, and gains by fusing operations.",
-        "a compiled call slower than eager: the guards cost more than the fusion saves at "
-        "that size, or the cache recompiled (a changed shape).",
+        "a compiled call slower than eager: at the smallest call the guards can cost more "
+        "than the fusion saves; at a larger one they cannot, and the summary's line says the "
+        "account broke (the time is in the compiled code); or the cache recompiled.",
     ),
     ("08", 2): A(
         "break-even = compile seconds / seconds saved per call: {break_even}. A two-minute "

@@ -107,10 +107,40 @@ readers of plain text reach 200-250)."""
 WORD = re.compile(r"[A-Za-z0-9][\w'.,-]*")
 
 
+FOLDED = re.compile(r"<details>.*?</details>", re.DOTALL)
+"""A folded block of a markdown cell: engineering detail a learner opens if they want it,
+outside the reading budget."""
+
+
+TAG = re.compile(r"<[^>]+>")
+
+
 def prose_words(notebook: nbformat.NotebookNode) -> int:
-    """The words of a notebook's markdown cells: what a learner reads besides what it prints
-    (its printed sentences depend on the run, so they are not counted)."""
-    return sum(len(WORD.findall(c.source)) for c in notebook.cells if c.cell_type == "markdown")
+    """The words of a notebook's markdown cells that a learner reads on the way through
+    (folded ``<details>`` blocks left out)."""
+    return sum(
+        len(WORD.findall(FOLDED.sub("", c.source)))
+        for c in notebook.cells
+        if c.cell_type == "markdown"
+    )
+
+
+def printed_words(notebook: nbformat.NotebookNode) -> int:
+    """The words an executed notebook's cells print: text, tables, source listings (a
+    figure's text fallback and a progress bar's not counted)."""
+    words = 0
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                words += len(WORD.findall(output.get("text", "")))
+            data = output.get("data", {})
+            shown = data.get("text/markdown") or data.get("text/html")
+            if shown is None and not data.get("image/png") and not data.get("image/svg+xml"):
+                shown = data.get("text/plain")
+            if shown:
+                text = TAG.sub(" ", FOLDED.sub("", "".join(shown)))
+                words += len(WORD.findall(text))
+    return words
 
 
 def title(name: str) -> str:

@@ -39,8 +39,11 @@ def _missing(question: str, notebook: str, kind: str) -> Advice:
     }
 
 
-def _side(spread: Spread, yes: str, no: str, unclear: str) -> str:
-    """``yes`` if the spread lies wholly above 1, ``no`` wholly below, else ``unclear``."""
+def _side(spread: Spread, yes: str, no: str, unclear: str, one: str | None = None) -> str:
+    """``yes`` if the spread lies wholly above 1, ``no`` wholly below, else ``unclear``; or
+    ``one`` where one repeat measured no spread (no verdict, not "no clear effect")."""
+    if one is not None and not spread.measured:
+        return one
     side = spread.side(1.0)
     return unclear if side is None else yes if side else no
 
@@ -210,6 +213,7 @@ def buffer(records: Records) -> Advice:
                 "and it makes DDPG faster",
                 "though DDPG ran slower with it",
                 "though in DDPG its speed shows no clear effect",
+                f"though its speed in DDPG has no verdict ({spread.how}: no spread measured)",
             )
             advice += f", {in_ddpg}"
             figure += f"; DDPG with it: {spread} pattern A's speed, {per}"

@@ -13,16 +13,15 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
+from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.timing import Spread, format_seconds
-from hetero_tutorial.notebook import peer_races
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
-from hetero_tutorial.studies.buffer_designs import time_ratio
 from hetero_tutorial.studies.learning import compare_learning
 
 count = "{:,.0f}".format
@@ -217,10 +216,14 @@ def ddpg_table(summaries: dict[str, dict[str, Any]]) -> Markdown:
     return markdown_table(list(summaries.values()), columns, formats)
 
 
-def sampling_costs(rows: list[dict[str, Any]], batch_size: int, capacity: int) -> dict[str, float]:
-    """Seconds one batch takes to sample to the CPU, per design, at the capacity nearest."""
+def buffer_costs(rows: list[dict[str, Any]], batch_size: int, capacity: int) -> dict[str, float]:
+    """Seconds a DDPG step spends in its buffer, per design: one batch sampled to the CPU and
+    one transition added, as section 2 timed them at the capacity nearest ``capacity``."""
     nearest = min({r["capacity"] for r in rows}, key=lambda c: abs(c - capacity))
-    return {d: batch_size / r["sample_transitions_per_s"] for d, r in _at(rows, nearest).items()}
+    return {
+        d: batch_size / r["sample_transitions_per_s"] + 1 / r["add_transitions_per_s"]
+        for d, r in _at(rows, nearest).items()
+    }
 
 
 @judged()
@@ -230,32 +233,44 @@ def ddpg_speed_sentence(
     batch_size: int,
     capacity: int = 100_000,
 ) -> str:
-    """C8's speed: pattern A's time per episode over each design's, with its spread over seeds,
-    beside what the designs' own sampling costs predict for it (sampling timed at the capacity
-    nearest ``capacity``: pass the transitions the DDPG buffers held)."""
-    sample = sampling_costs(rows, batch_size, capacity)
+    """C8's speed, as findings: each design's env steps/s over pattern A's, seed by seed,
+    against the bound its buffer costs set (section 2's sampling and adding, timed at the
+    capacity nearest ``capacity``: pass the transitions the DDPG buffers held). A buffer
+    can change a step by at most what it costs, so the ratio lies between 1 and the model's
+    prediction, or the model broke."""
+    cost = buffer_costs(rows, batch_size, capacity)
     step_a = 1 / summaries["transition"]["env_steps_per_s"]
+    base = [run["env_steps_per_s"] for run in summaries["transition"]["runs"]]
     lines = []
     for design in ("trajectory", "tensor"):
-        spread, per = time_ratio(summaries["transition"], summaries[design])
-        predicted = step_a / (step_a - sample["transition"] + sample[design])
-        inside = spread.measured and min(spread.low, spread.high) <= predicted <= max(
-            spread.low, spread.high
+        speeds = [run["env_steps_per_s"] for run in summaries[design]["runs"]]
+        measured = Spread.of_pairs(
+            speeds,
+            base,
+            summaries[design]["env_steps_per_s"] / summaries["transition"]["env_steps_per_s"],
+            per="seed",
         )
-        said = (
-            f"pattern A / {design}: {spread} {per}. Sampling alone: "
-            f"{format_seconds(sample['transition'])} vs {format_seconds(sample[design])} a "
-            f"batch, of a {format_seconds(step_a)} step, predicts {predicted:.2f}x"
+        predicted = step_a / (step_a - cost["transition"] + cost[design])
+        seeds_apart = max(base) / min(base) - 1
+        finding = Finding(
+            f"{design} against pattern A, env steps/s",
+            measured,
+            Expectation.between(
+                1.0,
+                predicted,
+                f"the bound its buffer costs set ({format_seconds(cost[design])} against "
+                f"{format_seconds(cost['transition'])} a step of {format_seconds(step_a)})",
+            ),
+            checks=(
+                Check(
+                    f"pattern A's own seeds ran {seeds_apart:.0%} apart in steps/s, more than "
+                    "the buffers' whole cost difference",
+                    seeds_apart > abs(predicted - 1),
+                ),
+            ),
+            figures=(summaries,),
         )
-        if inside:
-            said += ": the sampling costs explain the measured ratio"
-        elif spread.measured and spread.value != 1:
-            share = (predicted - 1) / (spread.value - 1)
-            said += (
-                f", {share:.0%} of the measured difference: outside its spread, so the rest "
-                "is not the sampling"
-            )
-        lines.append(said + ".")
+        lines.append(f"{finding}.")
     # the article's two times, not their ratio: notebook 10's exercise asks for that
     return " ".join(lines) + " (The article: 72 s against 53 s per round.)"
 
@@ -489,112 +504,3 @@ def curves_by_design(
     fig.suptitle(title)
     fig.tight_layout()
     return fig
-
-
-RACE_POINTS = {
-    "uniform": "tensor buffer vs ReplayBuffer(LazyTensorStorage), RandomSampler",
-    "trajectory": "trajectory buffer vs LazyTensorStorage with SliceSampler",
-}
-"""The buffer race's two points (``benchmarks/buffer_peers.py``), as the table names them."""
-RACE_METRICS = {
-    "sample_per_s": ("sampled transitions / s", count),
-    "add_per_s": ("added transitions / s (one at a time)", count),
-    "bytes_per_transition": ("bytes / stored transition", "{:.1f}".format),
-}
-WHY_PEER_AHEAD = {
-    ("uniform", "bytes_per_transition"): (
-        "TorchRL keeps one tensor per field, its three flags (terminated, truncated, done) "
-        "as one-byte bools, where our one float32 row stores each flag in 4 bytes (what "
-        "would close it: the flags in a uint8 tensor of their own, at the price of a second "
-        "gather per batch)"
-    ),
-    ("trajectory", "bytes_per_transition"): (
-        "TorchRL stores a trajectory's transitions in the same flat tensors as any other and "
-        "finds the slices when it samples; our pattern B keeps each 16-step segment as Python "
-        "objects holding NumPy arrays, whose headers tracemalloc counts (what would close it: "
-        "segments as rows of one preallocated tensor, as the tensor buffer stores transitions)"
-    ),
-}
-"""Why the peer wins where it does, from what each side stores (benchmarks/README.md)."""
-
-
-def race_settings(record: Any) -> str:
-    """The buffer race's own settings, after :func:`peer_races.provenance`'s where and when."""
-    data = record.data
-    return (
-        f"Capacity {data['capacity']:,}, batch {data['batch']}, slices of {data['slice']}, each "
-        "contestant in its own process. Ratios: the medians' ratio, oriented so above 1 "
-        "favours ours, with the range of the per-round ratios."
-    )
-
-
-def race_table(record: Any) -> Markdown:
-    """One row per race point and metric: ours, TorchRL's, the ratio and its range."""
-    rows = []
-    for pair in record.data["summary"]["pairs"]:
-        label, fmt = RACE_METRICS[pair["metric"]]
-        point, metric = pair["point"], pair["metric"]
-        rows.append(
-            {
-                "point": RACE_POINTS[point],
-                "metric": label,
-                "ours": fmt(peer_races.stat(record, point, "ours", metric)),
-                "peer": fmt(peer_races.stat(record, point, pair["peer"], metric)),
-                "ratio": f"{peer_races.round_ratio(pair):.2f}x "
-                f"({pair['low']:.2f}-{pair['high']:.2f}x)",
-                "target": "—" if pair["target"] is None else f">= {pair['target']:g}x",
-            }
-        )
-    return markdown_table(
-        rows,
-        {
-            "point": "race",
-            "metric": "metric",
-            "ours": "ours",
-            "peer": "TorchRL",
-            "ratio": "in our favour (range)",
-            "target": "target",
-        },
-        timed=False,
-    )
-
-
-def race_sentences(record: Any) -> list[str]:
-    """Where TorchRL is ahead, by how much and why; and where ours is, by how much."""
-    lines, ahead = [], []
-    for pair in record.data["summary"]["pairs"]:
-        label, fmt = RACE_METRICS[pair["metric"]]
-        where = f"{RACE_POINTS[pair['point']].split(' vs ')[0]}, {label}"
-        if pair["high"] < 1:  # every round in the peer's favour
-            ours, peer = (
-                peer_races.stat(record, pair["point"], side, pair["metric"])
-                for side in ("ours", pair["peer"])
-            )
-            why = WHY_PEER_AHEAD.get((pair["point"], pair["metric"]), "not explained here")
-            lines.append(
-                f"TorchRL is ahead on the {where}: {fmt(peer)} against our {fmt(ours)}, "
-                f"{1 / peer_races.round_ratio(pair):.2f}x in its favour. Why: {why}."
-            )
-        elif pair["low"] > 1:
-            ahead.append(f"{where} {peer_races.round_ratio(pair):.1f}x")
-    if ahead:
-        lines.append("Ours is ahead, every round, on: " + "; ".join(ahead) + ".")
-    return lines
-
-
-NO_RACE = (
-    "No buffer race against TorchRL is recorded in `data/reference/` yet: "
-    "`python benchmarks/buffer_peers.py --reference` runs one (TorchRL in its own virtual "
-    "environment under `build/peers/`) and writes it."
-)
-
-
-def race(record: Any = "newest") -> Markdown:
-    """A buffer race as notebook 04 shows it (default: the newest committed one): where and
-    how it was measured, its table with both sides' medians, and who is ahead and why."""
-    record = peer_races.race("bench.buffer_peers") if record == "newest" else record
-    if record is None:
-        return Markdown(NO_RACE)
-    lines = "\n".join(f"- {line}" for line in race_sentences(record))
-    settings = f"{peer_races.provenance(record)} {race_settings(record)}"
-    return Markdown(f"{settings}\n\n{race_table(record).data}\n\n{lines}")

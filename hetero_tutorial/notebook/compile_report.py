@@ -12,6 +12,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import peer_races
@@ -280,14 +281,44 @@ def summary_lines(
     if fallback:
         return [f"- Compiling could not run here ({fallback}); every piece ran eagerly."]
     lines = [f"- {largest_gain_sentence(speedups)}"]
-    losses = [r for r in speedups if verdict(r) == "slower"]
-    if losses:
-        pieces = ", ".join(f"{r['piece']} at {r['size']:,}" for r in losses)
-        lines.append(f"- Compiling lost here on: {pieces} (guards and glue outweigh the fusion).")
+    lines += [f"- {guard_finding(r, speedups)}." for r in speedups if verdict(r) == "slower"]
     for row in runs:
         if row["mode"] != "eager":
             lines.append(run_sentence(row))
     return lines
+
+
+def guard_finding(loss: dict[str, Any], speedups: list[dict[str, Any]]) -> Finding | str:
+    """A compiled piece that lost, against this notebook's account of where compiling
+    loses: where the guards and glue, a fixed cost per call, weigh as much as the fusion
+    saves, so at the smallest call. At the smallest size measured the account allows it; at
+    a larger one it expects at least the smaller size's ratio (a fixed cost shrinks against
+    a growing call), and the finding says whether that held."""
+    mine = sorted((r for r in speedups if r["piece"] == loss["piece"]), key=lambda r: r["size"])
+    name = f"Compiling lost on {PIECE_WORDS.get(loss['piece'], loss['piece'])} at {loss['size']:,}"
+    smaller = [r for r in mine if r["size"] < loss["size"]]
+    if not smaller:
+        return (
+            f"{name}, {_spread(loss)}: its smallest size measured, where a fixed cost per "
+            "call (the guards and glue) weighs most"
+        )
+    below = smaller[-1]
+    return Finding(
+        f"{name} (a larger call than {below['size']:,})",
+        _spread(loss),
+        Expectation.at_least(
+            min(below["speedup"], below.get("low") or below["speedup"]),
+            f"what a fixed cost per call allows after {below['size']:,}'s {below['speedup']:.2f}x",
+        ),
+        checks=(
+            Check(
+                "the loss grows with the call, which a fixed cost per call cannot do: the "
+                "time is in the compiled code itself, not in its guards",
+                loss["speedup"] < below["speedup"],
+            ),
+        ),
+        figures=(speedups,),
+    )
 
 
 def explain_sentence(explanation: dict[str, Any]) -> str:

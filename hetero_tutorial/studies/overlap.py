@@ -178,6 +178,10 @@ def overlapped_row(result: OverlappedResult, sequential: PPOResult) -> dict[str,
     """One overlapped run as a row, against the sequential run of the same seed."""
     rollout, update = phase_split(sequential)
     ideal = ideal_speedup(rollout, update, result.workers, result.cores, result.max_policy_lag)
+    own_rollout, own_update = result.phase_seconds()
+    own_ideal = ideal_speedup(
+        own_rollout, own_update, result.workers, result.cores, result.max_policy_lag
+    ) * ((rollout + update) / (own_rollout + own_update))
     speedup = result.env_steps_per_s / sequential.env_steps_per_s
     return _row(
         result.run,
@@ -188,6 +192,9 @@ def overlapped_row(result: OverlappedResult, sequential: PPOResult) -> dict[str,
         speedup_vs_sequential=speedup,
         ideal_speedup=ideal,
         share_of_ideal=speedup / ideal,
+        sequential_phase_s=[rollout, update],
+        own_phase_s=[own_rollout, own_update],
+        own_phase_ideal=own_ideal,
         trained_env_steps_per_s=result.trained_env_steps_per_s,
         learner_idle_share=result.learner_idle_share,
         worker_idle_share=result.worker_idle_share,
@@ -445,11 +452,14 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 for name in (
                     "ideal_speedup",
                     "share_of_ideal",
+                    "own_phase_ideal",
                     "learner_idle_share",
                     "worker_idle_share",
                 )
             }
             entry["dropped_rollouts"] = sum(r["dropped_rollouts"] for r in mine)
+            for name in ("sequential_phase_s", "own_phase_s"):
+                entry[name] = [statistics.median(r[name][i] for r in mine) for i in (0, 1)]
         summary.append(entry)
     return summary
 

@@ -9,11 +9,13 @@ says what they are; they are not the package's to ship.)
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.overlapped.timeline import configuration_label
@@ -44,22 +46,47 @@ def speed_spread(entry: dict[str, Any]) -> Spread:
 
 
 def speed_finding(entry: dict[str, Any]) -> str:
-    """Whether one overlapped configuration beat the sequential plan, over the seeds: an
-    effect is named only when every seed's speed-up lies on the same side of 1."""
-    name, spread = label(entry), speed_spread(entry)
-    ideal = (
-        f"; the ideal here is {entry['ideal_speedup']:.2f}x, of which it reached "
-        f"{entry['share_of_ideal']:.0%}"
+    """One overlapped configuration's speed-up over the sequential plan, over the seeds: a
+    side of 1 is named only when every seed's speed-up lies on it; then how it came out
+    against its ideal (:func:`ideal_finding`)."""
+    spread, subject = speed_spread(entry), f"{label(entry)}, speed-up over the sequential plan"
+    if spread.measured:
+        side = {True: "faster", False: "slower", None: "no clear difference"}
+        subject += f" ({side[spread.beyond(1.0)]})"
+    return str(ideal_finding(entry, subject))
+
+
+def ideal_finding(entry: dict[str, Any], subject: str = "speed-up") -> Finding:
+    """A configuration's speed-up against the ideal, the most overlapping could give: a
+    ceiling. Where the run beats it, the causes it can check: its own rollouts and updates
+    ran at other speeds than the sequential run's (the ideal's R and U come from that
+    separate run), and rollouts it collected but never trained on count in its steps/s."""
+    sequential = entry.get("sequential_phase_s")
+    own = entry.get("own_phase_s")
+    checks = []
+    if sequential and own and math.isfinite(entry.get("own_phase_ideal", math.nan)):
+        checks.append(
+            Check(
+                f"the ideal's R and U come from the sequential run ({_ms(sequential)}); in "
+                f"this run a rollout took {own[0] * 1e3:.1f} ms and an update "
+                f"{own[1] * 1e3:.1f} ms, and with those the ceiling is "
+                f"{entry['own_phase_ideal']:.2f}x",
+                entry["own_phase_ideal"] >= entry["speedup_vs_sequential"],
+            )
+        )
+    dropped = entry.get("dropped_rollouts", 0)
+    unused = f"{dropped} rollout(s) collected but never trained on count in its steps/s"
+    checks.append(Check(unused, dropped > 0))
+    return Finding(
+        subject,
+        speed_spread(entry),
+        Expectation.at_most(entry["ideal_speedup"], "its ideal"),
+        checks=tuple(checks),
     )
-    if not spread.measured:
-        times = f"{spread.value:.2f}x the sequential plan's steps/s"
-        return f"{name}: {times}: no verdict (one seed){ideal}"
-    times = f"{spread.value:.2f}x its steps/s (seeds {spread.low:.2f}-{spread.high:.2f}x)"
-    if spread.low > 1:
-        return f"{name}: faster than the sequential plan, {times}{ideal}"
-    if spread.high < 1:
-        return f"{name}: slower than the sequential plan, {times}{ideal}"
-    return f"{name}: no clear difference from the sequential plan, {times}{ideal}"
+
+
+def _ms(phases: Sequence[float]) -> str:
+    return f"R = {phases[0] * 1e3:.1f} ms, U = {phases[1] * 1e3:.1f} ms"
 
 
 @judged()
@@ -88,10 +115,7 @@ def ideal_vs_measured(summary: Sequence[dict[str, Any]], **key: Any) -> str:
             f"no overlapped configuration {key} in this study; it ran "
             + ", ".join(label(e) for e in summary if e["plan"] != SEQUENTIAL)
         )
-    return (
-        f"{label(entry)}: ideal {entry['ideal_speedup']:.2f}x (median of the per-seed ideals); "
-        f"measured {speed_spread(entry)}"
-    )
+    return f"{label(entry)}: {ideal_finding(entry)}"
 
 
 def learning_finding(a: dict[str, Any], b: dict[str, Any], env_id: str) -> str:
@@ -146,10 +170,10 @@ def ray_findings(study: dict[str, Any]) -> list[str]:
     found = []
     for (workers, lag), ratios in ray_ratios(study["rows"]).items():
         name = configuration_label("ray", workers, lag)
-        found.append(
-            f"{name}: {statistics.median(ratios):.2f}x the process engine's steps/s "
-            f"(seeds {min(ratios):.2f}-{max(ratios):.2f}x)"
-        )
+        spread = Spread.of_ratios(ratios, per="seed")
+        side = {True: "faster than", False: "slower than", None: "no clear difference from"}
+        verdict = side[spread.beyond(1.0)] if spread.measured else "no verdict against"
+        found.append(f"{name}: {verdict} the process engine, {spread} its steps/s")
     if study.get("ray_start_seconds") is not None:
         found.append(f"starting Ray here took {study['ray_start_seconds']:.1f} s (once per study)")
     return found

@@ -134,6 +134,21 @@ class OverlappedResult:
         waited = busy_seconds(self.timeline, LEARNER, [LEARNER_WAIT], self.window)
         return waited / self.window_seconds if self.window_seconds > 0 else 0.0
 
+    def phase_seconds(self) -> tuple[float, float]:
+        """(rollout, update) seconds, the mean interval of each that ended inside the steady
+        window: this run's own R and U, to set beside the sequential run's."""
+        low, high = self.window
+
+        def mean(kind: str) -> float:
+            spans = [
+                i["end"] - i["start"]
+                for i in self.timeline
+                if i["kind"] == kind and low < i["end"] <= high
+            ]
+            return sum(spans) / len(spans) if spans else float("nan")
+
+        return mean("rollout"), mean("update")
+
     def worker_wait_shares(self) -> dict[str, float]:
         """Share of the steady window the workers (on average) waited, by what they waited for."""
         total = self.window_seconds * self.workers
