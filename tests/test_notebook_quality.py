@@ -178,3 +178,42 @@ def test_the_checks_catch_what_they_look_for():
     assert GPU_NARRATION.search("the shares a GPU machine measured")
     assert not GPU_NARRATION.search("the all-accelerator plan runs on the CPU and says so")
     assert PROMISE.search("the reference records below show what a GPU machine measures")
+
+
+SERIES_READING_MINUTES = 150
+"""The series' reading budget: prose plus what its cells print in quick mode, at
+:data:`~hetero_tutorial.app.cards.WORDS_PER_MINUTE`: a half day of learning holds it."""
+NOTEBOOK_READING_MINUTES = 20
+
+
+def test_the_series_reads_within_its_budget(executed):
+    """Words a learner reads on the way through: the prose outside folded ``<details>``
+    blocks, and what the cells print (text, tables, listings) in quick mode."""
+    from hetero_tutorial.app.cards import WORDS_PER_MINUTE, printed_words, prose_words
+
+    minutes = {
+        name: (prose_words(notebook) + printed_words(notebook)) / WORDS_PER_MINUTE
+        for name, notebook in executed.items()
+    }
+    long = {name: round(m, 1) for name, m in minutes.items() if m > NOTEBOOK_READING_MINUTES}
+    assert not long, f"over {NOTEBOOK_READING_MINUTES} minutes to read: {long}"
+    total = sum(minutes.values())
+    assert total <= SERIES_READING_MINUTES, f"the series reads in {total:.0f} min: {minutes}"
+
+
+def test_the_reading_count_leaves_folded_detail_and_pictures_out():
+    from hetero_tutorial.app.cards import printed_words, prose_words
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("Two words <details><summary>More</summary>x y z</details>"),
+        nbformat.v4.new_code_cell("print()"),
+    ]
+    notebook.cells[1].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="three printed words"),
+        nbformat.v4.new_output("stream", name="stderr", text="a progress bar"),
+        nbformat.v4.new_output("display_data", data={"image/png": "", "text/plain": "<Figure>"}),
+        nbformat.v4.new_output("display_data", data={"text/html": "<table><td>one</td></table>"}),
+    ]
+    assert prose_words(notebook) == 2
+    assert printed_words(notebook) == 4

@@ -66,38 +66,34 @@ def longest_cell(runs: list[results.Record], name: str) -> tuple[str, float] | N
 
 
 def run_time_line(name: str, records: list[results.Record] | None = None) -> str:
-    """The card's run-time paragraph for notebook file ``name`` (e.g. ``03_hybrid_....ipynb``)."""
+    """The card's run-time line for notebook file ``name`` (e.g. ``03_hybrid_....ipynb``): per
+    mode, the median over the recorded machines of each one's median run, with their range
+    where several recorded it. ``doctor`` scales it to the learner's machine."""
     records = run_time_records() if records is None else records
-    by_machine: dict[str, dict[str, list[results.Record]]] = defaultdict(lambda: defaultdict(list))
+    by_mode: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
         if name in record.data["notebook_seconds"]:
-            by_machine[record.hardware][record.data["mode"]].append(record)
-    if not by_machine:
+            seconds = record.data["notebook_seconds"][name]
+            by_mode[record.data["mode"]][record.hardware].append(seconds)
+    if not by_mode:
         return (
-            f"{RUN_TIME}: not recorded yet in quick mode or full mode (`python -m hetero_tutorial "
-            "run --quick --reference` and `run --reference` record it)."
+            f"{RUN_TIME}: not recorded yet (`python -m hetero_tutorial run --quick --reference` "
+            "records it)."
         )
-    parts = []
-    for hardware, modes in sorted(by_machine.items()):
-        said = []
-        for mode in ("quick", "full"):
-            runs = modes.get(mode, [])
-            if runs:
-                median = statistics.median(r.data["notebook_seconds"][name] for r in runs)
-                runs_said = f"{len(runs)} run{'s' * (len(runs) > 1)}"
-                said.append(f"{run_time(median)} in {mode} mode ({runs_said})")
-            else:
-                said.append(f"not recorded in {mode} mode")
-        text = f"on {hardware}, {' and '.join(said)}"
-        longest = longest_cell(modes.get("full", []), name)
-        if longest is not None:
-            section, seconds = longest
-            text += f"; the longest cell in full mode is in *{section}* ({run_time(seconds)})"
-        parts.append(text)
+    said = []
+    for mode in ("quick", "full"):
+        machines = [statistics.median(runs) for runs in by_mode.get(mode, {}).values()]
+        if not machines:
+            said.append(f"not recorded in {mode} mode")
+            continue
+        text = f"{run_time(statistics.median(machines))} in {mode} mode"
+        if len(machines) > 1:
+            low, high = run_time(min(machines)), run_time(max(machines))
+            text += f" ({low}-{high} on {len(machines)} machines)"
+        said.append(text)
     return (
-        f"{RUN_TIME} (the median of recorded runs, from `data/reference/`): "
-        + "; ".join(parts)
-        + "."
+        f"{RUN_TIME}: about {' and '.join(said)}; `python -m hetero_tutorial doctor` "
+        "estimates yours."
     )
 
 

@@ -152,7 +152,7 @@ def browser_check() -> str:
 CLASSROOM_CHECKS: dict[str, Callable[[], str]] = {
     "Threads": threads_check,
     "Ray": ray_check,
-    "Native py-spy": native_check,
+    "Native": native_check,
     "Browser": browser_check,
 }
 """The classroom checks, by the label the report gives them; each returns one line."""
@@ -226,13 +226,14 @@ def render(report: dict[str, Any]) -> str:
     lines.append(f"  Load         {report['load']}")
     lines.append(f"  Calibration  {report['calibration_units_per_s']:.0f} work units/s (2 s run)")
     if report["expected_run_times"]:
-        for estimate in report["expected_run_times"]:
-            lines.append(
-                f"  Run time     {estimate['mode']} mode: about "
-                f"{estimate['expected_seconds_here'] / 60:.1f} min here "
-                f"({estimate['reference_seconds'] / 60:.1f} min on {estimate['reference_machine']}"
-                + (f"; {estimate['notebooks_note']})" if estimate["notebooks_note"] else ")")
-            )
+        for mode in ("quick", "full"):
+            mine = [e for e in report["expected_run_times"] if e["mode"] == mode]
+            if mine:
+                here = statistics.median(e["expected_seconds_here"] for e in mine) / 60
+                lines.append(
+                    f"  Run time     {mode} mode: about {here:.1f} min here (the series, scaled "
+                    f"by calibration from {len(mine)} recorded machine(s))"
+                )
     else:
         lines.append("  Run time     no reference run times recorded yet in data/reference/")
     lines += [f"  {label:<12} {text}" for label, text in report.get("classroom", {}).items()]
