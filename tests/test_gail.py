@@ -67,8 +67,8 @@ def test_a_bad_setting_is_refused_with_its_name():
 @needs_mujoco
 def test_a_round_labels_the_rollout_with_the_discriminators_reward_only():
     """The generator sees no environment reward: after labelling, a stored reward is the
-    discriminator's (plus a bootstrap where a time limit cut an episode), while the episodes
-    still record HalfCheetah's own returns."""
+    discriminator's for the executed (clipped) action (plus a bootstrap where a time limit
+    cut an episode), while the episodes still record HalfCheetah's own returns."""
     from hetero_tutorial.rl.gail.trainer import GAILTrainer
 
     rng = np.random.default_rng(0)
@@ -85,8 +85,10 @@ def test_a_round_labels_the_rollout_with_the_discriminators_reward_only():
 
     def label_and_keep() -> None:
         GAILTrainer.label_rewards(trainer)
-        rows = torch.cat([trainer.storage.obs, trainer.storage.actions], -1).flatten(0, 1)
+        executed = trainer.storage.actions.clamp(-1.0, 1.0)  # HalfCheetah's bounds
+        rows = torch.cat([trainer.storage.obs, executed], -1).flatten(0, 1)
         seen["expected"] = trainer.disc.label(rows).view(trainer.storage.rewards.shape)
+        seen["raw_outside"] = (trainer.storage.actions.abs() > 1).any().item()
         seen["stored"] = trainer.storage.rewards.clone()
         seen["dones"] = trainer.storage.dones.clone()
 
@@ -95,6 +97,9 @@ def test_a_round_labels_the_rollout_with_the_discriminators_reward_only():
         trainer.run_iteration()
     not_cut = seen["dones"] == 0
     torch.testing.assert_close(seen["stored"][not_cut], seen["expected"][not_cut])
+    assert seen["raw_outside"], (
+        "a Gaussian policy's raw samples pass the bounds: the test needs one"
+    )
     assert {"discriminator", "labelling"} <= set(trainer.timer.seconds)
     assert len(trainer.accuracy) == 2
     trainer.close()
@@ -173,3 +178,52 @@ def test_the_phase_guess_line_says_whether_the_guess_held():
     assert "you predicted 'rollout'" in phase_guess_line("rollout", rounds)
     assert "MY_PHASE_GUESS" in phase_guess_line(None, rounds)
     assert "is not a phase" in phase_guess_line("lunch", rounds)
+
+
+def test_the_compiled_discriminator_update_steps_as_the_eager_one():
+    """One function per step: compiled, the update makes the eager update's weights; with
+    the gradient penalty it runs eagerly (its second backward pass is not compiled)."""
+    from hetero_tutorial.rl.gail.discriminator import DiscriminatorLearner
+
+    expert, policy = torch.randn(64, 23), torch.randn(64, 23) + 1
+    learners = []
+    for compile in (False, True):
+        torch.manual_seed(0)
+        learner = DiscriminatorLearner(17, 6, 16, 1e-3, 0.0, "cpu", compile=compile)
+        for _ in range(3):
+            learner.step(expert, policy)
+        learners.append(learner)
+    assert learners[0].step.mode == "eager" and learners[1].step.mode == "compile"
+    assert learners[1].step.fn is not learners[1].update  # compiled, not the method itself
+    for eager, compiled in zip(*(ln.discriminator.parameters() for ln in learners), strict=True):
+        torch.testing.assert_close(eager, compiled, rtol=1e-4, atol=1e-5)
+    penalised = DiscriminatorLearner(17, 6, 16, 1e-3, 10.0, "cpu", compile=True)
+    assert penalised.step.mode == "eager"
+
+
+def _grid(win_from: int) -> list[dict]:
+    """A width-64 grid whose accelerator forward wins from ``win_from`` rows per call."""
+    rows = []
+    for batch in (1, 16, 256, 4096):
+        for device, seconds in (
+            ("cpu", 1e-4 * batch),
+            ("cuda:0", 2e-5 * batch if batch >= win_from else 1.0),
+        ):
+            rows.append({"device": device, "width": 64, "batch_size": batch,
+                         "seconds_per_call": seconds, "iqr_s": seconds / 100})  # fmt: skip
+    return rows
+
+
+def test_the_discriminators_crossover_is_checked_against_notebook_00s_grid():
+    from hetero_tutorial.notebook import gail_report
+    from hetero_tutorial.studies import gail as study
+
+    assert study.grid_crossing(_grid(256), 64) == (16, 256)
+    assert study.grid_crossing(_grid(10**6), 64) is None
+    sweep = [{"width": 64, "rows": n} for n in (64, 256, 1024, 4096)]
+    held = gail_report.grid_findings(sweep, {(64, 0.0): 256}, _grid(256))
+    assert held[0].endswith(": held")
+    broken = gail_report.grid_findings(sweep, {(64, 0.0): 4096}, _grid(256))
+    assert "above notebook 00's forward crossover at width 64 (16 to 256)" in broken[0]
+    assert "the expectation broke" in broken[0]
+    assert "no accelerator here" in gail_report.grid_findings(sweep, {}, _grid(256))[0]

@@ -140,15 +140,44 @@ def test_reading_time_counts_the_prose_a_learner_reads_not_the_code():
     assert 1 < minutes < 60  # a notebook is read in minutes, not seconds or hours
 
 
-def test_the_half_day_fits_in_four_hours_on_every_recorded_machine():
+def test_the_half_day_fits_in_three_and_a_half_hours_with_its_prerequisites_met():
     machines = workshop._by_machine()
     (session,) = workshop.HALF_DAY.sessions
-    totals = {hw: workshop.session_minutes(session, modes) for hw, modes in machines.items()}
+    totals = {
+        hw: workshop.session_minutes(session, modes, workshop.HALF_DAY.questions)
+        for hw, modes in machines.items()
+    }
     known = {hw: total for hw, total in totals.items() if total is not None}
     assert known, "no machine has recorded every notebook of the half day"
+    assert workshop.HALF_DAY_MINUTES == 210
     assert all(total <= workshop.HALF_DAY_MINUTES for total in known.values()), known
+    assert workshop.unmet_prerequisites(workshop.HALF_DAY) == []
+    assert workshop.unmet_prerequisites(workshop.FULL_PATH) == []
     taught = [n for path in workshop.PATHS[1:] for day in path.sessions for n in day]
     assert sorted(taught) == [name[:2] for name in readme.series_notebooks()]
+
+
+def test_a_path_that_skips_a_prerequisite_is_told_what_it_leaves_unmet():
+    skips = workshop.TeachingPath("skips 03", (("00", "01", "06", "10"),))
+    unmet = workshop.unmet_prerequisites(skips)
+    assert "06 needs 03 taught first" in unmet
+    assert "10 reads 02's records" in unmet and "10 reads 09's records" in unmet
+    assert workshop.prerequisites("10")[1] >= {"00", "01", "02", "03", "04", "05", "09"}
+
+
+def test_every_exercise_has_an_estimate_and_printed_words_are_priced():
+    named = {name for found in answers.notebook_exercises().values() for name in found}
+    assert named == set(workshop.EXERCISE_MINUTES)
+    modes = {"quick": [_printed({"00_devices_and_timing.ipynb": 1500})]}
+    assert workshop.printed_minutes("00", modes) == 10.0
+    assert workshop.teaching_minutes("00", modes)["read"] > 10.0
+
+
+def _printed(words: dict[str, int]):
+    provenance = {"fingerprint": {"cpu_model": "T", "cpu_logical_cores": 2}, "date": "2026",
+                  "command": "t", "quick": True}  # fmt: skip
+    data = {"mode": "quick", "notebook_seconds": dict.fromkeys(words, 10.0), "printed_words": words}
+    return results.Record("run.times", data, provenance)
 
 
 def test_the_sheet_has_one_entry_per_question_and_per_exercise():

@@ -36,7 +36,7 @@ def run_time_records() -> list[results.Record]:
     """The reference run-time records, each notebook under its file name of today."""
     records = results.load_references("run.times")
     for record in records:
-        for key in ("notebook_seconds", "cell_seconds"):
+        for key in ("notebook_seconds", "cell_seconds", "printed_words"):
             held = record.data.get(key, {})
             record.data[key] = {RENUMBERED.get(name, name): value for name, value in held.items()}
     return records

@@ -20,6 +20,7 @@ from nbclient.exceptions import CellExecutionError
 from tqdm.auto import tqdm
 
 from hetero_tutorial.app.calibration import calibrate
+from hetero_tutorial.app.cards import printed_words
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import QUICK_ENV_VAR, quick_mode
@@ -132,11 +133,14 @@ def run_notebooks(
     rate = calibrate()
     seconds: dict[str, float] = {}
     cell_seconds: dict[str, list[dict]] = {}
+    printed: dict[str, int] = {}
     failures: list[str] = []
     with tqdm(unit="cell") as cells, tqdm(paths, unit="notebook", position=1) as notebooks:
         for path in notebooks:
             try:
                 seconds[path.name], cell_seconds[path.name] = execute_notebook(path, out_dir, cells)
+                executed = nbformat.read(out_dir / path.name, as_version=4)
+                printed[path.name] = printed_words(executed)
             except CellExecutionError as error:
                 failures.append(f"{path.name}: {str(error).strip().splitlines()[-1]}")
     for name, value in seconds.items():
@@ -147,6 +151,7 @@ def run_notebooks(
             "mode": mode,
             "notebook_seconds": seconds,
             "cell_seconds": cell_seconds,
+            "printed_words": printed,
             "calibration_units_per_s": rate,
         },
         results.provenance(command=run_command(quick, only, out, reference), quick=quick),

@@ -11,11 +11,14 @@ from IPython.display import Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from hetero_tutorial.core import results
+from hetero_tutorial.core.findings import Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.gail.trainer import PHASES
+from hetero_tutorial.studies import gail
 
 PHASE_WORDS = {
     "rollout": "rollout",
@@ -146,6 +149,47 @@ def c12_sentence(sweep: Sequence[dict[str, Any]], crossing: dict[tuple, int | No
         for (w, p), rows in sorted(crossing.items())
     ]
     return "The accelerator's update beat the CPU's past both IQRs " + "; ".join(parts) + "."
+
+
+def this_machines_grid() -> list[dict[str, Any]] | None:
+    """Notebook 00's width x batch grid as this machine last measured it, if it did."""
+    path = results.RESULTS_DIR / "bench.crossover.json"
+    return results.load(path).data["grid"] if path.is_file() else None
+
+
+def grid_findings(
+    sweep: Sequence[dict[str, Any]], crossing: dict[tuple, int | None], grid: Sequence[dict] | None
+) -> list[str]:
+    """The discriminator's crossover (penalty off) checked against notebook 00's width x
+    batch grid at the same width: one reading of one measurement, the batch where the
+    accelerator starts to win. Each side is a range, the sizes between which its crossing
+    lies; 00's grid sets the expectation."""
+    if not crossing:
+        return [
+            "Checked against notebook 00's grid: no accelerator here, so neither has a "
+            "crossover to compare; the GPU reference run compares them."
+        ]
+    if not grid:
+        return ["Checked against notebook 00's grid: no bench.crossover record (run 00 first)."]
+    lines = []
+    for (width, penalty), rows in sorted(crossing.items()):
+        expected = gail.grid_crossing(grid, width)
+        if penalty or expected is None or rows is None:
+            if not penalty:
+                where = "00's grid" if expected is None else "this sweep"
+                lines.append(f"Width {width}: no crossover in {where}, nothing to compare.")
+            continue
+        sizes = sorted({r["rows"] for r in sweep if r["width"] == width})
+        below = max([n for n in sizes if n < rows], default=rows)
+        finding = Finding(
+            f"Width {width}, the rows per side where the accelerator's update starts to win",
+            Spread(rows, below, rows, "between the sizes measured"),
+            Expectation.between(*expected, f"notebook 00's forward crossover at width {width}"),
+            unit="{:,.0f}",
+            figures=(sweep,),
+        )
+        lines.append(str(finding))
+    return lines
 
 
 def learning_plot(rounds: Sequence[dict[str, Any]]) -> Figure:

@@ -26,6 +26,7 @@ from hetero_tutorial.rl.gail.config import GAILConfig
 from hetero_tutorial.rl.gail.demonstrations import Demonstrations
 from hetero_tutorial.rl.gail.discriminator import DiscriminatorLearner
 from hetero_tutorial.rl.gail.trainer import PHASES, GAILTrainer
+from hetero_tutorial.studies.crossover_grid import crossover_cells
 
 SWEEP_ROWS = (64, 256, 1_024, 4_096, 16_384, 65_536)
 """Rows of expert data (and as many of the policy's) per update: TorchRL's GAIL takes 256,
@@ -169,3 +170,17 @@ def crossover_rows(sweep: Sequence[dict[str, Any]], accelerator: str) -> dict[tu
             ]  # fmt: skip
             found[(width, penalty)] = min(wins) if wins else None
     return found
+
+
+def grid_crossing(grid: Sequence[dict[str, Any]], width: int) -> tuple[int, int] | None:
+    """Where notebook 00's width x batch grid (a ``bench.crossover`` record's ``grid``) puts
+    the accelerator's forward below the CPU's at ``width``: the batch below the first that
+    wins and that batch, the grid's own resolution; None where it never wins there (or the
+    grid has no accelerator or no such width)."""
+    cells = crossover_cells([r for r in grid if r["width"] == width])
+    batches = sorted(cells)
+    wins = [b for b in batches if cells[b].get(width)]
+    if not wins:
+        return None
+    below = [b for b in batches if b < wins[0]]
+    return (below[-1] if below else wins[0], wins[0])

@@ -14,7 +14,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hetero_tutorial.core.compiled import compiled, say_fallback
+from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import mlp
+
+ADAM_EPS = 1e-8
+"""torch.optim.Adam's default"""
 
 
 class Discriminator(nn.Module):
@@ -69,7 +74,12 @@ def discriminator_loss(
 
 class DiscriminatorLearner:
     """The discriminator on its device, its optimizer, and its two jobs: an update on
-    expert and policy rows, and the reward of every row of a rollout."""
+    expert and policy rows, and the reward of every row of a rollout.
+
+    ``compile``: :meth:`update` runs through ``torch.compile`` (``self.step``, what a round
+    calls); with the gradient penalty it runs eagerly, and says so once: the penalty's
+    second backward pass goes through the first one's graph, which compiling does not trace.
+    """
 
     def __init__(
         self,
@@ -79,10 +89,21 @@ class DiscriminatorLearner:
         lr: float,
         penalty: float,
         device: torch.device | str,
+        compile: bool = False,
     ) -> None:
         self.obs_dim, self.penalty = obs_dim, penalty
         self.discriminator = Discriminator(obs_dim, action_dim, hidden).to(device)
-        self.optimizer = torch.optim.Adam(self.discriminator.parameters(), lr)
+        # Its parameters live in one flat tensor (see rl/flat.py), as DDPG's do: the gradient
+        # and the optimizer step are one call each, and the step traces as one graph.
+        self.flat = FlatParameters(self.discriminator)
+        what = "GAIL's discriminator update"
+        if compile and penalty > 0:
+            say_fallback(what, "the gradient penalty's second backward pass is not compiled")
+        mode = "compile" if compile and penalty == 0 else "eager"
+        self.step = compiled(self.update, mode, device, what, traces_autograd=True)
+        """:meth:`update`, eagerly or compiled: what a round calls"""
+        self.optimizer = self.flat.adam(lr, ADAM_EPS, self.step.mode != "eager")
+        self.step.writes_in_place(self.flat.data, *self.optimizer.written)
 
     def update(self, expert: torch.Tensor, policy: torch.Tensor) -> torch.Tensor:
         """One step on ``expert`` and ``policy`` rows (state and action side by side, on the
@@ -90,9 +111,9 @@ class DiscriminatorLearner:
         loss, accuracy = discriminator_loss(
             self.discriminator, expert, policy, self.obs_dim, self.penalty
         )
-        self.optimizer.zero_grad()
-        loss.backward()
-        self.optimizer.step()
+        grads = torch.autograd.grad(loss, self.flat.module_parameters)
+        with torch.no_grad():
+            self.optimizer.step(self.flat.gradients(grads))
         return accuracy
 
     @torch.no_grad()

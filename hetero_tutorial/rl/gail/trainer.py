@@ -69,7 +69,15 @@ class GAILTrainer(PPOTrainer):
             config.disc_lr,
             config.gradient_penalty,
             self.disc_device,
+            config.compile,
         )
+        on = self.storage.actions.device
+        self.action_bounds = [
+            torch.as_tensor(b, dtype=torch.float32, device=on)
+            for b in (self.spec.action_low, self.spec.action_high)
+        ]
+        """the actions the environments execute: the expert's rows hold executed actions, so
+        the policy's must too (a raw Gaussian sample past the bounds would give it away)"""
         self.draws = torch.Generator().manual_seed(seed + DISC_SEED_OFFSET)
         self.accuracy: list[float] = []
         """the discriminator's accuracy on its last update of each round"""
@@ -78,13 +86,14 @@ class GAILTrainer(PPOTrainer):
         """The discriminator's updates on this rollout, then its reward for every row."""
         c, storage = self.gail, self.storage
         with self.phase("discriminator"):
-            rows = torch.cat([storage.obs, storage.actions], -1).flatten(0, 1)
+            executed = storage.actions.clamp(*self.action_bounds)
+            rows = torch.cat([storage.obs, executed], -1).flatten(0, 1)
             rows = rows.to(self.disc_device)  # one copy of the rollout's rows
             accuracy = None
             for _ in range(c.disc_updates):
                 picks = [torch.randint(len(r), (c.disc_rows,), generator=self.draws)
                          for r in (self.expert, rows)]  # fmt: skip
-                accuracy = self.disc.update(
+                accuracy = self.disc.step(
                     self.expert[picks[0].to(self.disc_device)], rows[picks[1].to(self.disc_device)]
                 )
             if accuracy is not None:
