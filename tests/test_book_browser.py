@@ -119,6 +119,16 @@ WIDE_JS = """() => Array.from(document.querySelectorAll(".cell_output pre"))
     .filter((output) => output.scrollWidth > output.clientWidth + 1)
     .map((output) => output.textContent.trim().slice(0, 80))"""
 """The printed outputs wider than their column: a reader would scroll sideways for them."""
+OVERFLOW_JS = """() => {
+    const column = document.querySelector("article") || document.body;
+    const right = column.getBoundingClientRect().right;
+    return Array.from(column.querySelectorAll("table"))
+        .filter((table) => table.getBoundingClientRect().right > right + 1
+                           || table.parentElement.scrollWidth > table.parentElement.clientWidth + 1)
+        .map((table) => table.textContent.trim().replace(/\\s+/g, " ").slice(0, 80));
+}"""
+"""The tables wider than the content column, or scrolled inside their wrapper: a reader would
+scroll sideways for a column of them."""
 SMART_DASH = re.compile(r"\s–[a-z]")
 """An en dash where a command's ``--`` was (``ledger –readme``): typography broke a command."""
 LINKS_JS = """() => [
@@ -148,6 +158,8 @@ class Visit:
     """The text outside code blocks."""
     wide: list[str] = field(default_factory=list)
     """The start of each printed output wider than its column."""
+    overflowing: list[str] = field(default_factory=list)
+    """Tables wider than the content column."""
     shot: Path | None = None
 
 
@@ -183,6 +195,7 @@ def _visit(browser: Browser, base: str, page_path: str, shots: Path) -> Visit:
         visit.text = page.inner_text("body")
         visit.prose = page.evaluate(PROSE_JS)
         visit.wide = page.evaluate(WIDE_JS)
+        visit.overflowing = page.evaluate(OVERFLOW_JS)
         shots.mkdir(parents=True, exist_ok=True)
         visit.shot = shots / (page_path.removesuffix(".html").replace("/", "-") + ".png")
         page.screenshot(path=str(visit.shot), full_page=True)
@@ -241,6 +254,9 @@ def problems_of(visits: list[Visit], directory: Path) -> dict[str, list[str]]:
             if v.page.startswith("notebooks/") and v.figures == 0
         ],
         "wide": [f"{v.page}: an output wider than the page: {w!r}" for v in visits for w in v.wide],
+        "overflowing tables": [
+            f"{v.page}: a table wider than the page: {t!r}" for v in visits for t in v.overflowing
+        ],
         "dashes": [
             f"{v.page}: an en dash in a command: {found.group(0)!r}"
             for v in visits
@@ -307,7 +323,9 @@ def test_the_checks_see_every_kind_of_broken_page(chromium_path, tmp_path):
         '<script>console.error("boom")</script><script src="https://cdn.invalid/x.js"></script>'
         '<div class="cell_output"><pre style="width: 100px">' + "a finding " * 40 + "</pre></div>"
         "<p>python -m hetero_tutorial ledger –readme</p><pre>gpu_paragraph(</pre>"
-        "</body></html>"
+        '<article style="width: 300px"><div><table><tr><td style="white-space: nowrap">'
+        + "a wide cell " * 30
+        + "</td></tr></table></div></article></body></html>"
     )
     (site / "notebooks" / "00.html").write_text("<html><body><p>no figure</p></body></html>")
     leftovers: list[str] = []
@@ -322,6 +340,7 @@ def test_the_checks_see_every_kind_of_broken_page(chromium_path, tmp_path):
     assert found["tables"] == ["index.html: a Markdown table shown as text: '|---|'"]
     assert any(str(ROOT) in p for p in found["paths"])
     assert len(found["wide"]) == 1 and "a finding a finding" in found["wide"][0]
+    assert len(found["overflowing tables"]) == 1 and "a wide cell" in found["overflowing tables"][0]
     assert found["dashes"] == ["index.html: an en dash in a command: ' –r'"]
     if not gpu_story_here():
         assert len(found["gpu prose"]) == 1

@@ -133,7 +133,7 @@ FRONT_MATTER = ("What you will learn", "Two commands", "The notebooks", "More co
 others point at files outside the book)."""
 KIT_PAGES = ("workshop.md", "questions.md", "answers.md", "glossary.md", "hardware.md")
 """The teacher's kit in ``docs/``, in the order of the book's contents."""
-RESULT_PAGES = ("results.md", "ray.md")
+RESULT_PAGES = ("results.md", "ray.md", "zh.md")
 """The results and the cluster recipe in ``docs/``, after the kit in the book's contents."""
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hetero_tutorial.app import answers, readme, workshop
+from hetero_tutorial.app import answers, chinese, readme, workshop
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine import cpu_label
 from hetero_tutorial.core.paths import REPO_DIR
@@ -116,6 +116,7 @@ PAGES: dict[str, dict[str, Callable[[], str]]] = {
     },
     "hardware.md": {"reference-machines": reference_machines},
     "answers.md": {"answers": answers.answers_sheet, "seat-signs": answers.seat_signs},
+    "zh.md": {"zh-verdict-words": chinese.verdict_words, "zh-verdicts": chinese.verdicts_table},
 }
 """The kit's pages in ``docs/`` and their generated sections, by marker name."""
 
