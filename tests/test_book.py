@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
+import torch
 
 from hetero_tutorial.app import book, readme, runner
 from hetero_tutorial.core import results
@@ -133,7 +134,7 @@ def test_assembly_lays_out_every_page_the_contents_name(tmp_path):
 
 
 @pytest.mark.parametrize("url", [None, "https://github.com/someone/hetero-tutorial"])
-def test_each_notebook_page_links_to_colab_under_its_title_where_a_repository_is_named(
+def test_each_notebook_page_says_when_and_on_what_it_ran_and_links_to_colab_under_its_title(
     tmp_path, monkeypatch, url
 ):
     monkeypatch.setattr(book.hosted, "repository_url", lambda: url)
@@ -144,11 +145,12 @@ def test_each_notebook_page_links_to_colab_under_its_title_where_a_repository_is
         if not book.gpu_story_here():
             book.hide_gpu_cells(stored)
         page = nbformat.read(source / "notebooks" / name, as_version=4)
-        if url is None:
-            assert page == stored
-            continue
+        said = page.cells[1].source.split("\n\n")
+        assert said[0].startswith("*Executed ") and " in full mode on " in said[0]
+        assert f"with PyTorch {torch.__version__}" in said[0]
         colab = "https://colab.research.google.com/github/someone/hetero-tutorial/blob/main"
-        assert page.cells[1].source == f"[{name} in Colab]({colab}/notebooks/{name})"
+        links = [] if url is None else [f"[{name} in Colab]({colab}/notebooks/{name})"]
+        assert said[1:] == links
         assert page.cells[0] == stored.cells[0] and page.cells[2:] == stored.cells[1:]
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import torch
 
 from hetero_tutorial.app import hosted, kit, readme, runner
 from hetero_tutorial.core import results
@@ -292,17 +293,30 @@ def hide_placeholder_outputs(notebook: nbformat.NotebookNode) -> None:
             cell.metadata.setdefault("tags", []).append("remove-output")
 
 
+def executed_line(executed: Path, mode: str) -> str:
+    """When, on what and with which PyTorch a notebook page's outputs were made: the
+    executed copy's time, and this machine (the book is built where the notebooks ran)."""
+    when = dt.datetime.fromtimestamp(executed.stat().st_mtime, dt.UTC)
+    provenance = results.provenance(command="make book", quick=mode == "quick")
+    machine = results.Record("book", {}, provenance)
+    return (
+        f"*Executed {when:%Y-%m-%d %H:%M} UTC in {mode} mode on {machine.hardware}, "
+        f"with PyTorch {torch.__version__}.*"
+    )
+
+
 def notebook_page(executed: Path, page: Path, url: str | None) -> None:
-    """Copy an executed notebook to its page, with its "open in Colab" link (if ``url``
-    gives one) as a paragraph under its opening card (the title), without its GPU prose's
+    """Copy an executed notebook to its page, with when and on what it ran
+    (:func:`executed_line`) and its "open in Colab" link (if ``url`` gives one) as a
+    paragraph under its opening card (the title), without its GPU prose's
     cells where this book has no GPU story (:func:`hide_gpu_cells`), and without the
     exercises' placeholder lines (:func:`hide_placeholder_outputs`)."""
     notebook = nbformat.read(executed, as_version=4)
-    links = hosted.open_in_links([executed.name], url)
-    if links:
-        notebook.cells.insert(
-            hosted.after_card(notebook.cells), nbformat.v4.new_markdown_cell(links[0])
-        )
+    said = [executed_line(executed, notebook_mode(notebook, executed.parent))]
+    said += hosted.open_in_links([executed.name], url)
+    notebook.cells.insert(
+        hosted.after_card(notebook.cells), nbformat.v4.new_markdown_cell("\n\n".join(said))
+    )
     if not gpu_story_here():
         hide_gpu_cells(notebook)
     hide_placeholder_outputs(notebook)

@@ -8,7 +8,7 @@ nothing where it is installed: from a wheel file beside the notebook if there is
 one place its logic lives, and ``python -m hetero_tutorial.app.hosted`` puts its output
 into every notebook (replacing an older copy). :func:`open_in_links` gives the "open in
 Colab" links for the README and each of the book's notebook pages, from the same URL;
-with no URL set there are none, and :data:`NO_URL` says so.
+with no URL set there are none, and :data:`NO_URL` says what a learner does instead.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ INSTALL_TAG = "install-if-missing"
 URL_KEYS = ("Repository", "Source", "Homepage")
 """The ``[project.urls]`` entries read for the repository, in this order."""
 NO_URL = (
-    "No repository URL is set in pyproject.toml's [project.urls], so there are no "
-    '"open in Colab" links yet; set `Repository = "https://github.com/OWNER/NAME"` there and '
-    "regenerate (python -m hetero_tutorial ledger --readme)."
+    "On a hosted runtime (e.g. Colab): upload a notebook with the package's wheel beside it "
+    "(`pip wheel --no-deps .` makes it); the notebook's first cell installs it."
 )
+"""What the README says where no repository URL gives "open in Colab" links: how a learner
+runs a notebook there anyway (setting the URL is for maintainers: CONTRIBUTING.md)."""
 
 
 def repository_url(pyproject: Path = PYPROJECT) -> str | None:
