@@ -79,10 +79,11 @@ install-test: setup ## run the install cell in a fresh venv with only PyTorch an
 SERIES := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 NBMAKE := $(QUICK_ENV) MPLBACKEND=module://hetero_tutorial.notebook.figure_audit \
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=600 --overwrite --durations=0
-notebooks: setup ## every notebook under nbmake (quick mode), one at a time, then check what they printed
+notebooks: setup ## every notebook under nbmake (quick mode), one at a time, then check what they printed and the instructor's sheet against their records
 	rm -rf build/nbmake && mkdir -p build/nbmake && cp notebooks/[0-9][0-9]_*.ipynb build/nbmake/
 	$(NBMAKE) $(addprefix build/nbmake/,$(notdir $(SERIES)))
 	HETERO_TUTORIAL_EXECUTED=build/nbmake $(BIN)/python -m pytest -q tests/test_notebook_quality.py
+	$(BIN)/python -m hetero_tutorial.app.answer_check
 
 book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's
 	$(BIN)/python -m hetero_tutorial book

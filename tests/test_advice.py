@@ -137,3 +137,20 @@ def test_one_seed_of_ddpg_gives_the_buffer_advice_no_verdict_not_no_clear_effect
     assert "no verdict (one seed" in found and "no clear effect" not in found
     two = [sampled, _ddpg("transition", [1.3, 1.4]), _ddpg("tensor", [1.6, 1.7])]
     assert "though DDPG ran slower with it" in advice.buffer(group_by_kind(two))["advice"]
+
+
+def test_a_busy_part_of_the_thread_answer_says_not_judged_not_not_measured(monkeypatch):
+    """10's thread advice read "03's width sweep not measured yet" where 03 ran busy."""
+    hybrid = _record("bench.hybrid", {"width_sweep": []})
+    allocator = _record("bench.allocator", {"criterion": {}})
+    monkeypatch.setattr(
+        advice,
+        "quiet_records",
+        lambda records: ({"bench.allocator": [allocator]}, {"bench.hybrid": "03 ran busy"}),
+    )
+    monkeypatch.setattr(advice, "QUESTIONS", (advice.threads,))
+    (found,) = [
+        i for i in advice.advice(group_by_kind([hybrid])) if i["question"].endswith("threads")
+    ]
+    assert "03's width sweep: not judged (busy machine)" in found["advice"]
+    assert "not measured yet: run notebook 03" not in found["advice"]

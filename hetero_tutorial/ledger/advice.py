@@ -299,7 +299,18 @@ def advice(records: Records) -> list[Advice]:
     for item in items:
         if item["source"] in busy and not quiet.get(item["source"]):
             item |= {"advice": busy[item["source"]], "figure": ""}
+        for kind, notebook in UNJUDGED_PARTS.items():  # one part of a two-part answer ran busy
+            if kind in busy and not quiet.get(kind):
+                missing = f"{notebook}'s {PARTS[kind]} not measured yet: run notebook {notebook}"
+                judged = f"{notebook}'s {PARTS[kind]}: not judged (busy machine)"
+                item["advice"] = item["advice"].replace(missing, judged)
     return items
+
+
+UNJUDGED_PARTS = {"bench.hybrid": "03", "bench.allocator": "05"}
+"""The records that answer part of one question (the threads), by the notebook that writes
+them: where one ran busy, that part says so instead of "not measured yet"."""
+PARTS = {"bench.hybrid": "width sweep", "bench.allocator": "thread checks"}
 
 
 def markdown(items: list[Advice], hardware: str = "this machine") -> str:
