@@ -85,8 +85,8 @@ notebooks: setup ## every notebook under nbmake (quick mode), one at a time, the
 	HETERO_TUTORIAL_EXECUTED=build/nbmake $(BIN)/python -m pytest -q tests/test_notebook_quality.py
 	$(BIN)/python -m hetero_tutorial.app.answer_check
 
-book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's
-	$(BIN)/python -m hetero_tutorial book
+book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's; TEACHER=1 adds the instructor's sheet
+	$(BIN)/python -m hetero_tutorial book $(if $(TEACHER),--teacher)
 
 # make test's own book: from the quick copies nbmake just executed, whatever else build/ holds.
 book-test: $(BOOK_STAMP) ## build the book from build/nbmake/ and open every page in headless Chromium (skipped without it)

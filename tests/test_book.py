@@ -93,6 +93,16 @@ def test_the_front_page_is_the_readmes_front_matter_and_says_which_run_it_shows(
     assert "ledger/some-machine\n" in page
     pages = (*book.KIT_PAGES, *book.RESULT_PAGES)
     assert all(f"docs/{p.removesuffix('.md')}\n" in page for p in pages)
+    assert "docs/answers\n" not in page  # a learner's book: the sheet is a teacher's
+
+
+def test_a_teachers_book_holds_the_instructors_sheet(tmp_path):
+    executed = book.Executed(_executed_copies(tmp_path / "nb", "quick"), "quick", "make test")
+    learners = book.assemble(executed, tmp_path / "learner")
+    teachers = book.assemble(executed, tmp_path / "teacher", teacher=True)
+    assert not (learners / "docs" / "answers.md").exists()
+    assert (teachers / "docs" / "answers.md").is_file()
+    assert "docs/answers\n" in (teachers / "index.md").read_text()
 
 
 def test_a_missing_readme_section_is_named():

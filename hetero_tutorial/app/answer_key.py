@@ -105,8 +105,10 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
     ("03", 1): A(
         "when a copy costs nothing (one memory, as on the CPU or Apple silicon), when the "
         "rollout's forward is expensive enough to want the accelerator, or when the update "
-        "is too small for one batched copy to be the larger cost. Counted per iteration: "
-        "{counted_copies}.",
+        "is too small for one batched copy to be the larger cost. The baseline copies more "
+        "per iteration than the hybrid (a rule the sheet's check holds the run to); counted "
+        "with full mode's rollout: {counted_copies}. Quick mode's shorter rollout counts "
+        "fewer, in the same order.",
         "the baseline winning on a CPU-only seat is no surprise: every placement is the "
         "same device there, and the differences are the spread.",
     ),
@@ -119,8 +121,8 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
     ),
     ("03", 3): A(
         "the learner's update gains from threads from moderate widths on; the actor's "
-        "batch-of-N forward rarely does. The sweep's own table gives the widths; a classmate's "
-        "job on the same cores flattens every gain.",
+        "batch-of-N forward gains later, if at all, at the widest layers. The sweep's own "
+        "table gives the widths; a classmate's job on the same cores flattens every gain.",
         "all threads slower at every width: another program holds a core (the guard's "
         "line says so), or the seat's container has fewer cores than it reports.",
     ),
@@ -131,8 +133,9 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
         "meaning; the notebook says so.",
     ),
     ("04", 1): A(
-        "the same count for every design on one placement, so the speed-up comes from "
-        "indexing contiguous runs, not from fewer switches: {buffers}.",
+        "the tensor buffer copies fewest per batch (one gather, one copy of the whole "
+        "batch), the Python designs one per field; on a CPU seat no copy crosses a device "
+        "and every design counts 0 there: {buffers}.",
         "a design with more copies per batch on a CPU seat: the buffer was built on another "
         "device than the learner's (a changed parameter).",
     ),
@@ -168,8 +171,9 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
         "an example with no copy in it: the point is that copies are part of a phase's price.",
     ),
     ("05", 3): A(
-        "iterations to repay = measuring seconds / (5% of an iteration): on the reference "
-        "machine {repaid}.",
+        "iterations to repay = measuring seconds / seconds the allocator saves per "
+        "iteration; where it saves nothing (a CPU-only seat: one device to choose) it never "
+        "repays. On the reference machine {repaid}.",
         "a seat whose measuring never repays: very short runs, where a fixed rule is the "
         "right choice, which is the lesson.",
     ),
@@ -306,7 +310,8 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
 
 EXERCISES: dict[str, Answer] = {
     "best_batch_per_width": A(
-        "a dict from each width to its cheapest batch size per sample; reference: {best_batches}.",
+        "a dict from each width to its cheapest batch size per sample, from the seat's own "
+        "grid (quick mode measures fewer batch sizes); reference, full mode: {best_batches}.",
         "the largest batch for every width on a slow seat is normal; the wrong device's rows "
         "kept in means the filter on `device` is missing.",
     ),
@@ -317,7 +322,8 @@ EXERCISES: dict[str, Answer] = {
         "a share above 1: a recursive function's sample counted twice.",
     ),
     "rollout_bytes": A(
-        "{rollout_bytes} (float32, eight numbers per transition beside the observation).",
+        "{rollout_bytes} (float32: the observation, then the action and six scalars per "
+        "transition).",
         "a factor of 4 off: numbers instead of bytes; off by the action width: a discrete "
         "action counted as its number of choices.",
     ),

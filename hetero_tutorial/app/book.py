@@ -132,8 +132,11 @@ def find_executed(directory: Path | None = None) -> Executed:
 FRONT_MATTER = ("What you will learn", "Two commands", "The notebooks", "More commands")
 """The README's sections the first page shows, after the README's title and opening (the
 others point at files outside the book)."""
-KIT_PAGES = ("workshop.md", "questions.md", "answers.md", "glossary.md", "hardware.md")
+KIT_PAGES = ("workshop.md", "questions.md", "glossary.md", "hardware.md")
 """The teacher's kit in ``docs/``, in the order of the book's contents."""
+TEACHER_PAGES = ("answers.md",)
+"""Pages only a teacher's book holds (``book --teacher``): the instructor's sheet answers
+the exercises a learner's book asks."""
 RESULT_PAGES = ("results.md", "ray.md", "zh.md")
 """The results and the cluster recipe in ``docs/``, after the kit in the book's contents."""
 
@@ -169,7 +172,7 @@ MODE_NOTE = {
 }
 
 
-def front_page(executed: Executed, machines: list[str]) -> str:
+def front_page(executed: Executed, machines: list[str], kit: tuple[str, ...] = KIT_PAGES) -> str:
     """The book's first page: the README's front matter, which run the pages show, and the
     contents."""
     text = readme_sections(readme.README.read_text())
@@ -197,7 +200,7 @@ def front_page(executed: Executed, machines: list[str]) -> str:
                 "The notebooks",
                 [f"notebooks/{n.removesuffix('.ipynb')}" for n in readme.series_notebooks()],
             ),
-            _toctree("For teachers", [f"docs/{page.removesuffix('.md')}" for page in KIT_PAGES]),
+            _toctree("For teachers", [f"docs/{page.removesuffix('.md')}" for page in kit]),
             _toctree("Results", [f"docs/{page.removesuffix('.md')}" for page in RESULT_PAGES]),
             _toctree("Reference machines", [f"ledger/{name}" for name in machines]),
         ]
@@ -323,7 +326,7 @@ def notebook_page(executed: Path, page: Path, url: str | None) -> None:
     nbformat.write(notebook, page)
 
 
-def assemble(executed: Executed, source: Path = SOURCE_DIR) -> Path:
+def assemble(executed: Executed, source: Path = SOURCE_DIR, teacher: bool = False) -> Path:
     """Write the book's Sphinx project to ``source`` (emptied first); return it."""
     shutil.rmtree(source, ignore_errors=True)
     (source / "notebooks").mkdir(parents=True)
@@ -332,16 +335,17 @@ def assemble(executed: Executed, source: Path = SOURCE_DIR) -> Path:
     url = hosted.repository_url()
     for name in readme.series_notebooks():
         notebook_page(executed.directory / name, source / "notebooks" / name, url)
-    for page in (*KIT_PAGES, *RESULT_PAGES):
+    kit_pages = (*KIT_PAGES, *TEACHER_PAGES) if teacher else KIT_PAGES
+    for page in (*kit_pages, *RESULT_PAGES):
         (source / "docs" / page).write_text(_docs_page(page))
     machines = judged_machines()
     for machine in machines:
         (source / "ledger" / f"{machine}.md").write_text(ledger_page(machine))
-    (source / "index.md").write_text(front_page(executed, machines))
+    (source / "index.md").write_text(front_page(executed, machines, kit_pages))
     return source
 
 
-def build(directory: Path | None = None, out: Path = HTML_DIR) -> Path:
+def build(directory: Path | None = None, out: Path = HTML_DIR, teacher: bool = False) -> Path:
     """Build the book from the executed notebooks (:func:`find_executed`) into ``out``.
 
     Sphinx runs with warnings as errors: a broken cross-reference or a missing page stops
@@ -360,7 +364,7 @@ def build(directory: Path | None = None, out: Path = HTML_DIR) -> Path:
             "empty folder (a built book there is replaced)"
         )
     executed = find_executed(directory)
-    source = assemble(executed)
+    source = assemble(executed, teacher=teacher)
     shutil.rmtree(out, ignore_errors=True)
     argv = ["-q", "-W", "--keep-going", "-b", "html", "-c", str(CONF_DIR), str(source), str(out)]
     argv += ["-d", str(BOOK_DIR / "doctrees")]

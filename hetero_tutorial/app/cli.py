@@ -79,6 +79,12 @@ def _add_book(commands: argparse._SubParsersAction) -> None:
         "build/nbmake)",
     )
     parser.add_argument(
+        "--teacher",
+        action="store_true",
+        help="a teacher's book: with the instructor's sheet (docs/answers.md), which a "
+        "learner's book leaves out",
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, help="where the site goes (default build/book/html)"
     )
 
@@ -196,7 +202,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "book":
         from hetero_tutorial.app import book
 
-        book.build(args.source, args.out or book.HTML_DIR)
+        book.build(args.source, args.out or book.HTML_DIR, teacher=args.teacher)
         return 0
     return _run_bench(args, argv)
 

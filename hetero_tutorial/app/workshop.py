@@ -234,15 +234,16 @@ NUMBERS = re.compile(r"\b(\d\d)(?:-(\d\d))?\b")
 
 def prerequisites(number: str) -> tuple[set[str], set[str]]:
     """What notebook ``number``'s card says it needs: ``(taught, recorded)``, the notebooks a
-    learner must have worked through, and those whose records it reads ("run notebooks
-    00-05 and 09 first"), read from its card's **Prerequisites** line."""
+    learner must have worked through, and those whose records it reads (a line that speaks
+    of records: "notebooks 00-05 and 09 write the records read here"), read from its card's
+    **Prerequisites** line."""
     card = nbformat.read(NOTEBOOKS_DIR / _notebook(number), as_version=4).cells[0].source
     found = PREREQUISITES.search(card)
     said = found.group(1) if found else ""
     numbers = set()
     for first, last in NUMBERS.findall(said):
         numbers |= {f"{n:02d}" for n in range(int(first), int(last or first) + 1)}
-    return (set(), numbers) if "run notebooks" in said else (numbers, set())
+    return (set(), numbers) if "record" in said else (numbers, set())
 
 
 def unmet_prerequisites(path: TeachingPath) -> list[str]:
