@@ -10,19 +10,41 @@ from __future__ import annotations
 from typing import Any
 
 import matplotlib.pyplot as plt
+from IPython.display import Markdown
 from matplotlib.figure import Figure
 
+from hetero_tutorial.core import cpu_forms, results
 from hetero_tutorial.core.findings import Check, Expectation, Finding
-from hetero_tutorial.core.machine_load import judged
+from hetero_tutorial.core.machine import fingerprint
+from hetero_tutorial.core.machine_load import judged, withheld
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import peer_races
-from hetero_tutorial.studies.compiling import SIZE_NAMES
+from hetero_tutorial.studies.compiling import HIDDEN, SIZE_NAMES
 
 PIECE_WORDS = {
     "act": "the actor's act (forward, sample, log-probability)",
     "env_step": "the batched CartPole step",
     "update": "one PPO minibatch step (gather, loss, backward, clipping, Adam)",
 }
+SHORT_NAMES = {"act": "act", "env_step": "CartPole step", "update": "minibatch step"}
+"""The pieces as a line of section 2 names them, once the prose has said what each holds."""
+
+
+def cache_line(folder: str, warm: bool) -> str:
+    """What torch.compile's cache folder held when the notebook started, and what it spares:
+    Inductor's generated kernels, where the code and PyTorch still match; never Dynamo's
+    tracing, which every piece's first call still does (section 2 prints its seconds)."""
+    if not warm:
+        return f"torch.compile's cache: {folder} (empty: every piece compiles from scratch)."
+    return (
+        f"torch.compile's cache: {folder} (kernels from an earlier run: reused where the code "
+        "and PyTorch still match; each piece's first call still traces, section 2 says how long)."
+    )
+
+
+def folded(shown: Markdown, summary: str) -> Markdown:
+    """``shown`` (a source listing) folded under a one-line ``summary``."""
+    return Markdown(f"<details><summary>{summary}</summary>\n\n{shown.data}\n\n</details>")
 
 
 def _spread(row: dict[str, Any]) -> Spread:
@@ -40,9 +62,9 @@ def verdict(row: dict[str, Any]) -> str:
 @judged()
 def speedup_sentence(row: dict[str, Any]) -> str:
     """One compiled piece at one size against eager, with its range and compile seconds."""
-    size = f"{row['size']:,} {SIZE_NAMES.get(row['piece'], 'envs')}"
+    size = f"{SIZE_NAMES.get(row['piece'], 'envs')} {row['size']:,}"
     spread = f" ({row['low']:.2f}-{row['high']:.2f}x)" if row.get("low") is not None else ""
-    words = PIECE_WORDS.get(row["piece"], row["piece"])
+    words = SHORT_NAMES.get(row["piece"], row["piece"])
     text = (
         f"- {words}, {size}: {row['mode']} {row['speedup']:.2f}x eager{spread}, "
         f"{verdict(row)}; first call {row['compile_seconds']:.1f} s more"
@@ -54,22 +76,39 @@ def speedup_sentence(row: dict[str, Any]) -> str:
 
 
 @judged()
+def speedup_lines(speedups: list[dict[str, Any]]) -> list[str]:
+    """Section 2's lines, one per piece and size (:func:`speedup_sentence`); on a busy
+    machine the guard's line once, not once per line."""
+    return [speedup_sentence(row) for row in speedups]
+
+
+@judged()
+def run_lines(runs: list[dict[str, Any]]) -> list[str]:
+    """Section 3's lines, one per run and mode (:func:`run_sentence`); on a busy machine the
+    guard's line once."""
+    return [run_sentence(row) for row in runs]
+
+
+def _agreed(row: dict[str, Any]) -> float:
+    """The gain every repeat agreed on: the low end of the range (the speed-up itself where a
+    row has no range), as the exercise ranks the pieces."""
+    return row["low"] if row.get("low") is not None else row["speedup"]
+
+
+@judged()
 def largest_gain_sentence(speedups: list[dict[str, Any]]) -> str:
-    """Which piece gained most (its best size), and which lost, from the measured rows."""
+    """Which piece gained most (its best size), ranked as the exercise ranks them: by the
+    gain every repeat agreed on (:func:`_agreed`). Where a piece lost, :func:`guard_finding`
+    says so in the summary."""
     if not speedups:
         return "No compiled mode ran here, so nothing was compared."
-    best = max(speedups, key=lambda r: r["speedup"])
-    worst = min(speedups, key=lambda r: r["speedup"])
-    text = (
-        f"The largest gain: {PIECE_WORDS.get(best['piece'], best['piece'])} at "
-        f"{best['size']:,}, {best['speedup']:.2f}x ({verdict(best)})."
+    best = max(speedups, key=_agreed)
+    spread = f"{best['low']:.2f}-{best['high']:.2f}x, " if best.get("low") is not None else ""
+    return (
+        f"The largest gain, ranked by the low end of each range: "
+        f"{PIECE_WORDS.get(best['piece'], best['piece'])} at {best['size']:,}, "
+        f"{best['speedup']:.2f}x ({spread}{verdict(best)})."
     )
-    if worst is not best:
-        text += (
-            f" The smallest: {PIECE_WORDS.get(worst['piece'], worst['piece'])} at "
-            f"{worst['size']:,}, {worst['speedup']:.2f}x ({verdict(worst)})."
-        )
-    return text
 
 
 def gain_guess_line(guess: str | None, answer: str | None) -> str:
@@ -163,12 +202,18 @@ def _vs_rejax(record: Any, point: str, ours: str, medians: float) -> str:
     return f"{raced['median_of_round_ratios']:.2f}x rejax{spread}"
 
 
-def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
+def rejax_lines(
+    record: Any, ppo: list[dict[str, Any]], here: dict[str, Any] | None = None
+) -> list[str]:
     """The recorded race at 8 and 1,024 envs: medians of env steps/s, and our ratios to
     rejax as the race's tables give them (:func:`_vs_rejax`): ours eager, ours compiled
     where the record raced it (else what this run's compiled/eager ratio would make of
-    ours, labelled as the estimate it is), and each side's compile seconds."""
+    ours, labelled as the estimate it is, and as one from two machines where the record
+    is not from this kind of machine, ``here``), and each side's compile seconds."""
     stats = record.data["summary"]["stats"]
+    same = results.same_machine(
+        here if here is not None else fingerprint(), record.provenance["fingerprint"]
+    )
     live = {(r["size"], r["piece"]): r for r in ppo if r["mode"] == "compile"}
     lines = [f"Recorded on {record.hardware} ({record.provenance['date'][:10]}, one thread):"]
     for point, contestants in stats.items():
@@ -195,7 +240,7 @@ def rejax_lines(record: Any, ppo: list[dict[str, Any]]) -> list[str]:
             line += (
                 f"; with this run's compiled/eager ratio ({found['speedup']:.2f}x), ours would "
                 f"reach about {estimate:,.0f} ({estimate / rejax_sps:.2f}x rejax): an estimate "
-                "from two measurements, not a race"
+                f"from two measurements{'' if same else ' on two machines'}, not a race"
             )
         lines.append(line + ".")
     return lines
@@ -224,11 +269,22 @@ def breakdown_sentence(found: dict[str, Any]) -> str:
 
 
 @judged()
-def rejax_step_line(record: Any, found: dict[str, Any]) -> str:
+def rejax_step_line(record: Any, found: dict[str, Any], here: dict[str, Any] | None = None) -> str:
     """rejax's seconds per gradient step at the race's largest point (its iteration's seconds
     over its gradient steps: an upper bound, its rollout's share included) against our
     products alone (a recorded figure against a live one: the two runs' drift is in the
-    ratio), and how far the rest of our step would have to shrink to match it."""
+    ratio), and how far the rest of our step would have to shrink to match it.
+
+    Only where the record comes from this kind of machine (``here``: this machine's
+    fingerprint, by default read now; :func:`results.same_machine`): another CPU's step
+    says nothing of what ours could reach, so then the line says so and compares nothing."""
+    machine = record.provenance["fingerprint"]
+    if not results.same_machine(here if here is not None else fingerprint(), machine):
+        return (
+            f"rejax's race was recorded on {record.hardware}, another machine: its step is "
+            "not set against this machine's products (benchmarks/device_ppo_peers.py races "
+            "the two here)."
+        )
     setting = record.data["setting"]
     if setting["minibatch_size"] != found["size"]:
         return (
@@ -244,7 +300,7 @@ def rejax_step_line(record: Any, found: dict[str, Any]) -> str:
     per_step = batch / rejax["steps_per_s"]["median"] / gradient_steps
     products, rest = found["matmul_s"], max(0.0, found["step_s"] - found["matmul_s"])
     text = (
-        f"rejax at {num_envs:,} envs (recorded on {record.hardware}): at most "
+        f"rejax at {num_envs:,} envs (recorded on this kind of machine): at most "
         f"{format_seconds(per_step)} per gradient step, its share of the rollout included, "
         f"{per_step / products:.2f}x our products alone. "
     )
@@ -262,6 +318,14 @@ def rejax_step_line(record: Any, found: dict[str, Any]) -> str:
     )
 
 
+@judged()
+def breakdown_lines(found: dict[str, Any], race: list[Any]) -> list[str]:
+    """Section 4's breakdown (:func:`breakdown_sentence`) and, for the newest race recorded
+    (``race``), rejax's step against it (:func:`rejax_step_line`); on a busy machine the
+    guard's line once."""
+    return [breakdown_sentence(found), *(rejax_step_line(record, found) for record in race[-1:])]
+
+
 def run_lengths_sentence(ppo: Any, ddpg: Any) -> str:
     """How many iterations a PPO run and how many updates a DDPG run hold (``ppo``,
     ``ddpg``: their configs), to read the break-even figures against."""
@@ -275,16 +339,28 @@ def run_lengths_sentence(ppo: Any, ddpg: Any) -> str:
 
 @judged("all")
 def summary_lines(
-    speedups: list[dict[str, Any]], runs: list[dict[str, Any]], fallback: str | None
+    speedups: list[dict[str, Any]],
+    runs: list[dict[str, Any]],
+    fallback: str | None,
+    warm: bool | None = None,
 ) -> list[str]:
-    """The notebook's summary, from its numbers (``runs``: PPO's and DDPG's rows)."""
+    """The notebook's summary, from its numbers (``runs``: PPO's and DDPG's rows; ``warm``:
+    whether the cache held kernels when the notebook started). What the sections printed
+    line by line is not printed again: the ranking, the losses against the account of where
+    compiling loses, and the compiling's seconds in all."""
     if fallback:
         return [f"- Compiling could not run here ({fallback}); every piece ran eagerly."]
     lines = [f"- {largest_gain_sentence(speedups)}"]
     lines += [f"- {guard_finding(r, speedups)}." for r in speedups if verdict(r) == "slower"]
-    for row in runs:
-        if row["mode"] != "eager":
-            lines.append(run_sentence(row))
+    compiled = [r for r in [*speedups, *runs] if r["mode"] != "eager"]
+    if compiled:
+        seconds = sum(r["compile_seconds"] for r in compiled)
+        cache = {True: ", with kernels in the cache from an earlier run", False: ", from an "
+                 "empty cache", None: ""}[warm]  # fmt: skip
+        lines.append(
+            f"- Compiling's first calls: {seconds:.1f} s in all over {len(compiled)} pieces "
+            f"and runs{cache}."
+        )
     return lines
 
 
@@ -323,10 +399,13 @@ def guard_finding(loss: dict[str, Any], speedups: list[dict[str, Any]]) -> Findi
 
 def explain_sentence(explanation: dict[str, Any]) -> str:
     """What Dynamo found in the step: graphs, breaks, and why the first break happened."""
-    text = (
-        f"One step traced into {explanation['graphs']} graph(s) with "
-        f"{explanation['graph_breaks']} graph break(s)"
-    )
+    graphs, breaks = explanation["graphs"], explanation["graph_breaks"]
+    text = f"One step traced into {graphs} graph(s) with {breaks} graph break(s)"
+    if breaks and graphs <= breaks:
+        text += (
+            f": of the {breaks + 1} parts the break(s) cut it into, {graphs} held tensor "
+            "operations to record"
+        )
     if explanation["reasons"]:
         reason = explanation["reasons"][0]
         text += f"; the first break: {reason.splitlines()[0].rstrip('.')}"
@@ -372,3 +451,64 @@ def crossover_lines(found: dict[str, dict[int, int | None]]) -> list[str]:
 def reference_line(record: Any) -> str:
     """A recorded ``bench.compile`` run's largest gain, with its hardware."""
     return f"{record.hardware}: {largest_gain_sentence(record.data.get('speedups', []))}"
+
+
+FORMS_CAUSE = (
+    "different code: the act is the paired actor-critic, written in the CPU forms inside a "
+    "CPU graph (core/cpu_forms.py), this MLP plain nn.Linear and nn.Tanh layers"
+)
+
+
+def _grid_spreads(grid: list[dict[str, Any]]) -> dict[tuple[int, int], Spread]:
+    """Per (width, batch) on the CPU: eager over compiled, the median and range of the paired
+    repeats (as section 2's speed-ups)."""
+    rows = {(r["mode"], r["width"], r["batch_size"]): r for r in grid if r["device"] == "cpu"}
+    spreads = {}
+    for (mode, width, batch), row in rows.items():
+        eager = rows.get(("eager", width, batch))
+        if mode != "compile" or eager is None:
+            continue
+        ratios = [e / c for e, c in zip(eager["samples"], row["samples"], strict=True)]
+        spreads[(width, batch)] = Spread.of_ratios(ratios, per="repeat")
+    return spreads
+
+
+def forward_finding(
+    grid: list[dict[str, Any]], speedups: list[dict[str, Any]], forms: bool | None = None
+) -> Finding | str:
+    """The plain MLP forward compiled on the CPU (the grid's width nearest the act's, at its
+    smallest batch) against the side of 1 that section 2's act took at its smallest batch:
+    one forward would take the same side. Where it does not, the causes this run can check:
+    the code differs (``forms``: the CPU forms on, by default :data:`cpu_forms.CPU_FORMS`),
+    and the batch and width differ."""
+    spreads = _grid_spreads(grid)
+    acts = sorted((r for r in speedups if r["piece"] == "act"), key=lambda r: r["size"])
+    if not spreads or not acts:
+        return "No compiled act and compiled forward to set side by side here."
+    act = acts[0]
+    width = min({w for w, _ in spreads}, key=lambda w: abs(w - HIDDEN))
+    batch = min(b for w, b in spreads if w == width)
+    side = _spread(act).beyond(1.0)
+    subject = f"The plain MLP forward compiled (width {width}, batch {batch})"
+    if side is None:
+        unset = (
+            "not judged (measured on a busy machine)."
+            if withheld(grid, speedups)
+            else f"section 2's act at batch {act['size']:,} showed no clear difference, so it "
+            "sets no side of 1 to compare."
+        )
+        return f"{subject}: {spreads[(width, batch)].value:.2f}x eager; {unset}"
+    what = f"the act's side of 1 (section 2, batch {act['size']:,}: {act['speedup']:.2f}x)"
+    expected = Expectation.at_least(1.0, what) if side else Expectation.at_most(1.0, what)
+    forms = cpu_forms.CPU_FORMS if forms is None else forms
+    return Finding(
+        subject,
+        spreads[(width, batch)],
+        expected,
+        checks=(
+            Check(FORMS_CAUSE, forms),
+            Check(f"another batch ({batch:,}, the act's {act['size']:,})", batch != act["size"]),
+            Check(f"another width ({width}, the act's {HIDDEN})", width != HIDDEN),
+        ),
+        figures=(grid, speedups),
+    )

@@ -16,7 +16,6 @@ from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.exercises import prediction_line
-from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.profiling import browser, cprofiler, reading, stacks
 from hetero_tutorial.profiling.pyspy import PySpyProfile, reference_profiles
@@ -62,9 +61,8 @@ def share_sentence(profile: PySpyProfile, placement: Placement) -> str:
     )
     if placement.accelerator_missing:
         return text + (
-            ". No accelerator here: the plan ran on the CPU and moved no data, so this is the "
-            "cost of *calling* .to(), .cpu() or .tolist() on CPU tensors. It says nothing for "
-            "or against the article's 37%, which is about a GPU."
+            ". No accelerator here, so no data moved: this is the cost of *calling* .to(), "
+            ".cpu() or .tolist() on CPU tensors, and says nothing of the article's 37% on a GPU."
         )
     side = "below" if high < ARTICLE_C5 else "above" if low > ARTICLE_C5 else "around"
     return text + f": {side} the article's 37% (the ledger's rule for C5 asks for 25%-55%)."
@@ -81,9 +79,8 @@ def plans_line(profiles: dict[str, PySpyProfile], placements: dict[str, Placemen
     shown = next(iter(profiles))
     devices = ", ".join(str(d) for d in placements[shown].devices)
     return (
-        f"The plans {', '.join(placements)} resolved to the same devices here ({devices}): they "
-        f"run the same code, so only {shown} was profiled, and its flame graph (section 4) "
-        f"stands for {', '.join(skipped)} too. Where an accelerator exists the two graphs differ."
+        f"Only {shown} was profiled: the plans resolved to the same devices here ({devices}), "
+        f"so its flame graph in section 4 stands for {', '.join(skipped)} too."
     )
 
 
@@ -99,8 +96,8 @@ def phase_table(profile: PySpyProfile) -> Markdown:
     return markdown_table(profile.shares.rows(), columns, dict.fromkeys(list(columns)[2:], percent))
 
 
-def top_frames_table(profile: PySpyProfile) -> Markdown:
-    top = stacks.top_frames(profile.training_stacks())
+def top_frames_table(profile: PySpyProfile, rows: int = 5) -> Markdown:
+    top = stacks.top_frames(profile.training_stacks(), rows)
     return markdown_table(
         [{"frame": f, "kind": reading.kind_of(stacks.Frame.parse(f)), "share": s} for f, s in top],
         {"frame": "innermost frame (self time)", "kind": "kind of work", "share": "share"},
@@ -119,11 +116,17 @@ def operations_table(profile: PySpyProfile) -> Markdown:
     )
 
 
-def cprofile_table(cprof: Any) -> Markdown:
+def cprofile_table(cprof: Any, rows: int = 5) -> Markdown:
     seconds = {"tottime": format_seconds, "cumtime": format_seconds, "share": percent}
     return markdown_table(
-        cprof.top(10), ["function", "calls", "tottime", "cumtime", "share"], seconds
+        cprof.top(rows), ["function", "calls", "tottime", "cumtime", "share"], seconds
     )
+
+
+def fold(shown: Markdown, summary: str) -> Markdown:
+    """``shown`` (a table, a listing) folded under a one-line ``summary``: optional detail,
+    one click away, left out of the reading count."""
+    return Markdown(f"<details><summary>{summary}</summary>\n\n{shown.data}\n\n</details>")
 
 
 TORCH_COLUMNS = {
@@ -181,25 +184,21 @@ def inclusive_cases(profile: PySpyProfile | None) -> list[tuple[Any, ...]]:
     return [(profile.training_stacks(), "SyncVectorEnv.step"), *hand_made]
 
 
-def env_line(env_share: float | None, profile: PySpyProfile) -> str:
-    rollout = profile.shares.phase_share().get("rollout", 0.0)
+def reveal_lines(env_share: float | None, guess: float | None, profile: PySpyProfile) -> list[str]:
+    """After the inclusive-share exercise: nothing of the answer until it is solved
+    (``env_share``, the learner's checked answer, None before); then the environments'
+    share beside the whole rollout's, and the learner's guess (``MY_GUESS``) beside it."""
     if env_share is None:
-        return f"The whole rollout: {rollout:.0%} of training; solve the exercise to split it."
-    return (
+        return ["Solve the exercise above, then run this cell to compare with your guess."]
+    rollout = profile.shares.phase_share().get("rollout", 0.0)
+    return [
         f"Stepping the environments: {env_share:.0%} of training (your function); the whole "
-        f"rollout: {rollout:.0%}. The difference is the actor's forward pass and the loop's "
-        "bookkeeping, which on a GPU includes the two copies per vector step C5 is about."
-    )
-
-
-def guess_line(guess: float | None, profile: PySpyProfile) -> str:
-    """The learner's predicted share inside the environments' ``step`` beside the measured
-    one (counted by the exercise's solution, so it compares whether or not the exercise is
-    solved: the line comes after the learner's own answer)."""
-    found = solution("inclusive_share")(profile.training_stacks(), "SyncVectorEnv.step")
-    return prediction_line(
-        "The baseline's training samples inside SyncVectorEnv.step", guess, found, percent
-    )
+        f"rollout: {rollout:.0%}. The rest of the rollout is the actor's forward pass and the "
+        "loop's bookkeeping (and, on a GPU, the two copies per vector step C5 is about).",
+        prediction_line(
+            "The baseline's training samples inside SyncVectorEnv.step", guess, env_share, percent
+        ),
+    ]
 
 
 @judged("all")
@@ -208,9 +207,10 @@ def findings(profiles: dict[str, PySpyProfile], cprof: Any) -> list[str]:
     lines = []
     baseline = profiles.get("all-accelerator")
     if baseline is not None:
+        shares = baseline.shares
         lines.append(
-            f"py-spy: {baseline.shares.total} training samples of the baseline; "
-            f"{reading.kinds_sentence(baseline.training_stacks())}"
+            f"py-spy: copies and waits for data {shares.share:.1%} (± {shares.stderr:.1%}) of "
+            f"the baseline's {shares.total:,} training samples."
         )
     lines.append(
         f"cProfile: copy and wait functions took {cprof.transfer_share:.2%} of "
@@ -220,8 +220,8 @@ def findings(profiles: dict[str, PySpyProfile], cprof: Any) -> list[str]:
 
 
 def patterns_table() -> Markdown:
-    """The transfer patterns, one row per operation and one column per profiler."""
-    return markdown_table(
+    """The transfer patterns, one row per operation and one column per profiler, folded."""
+    table = markdown_table(
         stacks.pattern_rows(),
         {
             "operation": "operation",
@@ -233,6 +233,9 @@ def patterns_table() -> Markdown:
             "note": "why it costs",
         },
         timed=False,
+    )
+    return fold(
+        table, f"The patterns: {len(stacks.TRANSFER_PATTERNS)} operations, one column per tool"
     )
 
 
@@ -320,47 +323,48 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
         readings.append((share, low, high, timer, sum(profile.phase_seconds.values())))
     (a, a_low, a_high, a_timer, a_s), (b, b_low, b_high, b_timer, b_s) = readings
     text = (
-        f"The rollout's share of the training samples: {a:.1%} ({a_low:.1%}-{a_high:.1%}, "
-        f"{nonblocking.shares.total:,} samples) without pauses, {b:.1%} ({b_low:.1%}-"
-        f"{b_high:.1%}, {blocking.shares.total:,} samples) with a pause for every sample."
+        f"The rollout's share of training samples: {a:.1%} ({a_low:.1%}-{a_high:.1%}) without "
+        f"pauses, {b:.1%} ({b_low:.1%}-{b_high:.1%}) with a pause per sample."
     )
     if a_timer is None or b_timer is None:
         return text + " The runs' phase timers were not read back, so nothing is judged."
-    slower = b_s / a_s
-    pace = (
-        f"the paused run took {slower:.2f}x as long, the rollout's many small calls slowed most"
-        if slower >= 1
-        else f"the paused run took {slower:.2f}x as long: faster despite its pauses, so the "
-        "machine's own speed changed between the two runs"
-    )
     text += (
-        f" Each run's own phase timer gave the rollout {a_timer:.1%} and {b_timer:.1%} ({pace})."
+        f" Each run's own phase timer gave it {a_timer:.1%} and {b_timer:.1%}; the paused run "
+        f"took {b_s / a_s:.2f}x as long."
     )
     short_a, short_b = a_timer - a, b_timer - b
     noise = (a_high - a_low + b_high - b_low) / 2
+    over_a, over_b = (round(-short, 4) + 0.0 for short in (short_a, short_b))  # never -0.0%
+    gaps = (
+        f" Each sampler against its own timer: {over_a:+.1%} without pauses, {over_b:+.1%} "
+        "with them"
+    )
     if short_a - short_b > noise:
-        return text + (
-            f" Sampling without pauses falls {short_a:+.1%} short of its run's timer, the paused "
-            f"sampler {short_b:+.1%}: past the noise, so non-blocking sampling drops rollout "
-            "stacks here, and the paused profile is the one to read for where the time goes. "
-            "C5's share still reads the recording without pauses: on a GPU each pause lets the "
-            "queued kernels finish, which shrinks the very waits C5 counts, while a host blocked "
-            "in a wait holds its stack still, so the stacks dropped are those of running Python: "
-            "they can make the share of waits read high, not hide a wait."
+        return (
+            text
+            + gaps
+            + (
+                f": the sampler without pauses falls short by more than the noise ({noise:.1%}), "
+                "so it drops rollout stacks here; read the paused profile for where the time goes. "
+                "(C5's share still reads the recording without pauses: on a GPU each pause lets "
+                "queued kernels finish, shrinking the waits C5 counts.)"
+            )
         )
-    return text + (
-        f" Against its own run's timer, the sampler without pauses is {short_a:+.1%} short and "
-        f"the paused one {short_b:+.1%}: no more short than the paused one beyond the noise "
-        f"(about {noise:.1%}), so there is no sign that sampling without pauses drops rollout "
-        "stacks here, and the non-blocking profile stands."
+    return (
+        text
+        + gaps
+        + (
+            f": within the noise ({noise:.1%}) of each other, so no sign that sampling without "
+            "pauses drops rollout stacks here."
+        )
     )
 
 
 FOUR_TOOLS = {
-    "py-spy": "stack samples read from outside at a fixed rate: wall time, in any frame",
-    "phase timer": "wall time between synchronisations at each phase's edges",
-    "cProfile": "time inside each Python function call, every call counted, each call slowed",
-    "torch.profiler": "CPU time inside the record_function ranges, every operator recorded",
+    "py-spy": "stack samples at a fixed rate (wall time)",
+    "phase timer": "wall time between syncs at each phase's edges",
+    "cProfile": "every Python call timed, each call slowed",
+    "torch.profiler": "CPU time in record_function ranges, every operator recorded",
 }
 """What each tool of the four-tool table counts."""
 
@@ -429,32 +433,32 @@ def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
     low, high = min(by, key=by.get), max(by, key=by.get)
     text = (
         f"The rollout's share ranges from {by[low]:.0%} ({low[0]}, {low[1]}) to {by[high]:.0%} "
-        f"({high[0]}, {high[1]}) for the same workload."
+        f"({high[0]}, {high[1]})."
     )
-    spy, timer = by.get(("py-spy", "py-spy's child")), by.get(("phase timer", "py-spy's child"))
-    if spy is not None and timer is not None:
+    spy, clean = by.get(("py-spy", "py-spy's child")), by.get(("phase timer", "py-spy's child"))
+    if spy is not None and clean is not None:
         text += (
-            f" In one run, py-spy gives it {spy:.0%} and the phase timer {timer:.0%}: the timer "
-            "charges a phase the wall time between its two synchronisations, the sampler the "
-            "share of the stacks it read, with sampling noise around it."
+            f" In one run py-spy gives it {spy:.0%}, the phase timer {clean:.0%}: stacks "
+            "sampled, with their noise, against wall time between syncs."
         )
-    clean, profiled = (
-        by.get(("phase timer", "py-spy's child")),
-        by.get(("phase timer", "under cProfile")),
-    )
-    if clean is not None and profiled is not None:
+    profiled = by.get(("phase timer", "under cProfile"))
+    if profiled is not None and clean is not None:
+        lean = (
+            "weighs most on the rollout, the phase of many small calls"
+            if profiled > clean
+            else "weighed more on the update here"
+        )
         text += (
             f" Under cProfile the same timer gives the rollout {profiled:.0%} instead of "
-            f"{clean:.0%}: cProfile's fixed cost per call falls hardest on the phase made of "
-            "many small calls, so cProfile's own shares lean the same way."
+            f"{clean:.0%}: "
+            f"cProfile's cost per call {lean}."
         )
     torch_share = by.get(("torch.profiler", "in this kernel"))
     if torch_share is not None and clean is not None:
         heavier = "rollout's" if torch_share > clean else "update's"
         text += (
-            f" torch.profiler's ranges give {torch_share:.0%} against the unprofiled timer's "
-            f"{clean:.0%}: it records every operator, which here costs the {heavier} "
-            "operators more, and it times only the few iterations it profiled."
+            f" torch.profiler gives {torch_share:.0%}: recording every operator costs the "
+            f"{heavier} operators more."
         )
     return text
 

@@ -6,10 +6,10 @@
   only push the interesting boxes up the picture.
 * :func:`work_kinds` sorts the samples by their innermost frame into kinds of work: the
   arithmetic (the layers' forward passes, the backward pass, the optimizer's step),
-  PyTorch's fixed cost per call (module call wrappers, operator dispatch), the series'
-  own instrumentation (the phase timer and its ``record_function`` ranges, apart, so that
-  what we add to measure is not charged to PyTorch), the environments, the loop's own
-  Python, and transfers; :func:`kinds_sentence`
+  PyTorch's Python around each call (module call wrappers; its C++ dispatch runs under the
+  calling line, see :data:`KINDS`), the series' own instrumentation (the phase timer and its
+  ``record_function`` ranges, apart, so that what we add to measure is not charged to
+  PyTorch), the environments, the loop's own Python, and transfers; :func:`kinds_sentence`
   says, from the shares measured, which kind the time went to, naming the busiest frames.
 """
 
@@ -33,16 +33,19 @@ LOOP = "PPOTrainer.iteration"
 """The function whose body is one training iteration: the flame graph's bottom row."""
 
 KINDS = {
-    "arithmetic": "arithmetic (forward passes, the backward pass, the optimizer's step)",
-    "instrumentation": "the series' own instrumentation (the phase timer, its record_function "
-    "ranges, the profiler's CUPTI check)",
-    "per call": "PyTorch's fixed cost per call (module wrappers, dispatch, context managers)",
+    "arithmetic": "arithmetic with its C++ dispatch (forward, backward, optimizer step)",
+    "instrumentation": "the series' own instrumentation (phase timer, record_function ranges)",
+    "per call": "PyTorch's Python around each call (module wrappers, context managers)",
     "environment": "the environments (Gymnasium's step, wrappers, spaces)",
-    "loop": "PPO's own Python (rl/ppo/: indexing, bookkeeping)",
+    "loop": "PPO's own Python (indexing, bookkeeping)",
     "transfer": "copies and waits for data",
     "other": "other frames",
 }
-"""The kinds of work a sample's innermost frame is sorted into, and how a sentence names them."""
+"""The kinds of work a sample's innermost frame is sorted into, and how a sentence names them.
+
+A Python sampler sees Python frames only: PyTorch's C++ dispatch, each operator's fixed cost
+per call, runs under the Python line that called the operator and is counted as that line's
+kind (mostly ``arithmetic``). ``per call`` is only the Python part of a call."""
 
 _KIND_PATTERNS = (
     # first: what the series adds to measure itself is not PyTorch's cost of a call
@@ -97,16 +100,17 @@ def work_kinds(stacks: Stacks) -> dict[str, dict[str, object]]:
 
 
 def kinds_sentence(stacks: Stacks) -> str:
-    """Where the training samples went, by kind of work, with the busiest frames of each."""
+    """Where the training samples went, by kind of work (the busiest frames: the notebook's
+    table of self time, :func:`work_kinds`)."""
     kinds = work_kinds(stacks)
     if not kinds:
         return "No training samples to read."
     parts = [
-        f"{KINDS[kind]} {found['share']:.0%} (busiest: {', '.join(found['frames'][:2])})"
+        f"{KINDS[kind]} {found['share']:.0%}"
         for kind, found in kinds.items()
         if found["share"] >= 0.01
     ]
-    return "Where the training samples went, by innermost frame: " + "; ".join(parts) + "."
+    return "By innermost frame: " + "; ".join(parts) + "."
 
 
 def _trim(stack: Stack) -> Stack:

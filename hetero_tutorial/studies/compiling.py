@@ -532,8 +532,11 @@ def step_breakdown(
             call()
             twin.minibatch_step(rollout, pick, storage)
         timing = compare({"step": call}, device=device, warmup=1, repeats=repeats, inner=calls)
+        from hetero_tutorial.profiling.torch_profiler import native_stderr_silenced
+
         began = time.perf_counter()
-        with torch.profiler.profile(record_shapes=True) as profile:
+        # silenced: Kineto's "USDT: ... profiler_start" log line on the process's stderr
+        with native_stderr_silenced(), torch.profiler.profile(record_shapes=True) as profile:
             for _ in range(calls):
                 twin.minibatch_step(rollout, pick, storage)
         profiled_s = (time.perf_counter() - began) / calls

@@ -1,0 +1,297 @@
+"""Notebooks 02 and 08, cut to their reading budget: each sentence that the cuts rewrote
+says what its numbers say, on both sides of its edge (the review of 2026-12-07, items 6,
+8, 9, 16-19, 32 and 36, and 08's exercise asking before it tells)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from IPython.display import Markdown
+
+from hetero_tutorial.core import machine_load, results
+from hetero_tutorial.notebook import compile_report, profile_report
+from hetero_tutorial.profiling import reading
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+@pytest.fixture(autouse=True)
+def quiet_machine(monkeypatch):
+    """No study of an earlier test stands for these hand-made figures: judged as quiet."""
+    monkeypatch.setattr(machine_load, "_readings", [])
+
+
+def _notebook(prefix: str) -> nbformat.NotebookNode:
+    (path,) = NOTEBOOKS.glob(f"{prefix}_*.ipynb")
+    return nbformat.read(path, as_version=4)
+
+
+# --- 02: what a Python sampler files where (items 5 and 6) -------------------------------
+
+
+def test_the_kinds_say_that_dispatch_is_counted_with_the_calling_line():
+    stacks = Counter(
+        {
+            ("iteration (ppo/trainer.py:1)", "paired_product (core/cpu_forms.py:84)"): 6,
+            ("iteration (ppo/trainer.py:1)", "Module._wrapped_call_impl (modules/module.py:1)"): 1,
+            ("iteration (ppo/trainer.py:1)", "CartPoleEnv.step (classic_control/cartpole.py:1)"): 3,
+        }
+    )
+    said = reading.kinds_sentence(stacks)
+    assert "arithmetic with its C++ dispatch" in said and "60%" in said  # cpu_forms: arithmetic
+    assert "PyTorch's Python around each call" in said
+    assert "fixed cost per call" not in said  # a sampler cannot see it apart (item 6)
+
+
+def test_the_patterns_table_is_folded_out_of_the_reading():
+    shown = profile_report.patterns_table().data
+    assert shown.startswith("<details><summary>") and shown.rstrip().endswith("</details>")
+    assert profile_report.fold(Markdown("x y"), "z").data.startswith("<details><summary>z")
+
+
+# --- 02: the reveal prints only once the exercise is solved (item 18) --------------------
+
+
+def _profile(rollout: int = 30, total: int = 100, seconds: dict | None = None):
+    shares = SimpleNamespace(
+        samples={"rollout": rollout, "update": total - rollout},
+        total=total,
+        phase_share=lambda: {"rollout": rollout / total, "update": 1 - rollout / total},
+    )
+    return SimpleNamespace(shares=shares, phase_seconds=seconds or {})
+
+
+def test_the_reveal_waits_for_the_solved_exercise():
+    unsolved = profile_report.reveal_lines(None, 0.2, _profile())
+    assert unsolved == ["Solve the exercise above, then run this cell to compare with your guess."]
+    solved = profile_report.reveal_lines(0.15, 0.2, _profile())
+    assert "Stepping the environments: 15% of training (your function)" in solved[0]
+    assert "the whole rollout: 30%" in solved[0]
+    assert "15.0%" in solved[1] and "your guess of 20.0%" in solved[1]
+    assert "No guess written" in profile_report.reveal_lines(0.15, None, _profile())[1]
+
+
+# --- 02: the paused recording, worded from its numbers (item 19) -------------------------
+
+
+@pytest.mark.parametrize("paused_seconds", [0.5, 2.0])
+def test_the_paused_run_is_timed_without_a_story_about_the_machine(paused_seconds):
+    free = _profile(30, 1000, {"rollout": 3.0, "update": 7.0})
+    paused = _profile(30, 1000, {"rollout": 3.0 * paused_seconds, "update": 7.0 * paused_seconds})
+    said = profile_report.sampling_sentence(free, paused)
+    assert f"the paused run took {paused_seconds:.2f}x as long" in said
+    assert "machine's own speed changed" not in said and "slowed most" not in said
+    assert "within the noise" in said and "no sign that sampling without pauses drops" in said
+
+
+def test_a_sampler_that_drops_rollout_stacks_says_so():
+    free = _profile(150, 1000, {"rollout": 3.0, "update": 7.0})  # 15% against its timer's 30%
+    paused = _profile(300, 1000, {"rollout": 6.0, "update": 14.0})  # 30% against 30%
+    said = profile_report.sampling_sentence(free, paused)
+    assert "-15.0% without pauses, +0.0% with them" in said
+    assert "falls short by more than the noise" in said and "drops rollout stacks here" in said
+
+
+# --- 02: four tools, the lean of each worded from the numbers ----------------------------
+
+
+def _tools(cprofile_timer: float, torch_share: float) -> list[dict]:
+    rows = [
+        ("py-spy", "py-spy's child", 0.26),
+        ("phase timer", "py-spy's child", 0.24),
+        ("phase timer", "under cProfile", cprofile_timer),
+        ("torch.profiler", "in this kernel", torch_share),
+    ]
+    return [{"tool": t, "run": r, "rollout": share, "update": 1 - share} for t, r, share in rows]
+
+
+def test_the_four_tools_sentence_follows_which_way_each_tool_leans():
+    more = profile_report.four_tools_sentence(_tools(0.37, 0.28))
+    assert "weighs most on the rollout, the phase of many small calls" in more
+    assert "costs the rollout's operators more" in more
+    assert "from 24% (phase timer, py-spy's child) to 37% (phase timer, under cProfile)" in more
+    less = profile_report.four_tools_sentence(_tools(0.20, 0.22))
+    assert "weighed more on the update here" in less and "many small calls" not in less
+    assert "costs the update's operators more" in less
+
+
+# --- 02: the notebook's own wording (items 16, 19, 32) -----------------------------------
+
+
+def test_02_explains_its_flame_graph_and_sunburst_and_claims_no_pause_cost():
+    notebook = _notebook("02")
+    prose = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    assert "`CompiledPiece.__call__` box under the update is no compiler at work" in prose
+    assert "The picture has no names" in prose  # the sunburst's arcs carry no labels
+    assert "20x as long" not in code  # the paused rate's comment claims no cost of its own
+    titles = [c.source.splitlines()[0] for c in notebook.cells if c.cell_type == "markdown"]
+    exercise = titles.index("## Exercise: [inclusive time](../docs/glossary.md#inclusive-time)")
+    sections = [i for i, t in enumerate(titles) if t.startswith("## 9. cProfile")]
+    assert exercise < sections[0]  # asked before cProfile's cumulative times could tell it
+
+
+# --- 08: the graph break, worded from its counts (item 17) -------------------------------
+
+
+def test_one_graph_with_one_break_says_which_part_held_the_operations():
+    one = compile_report.explain_sentence({"graphs": 1, "graph_breaks": 1, "reasons": []})
+    assert "of the 2 parts the break(s) cut it into, 1 held tensor operations" in one
+    two = compile_report.explain_sentence({"graphs": 2, "graph_breaks": 1, "reasons": []})
+    assert two == "One step traced into 2 graph(s) with 1 graph break(s)."
+
+
+# --- 08: the cache and the first calls' seconds (item 36) --------------------------------
+
+
+def test_a_warm_cache_is_not_said_to_make_the_first_call_free():
+    warm = compile_report.cache_line("build/cache", True)
+    assert "each piece's first call still traces" in warm and "warm" not in warm
+    assert "empty: every piece compiles from scratch" in compile_report.cache_line("c", False)
+
+
+def _speedup(piece, size, speedup, low, high, seconds=1.0):
+    return {"piece": piece, "size": size, "mode": "compile", "speedup": speedup, "low": low,
+            "high": high, "compile_seconds": seconds, "break_even_calls": 10.0}  # fmt: skip
+
+
+def test_the_summary_adds_the_compiling_seconds_and_repeats_no_line():
+    speedups = [_speedup("act", 8, 1.6, 0.7, 2.5, 2.0), _speedup("update", 256, 1.3, 1.2, 1.4)]
+    run = {"piece": "ppo-all-device", "mode": "compile", "compile_seconds": 1.5}
+    lines = compile_report.summary_lines(speedups, [run], None, warm=True)
+    assert lines[0].startswith("- The largest gain, ranked by the low end of each range: one PPO")
+    assert "1.30x (1.20-1.40x, faster)" in lines[0]  # ranked by the range, as the exercise
+    assert lines[-1] == (
+        "- Compiling's first calls: 4.5 s in all over 3 pieces and runs, with kernels in the "
+        "cache from an earlier run."
+    )
+    assert not any("env steps/s" in line for line in lines)  # section 3 printed those
+    assert "from an empty cache" in compile_report.summary_lines(speedups, [], None, False)[-1]
+
+
+def test_section_lines_print_the_busy_line_once():
+    speedups = [_speedup("act", 8, 1.6, 1.2, 2.5), _speedup("update", 256, 1.3, 1.2, 1.4)]
+    lines = compile_report.speedup_lines(speedups)
+    assert [line.split(",")[0] for line in lines] == ["- act", "- minibatch step"]
+
+
+def test_08_asks_for_the_largest_gain_before_printing_it():
+    notebook = _notebook("08")
+    exercise = next(i for i, c in enumerate(notebook.cells) if "## Exercise: the piece" in c.source)
+    above = "\n".join(c.source for c in notebook.cells[:exercise] if c.cell_type == "code")
+    assert "largest_gain_sentence" not in above and "summary_lines" not in above
+    assert "summary_lines(speedups, ppo + ddpg, FALLBACK, warm)" in notebook.cells[-1].source
+
+
+# --- 08: rejax's step, set against ours only on this kind of machine (item 9) ------------
+
+_BREAKDOWN = {"size": 256, "step_s": 400e-6, "matmul_s": 200e-6}
+
+
+def _race(rejax_steps_per_s: float) -> results.Record:
+    setting = {"num_steps": 32, "minibatch_size": 256, "update_epochs": 10}
+    stats = {"1024 envs": {"rejax": {"steps_per_s": {"median": rejax_steps_per_s}}}}
+    fields = {"setting": setting, "points": {"8": {}, "1024": {}}, "summary": {"stats": stats}}
+    return results.Record("bench.device_ppo_peers", fields)
+
+
+OTHER = {"cpu_model": "Another CPU", "cpu_logical_cores": 64, "cpu_identity": {"model": 1}}
+
+
+@pytest.mark.parametrize("rejax_steps_per_s", [51_200.0, 102_400.0, 204_800.0])
+def test_another_machines_rejax_step_is_not_set_against_ours(rejax_steps_per_s):
+    record = _race(rejax_steps_per_s)
+    other = compile_report.rejax_step_line(record, _BREAKDOWN, here=OTHER)
+    assert "another machine: its step is not set against this machine's products" in other
+    assert "closes that" not in other and "To match it" not in other and "fits" not in other
+    here = record.provenance["fingerprint"]
+    same = compile_report.rejax_step_line(record, _BREAKDOWN, here=here)
+    assert "recorded on this kind of machine" in same
+    expected = {
+        51_200.0: "fits in the 300 us",
+        102_400.0: "would have to fit in 50 us",
+        204_800.0: "no overhead removed closes that",
+    }[rejax_steps_per_s]
+    assert expected in same
+
+
+def test_an_estimate_from_another_machine_says_it_spans_two():
+    stats = {
+        "8 envs": {
+            "ours": {"steps_per_s": {"median": 10_000.0}},
+            "rejax": {"steps_per_s": {"median": 40_000.0}, "compile_s": {"median": 13.0}},
+        }
+    }
+    record = results.Record("bench.device_ppo_peers", {"summary": {"stats": stats}})
+    live = [{"size": 8, "piece": "ppo-all-device", "mode": "compile", "speedup": 1.5}]
+    other = compile_report.rejax_lines(record, live, here=OTHER)[1]
+    assert "an estimate from two measurements on two machines, not a race" in other
+    same = compile_report.rejax_lines(record, live, here=record.provenance["fingerprint"])[1]
+    assert "an estimate from two measurements, not a race" in same
+
+
+# --- 08: the plain forward against the act, one forward's direction (item 8) -------------
+
+
+def _grid(ratio_low: float, ratio_high: float, width: int = 64, batch: int = 16) -> list[dict]:
+    eager = [1.0, 1.0, 1.0]
+    compiled = [1.0 / ratio_low, 2.0 / (ratio_low + ratio_high), 1.0 / ratio_high]
+    base = {"device": "cpu", "width": width, "batch_size": batch}
+    return [base | {"mode": "eager", "samples": eager}, base | {"mode": "compile",
+            "samples": compiled}]  # fmt: skip
+
+
+ratio_pairs = st.tuples(
+    st.floats(0.1, 10.0, allow_nan=False), st.floats(0.1, 10.0, allow_nan=False)
+).map(sorted)
+
+
+@given(ratio_pairs, st.sampled_from(["faster", "slower"]))
+def test_the_plain_forward_takes_the_acts_side_or_the_finding_says_it_broke(pair, act_side):
+    low, high = pair
+    if high - low < 1e-6 or low <= 1.0 <= high:
+        return  # straddling ranges: the next test
+    act = (
+        _speedup("act", 8, 1.5, 1.2, 1.8)
+        if act_side == "faster"
+        else _speedup("act", 8, 0.6, 0.5, 0.7)
+    )
+    said = str(compile_report.forward_finding(_grid(low, high), [act], forms=True))
+    same_side = (low > 1.0) == (act_side == "faster")
+    if same_side:
+        assert said.endswith(": held") and "broke" not in said
+    else:
+        assert "the expectation broke" in said
+        assert "different code: the act is the paired actor-critic" in said
+        assert "another batch (16, the act's 8)" in said
+
+
+def test_a_straddling_forward_or_act_gives_no_verdict_of_direction():
+    act = _speedup("act", 8, 1.5, 1.2, 1.8)
+    said = str(compile_report.forward_finding(_grid(0.8, 1.3), [act]))
+    assert "no clear effect" in said
+    unclear = _speedup("act", 8, 1.1, 0.9, 1.3)
+    assert "sets no side of 1 to compare" in compile_report.forward_finding(
+        _grid(0.5, 0.6), [unclear]
+    )
+    assert "to set side by side" in compile_report.forward_finding([], [act])
+
+
+def test_a_break_without_a_checkable_cause_says_none_explains_it():
+    act = _speedup("act", 16, 1.5, 1.2, 1.8)
+    said = str(compile_report.forward_finding(_grid(0.5, 0.6), [act], forms=False))
+    assert "the expectation broke; no cause this run can check explains it" in said
+
+
+def test_a_busy_grid_is_not_judged_in_one_short_clause(monkeypatch):
+    busy = machine_load.Busyness("grid", 4.0, off_reference=("a step 4x this CPU's record",))
+    monkeypatch.setattr(compile_report, "withheld", lambda *figures: busy)
+    unclear = _speedup("act", 8, 1.1, 0.9, 1.3)
+    said = compile_report.forward_finding(_grid(0.5, 0.6), [unclear])
+    assert said.endswith("x eager; not judged (measured on a busy machine).")
