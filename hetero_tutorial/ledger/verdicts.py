@@ -13,9 +13,42 @@ from typing import Any
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine_load import BUSY_WORDS
-from hetero_tutorial.ledger.claims import CLAIMS, Records, Status, group_by_kind, judge
+from hetero_tutorial.ledger.claims import CLAIMS, Claim, Records, Status, group_by_kind, judge
+from hetero_tutorial.ledger.rules import Verdict, _NoMatchingRecord
 
 THIS_MACHINE = "this machine"
+NOT_JUDGED = "not judged"
+"""The word a busy study's claim gets in print (the glossary's *not judged*): its status is
+``no verdict``, but not for one repeat, which is what *no verdict* means in print."""
+NO_ACCELERATOR = "no accelerator: nothing to compare the CPU with"
+
+
+def busy(row: dict[str, Any]) -> bool:
+    """Whether a ledger row has no verdict because its study ran on a busy machine."""
+    return row["status"] == Status.NO_VERDICT.value and BUSY_WORDS in row["measured"]
+
+
+def label(row: dict[str, Any]) -> str:
+    """A row's verdict as printed: its status, or *not judged* for a busy study's."""
+    return NOT_JUDGED if busy(row) else row["status"]
+
+
+def _judge(claim: Claim, records: Records, here: bool) -> Verdict:
+    """:func:`judge`, except that a claim this machine cannot answer at all (it compares a
+    CPU with an accelerator the machine lacks) is *not measurable here* even where its study
+    ran on a busy machine: a quieter run would not judge it either."""
+    verdict = judge(claim, records, here=here)
+    if verdict.status is not Status.NO_VERDICT or BUSY_WORDS not in verdict.measured:
+        return verdict
+    try:
+        anyway = claim.judge(records)  # the busy records too: only their hardware is read
+    except (_NoMatchingRecord, KeyError):
+        return verdict
+    if anyway.status is not Status.NOT_MEASURABLE:
+        return verdict
+    return Verdict(
+        Status.NOT_MEASURABLE, NO_ACCELERATOR + " (its study also ran on a busy machine)"
+    )
 
 
 def machines(include_this: bool = True) -> dict[str, Records]:
@@ -108,7 +141,7 @@ def rows(by_machine: dict[str, Records]) -> list[dict[str, Any]]:
             here = machine == THIS_MACHINE
             if here:
                 records = _with_earlier_runs(claim.id, by_machine)
-            verdict = judge(claim, records, here=here)
+            verdict = _judge(claim, records, here)
             table.append(
                 {
                     "claim": claim.id,
@@ -138,7 +171,7 @@ def markdown(table: list[dict[str, Any]]) -> str:
     for claim in CLAIMS:
         cells = {row["machine"]: row for row in table if row["claim"] == claim.id}
         verdicts = [
-            f"**{cells[m]['status']}**: {cells[m]['measured']}".replace("|", "/")
+            f"**{label(cells[m])}**: {cells[m]['measured']}".replace("|", "/")
             for m in machine_names
         ]
         lines.append(f"| {claim.id} | {claim.article} | " + " | ".join(verdicts) + " |")
@@ -174,19 +207,26 @@ def readme_table() -> str:
     return markdown(rows(by_machine))
 
 
+def answered_elsewhere(table: list[dict[str, Any]], claim_id: str, machine: str) -> list[str]:
+    """The other columns that judged ``claim_id`` (any verdict but *not measurable here* and
+    *not measured yet*): where a claim this machine cannot answer has an answer."""
+    unanswered = (Status.NOT_MEASURABLE.value, Status.MISSING.value)
+    return [
+        row["machine"]
+        for row in table
+        if row["claim"] == claim_id and row["machine"] != machine
+        and row["status"] not in unanswered
+    ]  # fmt: skip
+
+
 def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[str]:
     """Sentences a learner should take away from one machine's verdicts (derived, not canned)."""
     verdicts = summary(table, machine)
     held, not_held = verdicts[Status.HELD.value], verdicts[Status.NOT_HELD.value]
     unclear = verdicts[Status.NO_CLEAR_EFFECT.value]
-    busy = [
-        row["claim"]
-        for row in table
-        if row["machine"] == machine
-        and row["status"] == Status.NO_VERDICT.value
-        and BUSY_WORDS in row["measured"]
-    ]  # no verdict because their records came from a busy machine, not for one repeat
-    unjudged = [claim for claim in verdicts[Status.NO_VERDICT.value] if claim not in busy]
+    mine = [row for row in table if row["machine"] == machine]
+    busy_ones = [row["claim"] for row in mine if busy(row)]  # not judged, not for one repeat
+    unjudged = [claim for claim in verdicts[Status.NO_VERDICT.value] if claim not in busy_ones]
     unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
     missing = verdicts[Status.MISSING.value]
     halves = [c.id for c in CLAIMS if "-" in c.id]  # C1-CPU: a claim's half, judged apart
@@ -196,44 +236,47 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     lines = [
         f"Of {counted}, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
         f"{len(unclear)} showed no clear effect, {len(unjudged)} had no verdict (one repeat), "
-        f"{len(busy)} were measured on a busy machine (not judged), "
+        f"{len(busy_ones)} were measured on a busy machine (not judged), "
         f"{len(unmeasurable)} could not be measured here, "
         f"{len(missing)} are not measured yet."
     ]
     if held:
-        lines.append(f"Held: {', '.join(held)}. The measured figures above show by how much.")
+        lines.append(f"Held: {', '.join(held)}, past the measured spread.")
     if not_held:
         lines.append(
-            f"Did not hold: {', '.join(not_held)}. Read each rule and figure: the direction of the "
-            "effect, or its size, differed on this hardware; a timed figure by more than its "
-            "measured spread, a count (copies per step) or a choice as it stands, having no noise."
+            f"Did not hold: {', '.join(not_held)}. The effect's direction or size differed here, "
+            "past the measured spread (a count or a choice has none)."
         )
     if unclear:
         lines.append(
-            f"No clear effect: {', '.join(unclear)}. The spread of the repeats (seeds, interleaved "
-            "turns) straddles the rule's threshold: more repeats, or a quieter machine, would be "
-            "needed to say held or not."
+            f"No clear effect: {', '.join(unclear)}. The repeats' spread straddles the rule's "
+            "threshold: more repeats, or a quieter machine, would decide."
         )
-    if busy:
+    if busy_ones:
         lines.append(
-            f"Not judged: {', '.join(busy)}. Their studies ran while other programs kept the "
-            "machine busy (each row says how busy): close them, or wait, and run again."
+            f"Not judged: {', '.join(busy_ones)}. Their studies ran while other programs kept "
+            "this machine busy: close them, or wait, and run again."
         )
     if unjudged:
         lines.append(
-            f"No verdict: {', '.join(unjudged)}. One repeat measures no spread, so nothing tells "
-            "an effect from noise there: a full-mode run (more seeds or turns) judges them."
+            f"No verdict: {', '.join(unjudged)}. One repeat measures no spread: full mode's "
+            "seeds and turns judge them."
         )
-    needs_gpu = [
-        row["claim"]
-        for row in table
-        if row["machine"] == machine and row["measured"].startswith("no accelerator")
+    needs_accelerator = [
+        row["claim"] for row in mine if row["measured"].startswith(NO_ACCELERATOR.split(":")[0])
     ]
-    if needs_gpu:
+    if needs_accelerator:
+        elsewhere = {c: answered_elsewhere(table, c, machine) for c in needs_accelerator}
+        answered = sorted({m for found in elsewhere.values() for m in found})
         lines.append(
-            f"{', '.join(needs_gpu)} compare a CPU with an accelerator, so this machine cannot "
-            "answer them: reference columns from machines with a GPU do, where "
-            "data/reference/ has them."
+            f"{', '.join(needs_accelerator)} compare a CPU with an accelerator, which this "
+            "machine lacks: "
+            + (
+                f"the {', '.join(answered)} column(s) answer "
+                f"{', '.join(c for c, found in elsewhere.items() if found)}."
+                if answered
+                else "no other column here answers them either."
+            )
         )
     if missing:
         lines.append(f"Not measured yet: {', '.join(missing)}; run the notebooks named above.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,40 +11,173 @@ from IPython.display import Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from hetero_tutorial.core.machine_load import BUSY_WORDS
+from hetero_tutorial.core.results import Record, busy_line, hardware_of
 from hetero_tutorial.ledger import advice, claims, verdicts
-from hetero_tutorial.ledger.rules import Records
+from hetero_tutorial.ledger.rules import C1_CPU_BAND, C1_CPU_S, Records, Status
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies import copies
 
 
+def _read() -> set[str]:
+    """The record kinds the claims read (not run times or peer races)."""
+    return {kind for claim in claims.CLAIMS for kind in claim.needs}
+
+
 def records_table(by_machine: dict[str, Records]) -> Markdown:
-    """Every record the ledger reads: machine, kind, date, mode and hardware."""
-    read = {kind for claim in claims.CLAIMS for kind in claim.needs}
+    """Every record the ledger reads: machine, kind, date, mode, what wrote it, hardware."""
     rows = [
         {
             "machine": machine,
             "kind": kind,
             "date": r.provenance["date"][:16],
             "mode": "quick" if r.provenance["quick"] else "full",
+            "source": source(r),
             "hardware": r.hardware,
         }
         for machine, kinds in by_machine.items()
         for kind, found in kinds.items()
-        if kind in read  # the measurements the claims read, not run times or peer races
+        if kind in _read()
         for r in found
     ]
-    return markdown_table(rows, ["machine", "kind", "date", "mode", "hardware"], timed=False)
+    columns = ["machine", "kind", "date", "mode", "source", "hardware"]
+    return markdown_table(rows, columns, timed=False)
 
 
-def claims_table() -> Markdown:
-    return markdown_table(
-        [
-            {"id": c.id, "claim": c.statement, "article": c.article, "rule": c.rule}
-            for c in claims.CLAIMS
-        ],
-        {"id": "", "claim": "claim", "article": "the article's figure", "rule": "verdict rule"},
-        timed=False,
-    )
+def source(record: Record) -> str:
+    """What wrote a record, from its provenance: ``notebook 03``, or the command."""
+    command = record.provenance.get("command") or ""
+    if found := re.match(r"notebooks/(\d\d)_", command):
+        return f"notebook {found.group(1)}"
+    if "fill_ledger" in command:
+        return "fill_ledger"
+    return "a bench command" if "bench" in command else "a notebook or command"
+
+
+def _span(dates: list[str]) -> str:
+    """``2026-12-07 07:41-07:44`` within a day, else ``2026-12-01 to 2026-12-07``."""
+    first, last = min(dates)[:16].replace("T", " "), max(dates)[:16].replace("T", " ")
+    if first == last:
+        return first
+    return f"{first}-{last[11:]}" if first[:10] == last[:10] else f"{first[:10]} to {last[:10]}"
+
+
+def _sources_text(found: list[Record]) -> str:
+    """``notebooks 00, 01 and 03``, then any command, each once."""
+    named = list(dict.fromkeys(sorted(source(r) for r in found)))
+    numbers = [name.split()[1] for name in named if name.startswith("notebook ")]
+    others = [name for name in named if not name.startswith("notebook ")]
+    parts = []
+    if numbers:
+        parts.append(("notebook " if len(numbers) == 1 else "notebooks ") + ", ".join(numbers))
+    return ", ".join(parts + others)
+
+
+def sources(by_machine: dict[str, Records]) -> Markdown:
+    """Where each ledger column's records came from, one line per machine: this machine's
+    own (``data/results/``) or a committed reference folder, what wrote them, in which mode
+    and when; every record in a fold."""
+    lines = []
+    for machine, kinds in by_machine.items():
+        found = [r for kind, rs in kinds.items() if kind in _read() for r in rs]
+        here = machine == verdicts.THIS_MACHINE
+        where = "`data/results/`" if here else f"`data/reference/{machine}/`, committed"
+        column = verdicts.column_label(machine, by_machine)
+        if not found:
+            lines.append(f"- **{column}**: no records in {where}.")
+            continue
+        modes = " and ".join(sorted({"quick" if r.provenance["quick"] else "full" for r in found}))
+        lines.append(
+            f"- **{column}**: {len(found)} records in {where}, from {_sources_text(found)}, "
+            f"{modes} mode, {_span([r.provenance['date'] for r in found])}, on "
+            f"{hardware_of(found)}."
+        )
+    fold = _fold("Every record, one a line", records_table(by_machine).data)
+    return Markdown("\n".join(lines) + "\n\n" + fold)
+
+
+JUDGED = (Status.HELD.value, Status.NOT_HELD.value, Status.NO_CLEAR_EFFECT.value,
+          Status.NO_VERDICT.value)  # fmt: skip
+"""Statuses that come with a measured figure (a busy study's *no verdict* among them)."""
+UNANSWERED = (Status.NOT_MEASURABLE.value, Status.MISSING.value)
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
+
+
+def _cell(row: dict[str, Any]) -> str:
+    """A ledger cell: the verdict as printed, with the measured ratio where there is one."""
+    word = verdicts.label(row)
+    if row["status"] in JUDGED and not verdicts.busy(row) and row["ratio"] is not None:
+        return f"{word}, {_ratio(row['ratio'])}"
+    return word
+
+
+def _collapsed(cells: list[dict[str, Any]]) -> str | None:
+    """The one status every machine gave a claim, where it is one that says nothing was
+    judged (*not measurable here*, *not measured yet*): such claims share a line."""
+    found = {row["status"] for row in cells}
+    return found.pop() if len(found) == 1 and found <= set(UNANSWERED) else None
+
+
+def _why(status: str, cells: list[dict[str, Any]]) -> str:
+    """Why a group of claims was judged nowhere, from what the rows say."""
+    if status == Status.NOT_MEASURABLE.value and all(
+        row["measured"].startswith("no accelerator") for row in cells
+    ):
+        return "each compares a CPU with an accelerator, and none of them recorded one"
+    if status == Status.MISSING.value:
+        return "none of them has the records they need"
+    return "read each figure in the fold"
+
+
+def ledger(table: list[dict[str, Any]]) -> Markdown:
+    """The ledger as a learner reads it: one row per claim some machine judged (its verdict
+    and measured ratio per machine), one line naming the claims no machine here could judge,
+    and each claim's rule and every figure in full in a fold."""
+    machines = list(dict.fromkeys(row["machine"] for row in table))
+    column = {row["machine"]: row.get("column", row["machine"]) for row in table}
+    by_claim = {c.id: [r for r in table if r["claim"] == c.id] for c in claims.CLAIMS}
+    header = ["claim", "the article", "ratio measured"] + [column[m] for m in machines]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    nowhere: dict[str, list[str]] = {}
+    for claim in claims.CLAIMS:
+        cells = {row["machine"]: row for row in by_claim[claim.id]}
+        status = _collapsed(list(cells.values()))
+        if status is not None:
+            nowhere.setdefault(status, []).append(claim.id)
+            continue
+        shown = [claim.id + ": " + claim.statement, claim.article, claim.ratio_meaning or "—"]
+        shown += [_cell(cells[m]) if m in cells else "—" for m in machines]
+        lines.append("| " + " | ".join(text.replace("|", "/") for text in shown) + " |")
+    text = "\n".join(lines) if len(lines) > 2 else "No machine here judged any claim yet."
+    statement = {c.id: c.statement for c in claims.CLAIMS}
+    for status, ids in nowhere.items():
+        rows = [r for r in table if r["claim"] in ids]
+        where = f"on all {len(machines)} machines" if len(machines) > 1 else "on the one machine"
+        text += f"\n\n**{status.capitalize()}** {where} ({_why(status, rows)}):"
+        text += "".join(f"\n- {c}: {statement[c]}" for c in ids)
+    return Markdown(text + "\n\n" + _ledger_fold(table))
+
+
+def _ledger_fold(table: list[dict[str, Any]]) -> str:
+    """Each claim's article figure, rule and every machine's figure in full, folded."""
+    parts = []
+    for claim in claims.CLAIMS:
+        rows = [r for r in table if r["claim"] == claim.id]
+        figures = "".join(
+            f"\n- {r.get('column', r['machine'])}: **{verdicts.label(r)}**: {r['measured']}"
+            for r in rows
+        )
+        parts.append(f"**{claim.id}** (the article: {claim.article}). Rule: {claim.rule}.{figures}")
+    body = "\n\n".join(parts)
+    return _fold("Each claim's rule, and every figure in full", body)
+
+
+def _fold(summary: str, body: str) -> str:
+    """``body`` folded under ``summary``: detail a learner opens if they want it."""
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 def c4_sensitivity(rows: list[dict[str, Any]] | None = None) -> Markdown:
@@ -98,39 +232,71 @@ def arithmetic_line(answer: tuple[float, float] | None, guess: str | None = None
     return f"{text} ({said}.)"
 
 
+def _c1_cpu_margin(by_machine: dict[str, Records]) -> str:
+    """How far (as a factor) this machine's newest C1 step lies from the nearest edge of the
+    rule's band (:data:`~hetero_tutorial.ledger.rules.C1_CPU_BAND`), to set beside the drift
+    notebook 00 printed between its two timings; "" for a busy or missing record."""
+    found = by_machine.get(verdicts.THIS_MACHINE, {}).get("bench.crossover", [])
+    if not found:
+        return ""
+    newest = max(found, key=lambda r: r.provenance["date"])
+    step = newest.data.get("policy_step", {}).get("cpu", {}).get("median_s")
+    if busy_line(newest) is not None or not step:
+        return ""
+    low, high = (C1_CPU_S * edge for edge in C1_CPU_BAND)
+    factor = min(max(edge / step, step / edge) for edge in (low, high))
+    side = "inside" if low <= step <= high else "outside"
+    return (
+        f" Its step, {step * 1e3:.3f} ms, is {factor:.2f}x from the nearest edge of the rule's "
+        f"band ({low * 1e3:.2f}-{high * 1e3:.2f} ms), {side} it: compare that with how far "
+        "notebook 00's two timings drifted apart."
+    )
+
+
 def across_runs_line(by_machine: dict[str, Records]) -> str:
     """How many recorded runs of this CPU the claims read across runs (C1's CPU half) read
-    here, and so whether its figure is a range over runs or one run's IQR."""
+    here, and so which error bar its figure carries: the range over runs, or one timing's
+    IQR (notebook 00's second timing of the step is not in its record)."""
     runs = verdicts.earlier_runs("C1-CPU", by_machine) if verdicts.THIS_MACHINE in by_machine else 0
     if runs == 0:
         return "C1's CPU half: no run of this machine is recorded yet (notebook 00 measures it)."
     if runs == 1:
         return (
-            "C1's CPU half read one recorded run of this CPU, this machine's own: its figure "
-            "carries that run's IQR, the noise within a run, not the drift between runs; "
-            "another run on another day (notebook 00 again) gives the range."
+            "C1's CPU half read one recorded run of this CPU, so its range is one timing's IQR: "
+            "notebook 00 timed the step twice, but its record keeps the first timing only."
+            + _c1_cpu_margin(by_machine)
         )
     return (
         f"C1's CPU half read {runs} recorded runs of this CPU (this machine's and earlier ones "
-        "of the same CPU identity): its figure is their range, beside one run's IQR."
+        "of the same CPU identity): its range spans their medians, the drift between runs."
     )
 
 
+def _short_busy(text: str) -> str:
+    """A busy study's verdict line in a few words (the fold holds it in full)."""
+    study = text.split(f": {BUSY_WORDS}")[0]
+    return f"{verdicts.NOT_JUDGED}: {study} ran on a busy machine"
+
+
 def what_to_do(by_machine: dict[str, Records]) -> Markdown:
-    """The recommendations for this machine, from its own records (:mod:`ledger.advice`)."""
+    """The recommendations for this machine, from its own records (:mod:`ledger.advice`):
+    each answer on one line, the figures behind them (and any busy study's reading) in a fold."""
     records = by_machine.get(verdicts.THIS_MACHINE, {})
     if not records:
         return Markdown("No records from this machine yet: run notebooks 00-05 first.")
     hardware = next(iter(records.values()))[0].hardware
-    return Markdown(advice.markdown(advice.advice(records), hardware))
-
-
-def findings(table: list[dict[str, Any]]) -> list[str]:
-    """What notebook 10 judged on this machine: the claims settled live on its CPU."""
-    here = [row for row in table if row["machine"] == verdicts.THIS_MACHINE]
-    judged = ("held", "did not hold", "no clear effect", "no verdict")
-    settled = [row for row in here if row["status"] in judged]
-    return [f"{row['claim']}: {row['status']}: {row['measured']}" for row in settled]
+    answers, figures = [f"**What to do on {hardware}**:", ""], []
+    for item in advice.advice(records):
+        question = item["question"][0].upper() + item["question"][1:]
+        said = item["advice"]
+        if BUSY_WORDS in said:
+            figures.append(f"- **{question}**: {said}.")
+            said = _short_busy(said)
+        elif item["figure"]:
+            figures.append(f"- **{question}**: {item['figure']}.")
+        answers.append(f"- **{question}**: {said}.")
+    fold = "\n\n" + _fold("The figures behind each answer", "\n".join(figures))
+    return Markdown("\n".join(answers) + (fold if figures else ""))
 
 
 _RATIO_TICKS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
