@@ -88,6 +88,17 @@ def test_c1s_cpu_half_is_judged_on_any_machine():
     assert wide.status == Status.NO_CLEAR_EFFECT
 
 
+def test_c1_cpu_of_one_run_spans_both_of_its_timings():
+    """Notebook 00 times the step twice; the verdict's range holds both middle halves."""
+    once = _crossover(step_cpu=0.00035, iqr=0.00001, gpu=False)
+    again = {"cpu": {"median_s": 0.0009, "iqr_s": 0.00002}}
+    twice = _record("bench.crossover", {**once.data, "policy_step_again": again}, gpu=False)
+    verdict = _verdict("C1-CPU", twice)
+    assert "timed twice in one run: 0.345-0.910 ms" in verdict.measured
+    assert verdict.status == Status.NO_CLEAR_EFFECT  # the second timing reaches past 2x
+    assert _verdict("C1-CPU", once).status == Status.HELD
+
+
 def test_c1_cpu_spans_every_recorded_run_and_says_how_far_apart_they_are():
     # today 0.029 ms with a tiny IQR, four hours earlier 0.049 ms: the range holds both
     today = _crossover(step_cpu=0.000029, iqr=0.0000005, gpu=False)

@@ -131,7 +131,7 @@ def test_sentences_follow_the_measured_numbers():
     costs = {"cpu": {"median_s": 3e-5, "iqr_s": 1e-6}, "env_only": {"median_s": 1e-5}}
     said = crossover.policy_step_sentence(costs, 10)
     assert "the policy's part, 20 us (67%), runs 10 PyTorch operators" in said
-    assert "about 2 us each" in said and "the article's 0.3 ms is 10.0x" in said
+    assert "about 2 us each" in said and "article" not in said  # C1's CPU half: c1_cpu_finding
 
 
 def _ddpg(buffer, seconds, speeds):

@@ -98,8 +98,8 @@ class Busyness:
         return (
             f"{self.study}: {BUSY_WORDS} ({'; '.join(self.causes)}; over {self.seconds:.1f} s, "
             f"read by {self.method}): not judged (a study is judged only where it did not "
-            "wait for CPUs others held, and its figures sit within "
-            f"{OFF_REFERENCE:g}x of this CPU's reference)"
+            "wait for CPUs others held and, where data/reference/ holds a record of this CPU, "
+            f"its figures sit within {OFF_REFERENCE:g}x of it)"
         )
 
     def quiet_line(self) -> str:

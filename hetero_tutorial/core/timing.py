@@ -216,6 +216,13 @@ class PhaseTimer:
         return {name: (s / total if total else 0.0) for name, s in self.seconds.items()}
 
 
+def quartiles(timing: dict[str, float]) -> tuple[float, float]:
+    """A timing's middle half: its quartiles where recorded, else its median +- IQR / 2."""
+    if "q1_s" in timing and "q3_s" in timing:
+        return timing["q1_s"], timing["q3_s"]
+    return timing["median_s"] - timing["iqr_s"] / 2, timing["median_s"] + timing["iqr_s"] / 2
+
+
 @dataclass(frozen=True)
 class Spread:
     """A measured ratio and the range of its repeats: how far noise alone moved it.
@@ -290,6 +297,18 @@ class Spread:
         if width is None:
             return cls(value)
         return cls(value, value - width / 2, value + width / 2, how)
+
+    @classmethod
+    def of_timings(cls, first: dict[str, float], second: dict[str, float]) -> Spread:
+        """Two timings of one piece (median and IQR in seconds, quartiles where recorded) as
+        one error bar: from the lower of their middle halves' bottoms to the higher of their
+        tops. Where the medians drifted apart by more than their IQRs it spans both; where
+        they agree it is about one IQR wide (never below zero). Its value is the mean of the
+        two medians."""
+        low = max(0.0, min(quartiles(t)[0] for t in (first, second)))
+        high = max(quartiles(t)[1] for t in (first, second))
+        value = (first["median_s"] + second["median_s"]) / 2
+        return cls(value, low, high, "two timings, middle halves")
 
     @property
     def measured(self) -> bool:

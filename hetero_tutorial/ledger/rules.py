@@ -146,7 +146,15 @@ def c1_cpu(records: Records) -> Verdict:
     runs = list({r.provenance["date"]: r for r in runs}.values())  # one copy of each run
     steps = [r.data["policy_step"]["cpu"] for r in runs]
     cpu = steps[-1]
-    if len(runs) == 1:
+    again = runs[-1].data.get("policy_step_again", {}).get("cpu")
+    if len(runs) == 1 and again is not None:  # the run timed its step twice: both count
+        both = Spread.of_timings(cpu, again)
+        spread = Spread(both.value / C1_CPU_S, both.low / C1_CPU_S, both.high / C1_CPU_S, both.how)
+        figure = (
+            f"CPU {cpu['median_s'] * 1e3:.3f} then {again['median_s'] * 1e3:.3f} ms per step, "
+            f"timed twice in one run: {both.low * 1e3:.3f}-{both.high * 1e3:.3f} ms"
+        )
+    elif len(runs) == 1:
         spread = Spread.of_medians(cpu, {"median_s": C1_CPU_S, "iqr_s": 0.0})
         figure = (
             f"CPU {cpu['median_s'] * 1e3:.3f} ms per step (IQR {cpu.get('iqr_s', 0) * 1e3:.3f} ms)"

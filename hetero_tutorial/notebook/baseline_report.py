@@ -6,16 +6,19 @@ import statistics
 from typing import Any
 
 from IPython.display import Markdown
+from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook import plots
 from hetero_tutorial.notebook.exercises import prediction_line
-from hetero_tutorial.notebook.tables import counted_line, markdown_table
+from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.runs import PPOResult
 from hetero_tutorial.rl.ppo.trainer import PHASES
+from hetero_tutorial.studies.device_ppo import SOLVED_STREAK, solved_at
 from hetero_tutorial.studies.learning import best_and_final, returns_phrase
 
 percent = "{:.0%}".format
@@ -25,9 +28,8 @@ def placement_sentence(placement: Placement) -> str:
     """Where this placement's phases run *here*, and what that means for its copies."""
     if placement.accelerator_missing:
         return (
-            f"On this machine the {placement.name} plan runs every phase on the CPU (there is no "
-            "accelerator), so it makes no host<->device copies; the copies it would make on "
-            "an accelerator are counted below on the meta device, which stands in for one."
+            "So it makes no host<->device copies here; section 5 counts those an accelerator "
+            "would get, on the meta device."
         )
     devices = ", ".join(str(d) for d in placement.devices)
     return f"On this machine the {placement.name} plan uses {devices}: its copies are real."
@@ -42,12 +44,22 @@ def plan_label(placement: Placement) -> str:
     return placement.name
 
 
+def config_line(config: PPOConfig) -> str:
+    """The settings a learner reads the run by, in one line (not the dataclass's 25 fields)."""
+    return (
+        f"{config.env_id}: {config.num_envs} envs x {config.num_steps} steps per rollout, "
+        f"{config.update_epochs} epochs of minibatch {config.minibatch_size}, "
+        f"{config.hidden} units, learning rate {config.learning_rate:g} and clip "
+        f"{config.clip_coef:g} decaying over {config.anneal_steps or config.total_steps:,} steps; "
+        f"this run trains {config.total_steps:,}."
+    )
+
+
 def run_line(run: PPOResult) -> str:
     return (
         f"{run.env_steps:,} steps; the steady iterations (all but the first) took "
         f"{run.wall_seconds:.1f} s: {run.env_steps_per_s:,.0f} steps/s; the first took "
-        f"{format_seconds(run.iteration_seconds[0])}. Greedy evaluations (10 episodes each): "
-        f"{returns_phrase(run.evaluations)}."
+        f"{format_seconds(run.iteration_seconds[0])}."
     )
 
 
@@ -55,24 +67,74 @@ SOLVED = 475.0
 """CartPole-v1's goal (Gymnasium's ``reward_threshold``): the greedy return of a solved policy."""
 
 
+def solved_step(evaluations: list[tuple[int, float]]) -> int | None:
+    """The environment step a run solved CartPole at, by the series' one rule
+    (:func:`~hetero_tutorial.studies.device_ppo.solved_at`): the first of
+    :data:`SOLVED_STREAK` greedy evaluations in a row at :data:`SOLVED` or more."""
+    index = solved_at(evaluations, SOLVED, SOLVED_STREAK)
+    return None if index is None else evaluations[index][0]
+
+
 def learning_sentence(run: PPOResult) -> str:
     """What the greedy curve shows, from its numbers: the best and the final return, whether
-    the run solved CartPole and stayed solved over its last three evaluations, and, for a run
-    that stopped before its annealing horizon, how much of its step size it still had."""
+    the run solved CartPole (:func:`solved_step`) and whether its last three evaluations
+    still held 475, and, for a run that stopped before its annealing horizon, how much of
+    its step size it still had."""
     phrase = returns_phrase(run.evaluations)
     best, _ = best_and_final(run.evaluations)
     last = [value for _, value in run.evaluations[-3:]]
     shown = ", ".join(f"{value:.1f}" for value in last)
-    if min(last) >= SOLVED:
-        verdict = f"solved ({SOLVED:.0f} or more) and stayed solved: the last three were {shown}"
+    solved = solved_step(run.evaluations)
+    if solved is not None:
+        kept = "and stayed solved" if min(last) >= SOLVED else "then fell back"
+        verdict = (
+            f"solved at {solved:,} steps (the first of {SOLVED_STREAK} evaluations in a row at "
+            f"{SOLVED:.0f} or more) {kept}: the last three were {shown}"
+        )
     elif best >= SOLVED:
         verdict = (
-            f"it reached {SOLVED:.0f} but did not stay there: the last three were {shown}, "
-            "a policy that solved and then forgot"
+            f"it reached {SOLVED:.0f} but did not stay there (never {SOLVED_STREAK} evaluations "
+            f"in a row): not solved; the last three were {shown}"
         )
     else:
-        verdict = f"it never reached {SOLVED:.0f}, the return of a solved policy"
+        verdict = f"it never reached {SOLVED:.0f}"
     return f"Greedy evaluations: {phrase}; {verdict}.{_stopped_early(run.config)}"
+
+
+def learning_plot(run: PPOResult, placement: Placement) -> Figure:
+    """The training and greedy curves (:func:`plots.learning_curves`) with the goal drawn, and
+    the legend under the axes, where it hides no evaluation."""
+    fig = plots.learning_curves(
+        {
+            "training episodes (sampled actions)": run.episodes,
+            "greedy evaluation (mean of 10 episodes)": run.evaluations,
+        },
+        title=f"PPO on {run.config.env_id}, {plan_label(placement)}",
+    )
+    ax = fig.axes[0]
+    ax.axhline(SOLVED, color="0.5", linestyle=":", linewidth=1, label=f"goal, {SOLVED:.0f}")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def phase_plot(run: PPOResult, placement: Placement) -> Figure:
+    """:func:`plots.phase_bars` of this run, with the update's bar out of red (red means a
+    copy between devices in section 1's pipeline)."""
+    fig = plots.phase_bars({plan_label(placement): run.phase_seconds}, per="per run")
+    ax = fig.axes[0]
+    for container in ax.containers:
+        if container.get_label() == "update":
+            for bar in container:
+                bar.set_facecolor("tab:purple")
+    ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    return fig
+
+
+def folded(listing: Markdown, summary: str) -> Markdown:
+    """A source listing (:func:`~hetero_tutorial.notebook.code.source`) folded under a one-line
+    summary: implementation detail a reader opens when they want it."""
+    return Markdown(f"<details><summary>{summary}</summary>\n\n{listing.data}\n\n</details>")
 
 
 def _annealed(config: PPOConfig) -> str:
@@ -200,15 +262,12 @@ def phase_table(run: PPOResult) -> Markdown:
 
 
 def phase_sentence(run: PPOResult) -> str:
-    """Which phases ran, which did not and why, and where the time went."""
+    """Which phase took the most time, and which did not run and why (the table gives the
+    shares)."""
     ran = [p for p in PHASES if p in run.phase_seconds]
     total = sum(run.phase_seconds.values())
-    ordered = sorted(ran, key=lambda p: -run.phase_seconds[p])
-    text = (
-        f"This run timed {len(ran)} of PPO's {len(PHASES)} phases ({', '.join(ran)}); "
-        f"the most time went to {ordered[0]} ({run.phase_seconds[ordered[0]] / total:.0%}), "
-        f"then {ordered[1]} ({run.phase_seconds[ordered[1]] / total:.0%})."
-    )
+    most = max(ran, key=lambda p: run.phase_seconds[p])
+    text = f"The most time went to {most} ({run.phase_seconds[most] / total:.0%})."
     if "weight_sync" not in ran:
         text += (
             " weight_sync did not run: the rollout's policy is the learner itself when the "
@@ -218,7 +277,8 @@ def phase_sentence(run: PPOResult) -> str:
 
 
 def peer_line() -> str:
-    """Our PPO against CleanRL with CleanRL's settings, from the recorded peer benchmark."""
+    """Our PPO against CleanRL at CleanRL's own settings, from the recorded peer benchmark,
+    naming those settings and where the series races CleanRL at other ones (notebook 07)."""
     records = results.load_references("bench.ppo_peers")
     if not records:
         return "No peer benchmark recorded in data/reference/ (benchmarks/ppo_peers.py)."
@@ -229,10 +289,19 @@ def peer_line() -> str:
             "round_ratios"
         ]
     ]
+    settings = records[-1].data.get("settings", {}).get("cleanrl", {})
+    shape = (
+        f"{settings['num_envs']} envs x {settings['num_steps']} steps, {settings['update_epochs']} "
+        f"epochs of minibatch {settings['minibatch_size']}, {settings['hidden']} units"
+        if settings
+        else "its defaults"
+    )
     return (
-        f"Recorded against CleanRL with its own settings ({len(ratios)} rounds on "
+        f"Recorded against CleanRL at its ppo.py defaults ({shape}; {len(ratios)} rounds on "
         f"{records[0].hardware}): ours {statistics.median(ratios):.2f}x its speed per step "
-        f"(rounds {min(ratios):.2f}-{max(ratios):.2f}x)."
+        f"(rounds {min(ratios):.2f}-{max(ratios):.2f}x). Notebook 07 races CleanRL at RL Zoo's "
+        "tuned settings, which this notebook trains with (8 environments): other settings, "
+        "another ratio."
     )
 
 
@@ -303,11 +372,16 @@ def findings(run: PPOResult, counted: dict[str, Any], trick_rows: list[dict[str,
         f"{p} {run.phase_seconds[p] / total:.0%}" for p in PHASES if p in run.phase_seconds
     )
     every = next(row for row in trick_rows if row["trick"] == "all three")
+    best, final = best_and_final(run.evaluations)
+    solved = solved_step(run.evaluations)
+    learned = (
+        "not solved" if solved is None else f"solved at {solved:,} steps"
+    ) + f" (best greedy return {best:.1f}, final {final:.1f})"
+    per_step = counted.get("copies_per_env_step")
+    copied = "" if per_step is None else f"; {per_step:.4f} copies per environment step"
     return [
         f"PPO on {run.config.env_id} ({run.placement}): {run.env_steps_per_s:,.0f} steps/s; "
-        f"time by phase: {shares}.",
-        learning_sentence(run),
-        counted_line(counted),
+        f"time by phase: {shares}{copied}; {learned}.",
         f"Speed tricks: {verdict(every)}.",
     ]
 
@@ -316,7 +390,6 @@ def tricks_table(rows: list[dict[str, Any]]) -> Markdown:
     """One row per PPO speed trick of :func:`hetero_tutorial.studies.ppo_tricks.trick_speeds`."""
     columns = {
         "trick": "trick",
-        "what": "what it saves",
         "with_steps_per_s": "steps/s with it",
         "without_steps_per_s": "steps/s without it",
         "ratio": "ratio (median of rounds)",

@@ -10,7 +10,7 @@ configuration solved CartPole first).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -22,6 +22,7 @@ from matplotlib.ticker import FuncFormatter
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.notebook import peer_races
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies import device_ppo
@@ -70,36 +71,32 @@ def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
 
 @judged()
 def overhead_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
-    """Each implementation's fixed cost per step and cost per environment, from the fit, read
-    the right way round: below the N where the two are equal the fixed part is most of a
-    step (more environments come almost free); above it the work per environment is."""
+    """Each implementation's fit, fixed cost per step plus cost per environment, in one
+    template: the N where the two are equal, and the fit's ceiling, how far more
+    environments can lift the rate over one environment's (``1 + fixed / per_env``)."""
     lines = []
     largest = max((r["num_envs"] for r in rows if r["env_id"] == env_id), default=0)
     for name, fit in step_cost_fit(rows, env_id).items():
-        costs = (
-            f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is, plus "
-            f"{format_seconds(fit['per_env_s'])} per environment"
-        )
-        at = fit["half_fixed_at"]
+        fixed, at = format_seconds(fit["fixed_s"]), fit["half_fixed_at"]
         if at > 10 * largest:
             lines.append(
-                f"- {env_id}, {name}: {format_seconds(fit['fixed_s'])} per step whatever N is; "
-                f"the work per environment is too small to measure up to the largest N here "
-                f"({_n(largest)}), so the fixed part is nearly the whole step at every N measured."
+                f"- {env_id}, {name}: {fixed} per step; the part per environment is too small "
+                f"to measure up to N = {_n(largest)}."
             )
-        elif at < 1:
-            lines.append(
-                f"{costs}: the per-environment part is most of a step from N = 1 on (the two are "
-                f"equal at N = {_n(at)}), so a step of N costs about N times one, and batching "
-                "amortises nothing."
-            )
-        else:
-            lines.append(
-                f"{costs}: the two are equal at N = {_n(at)}. Below it the fixed part is most of "
-                "a step, and more environments come almost free; above it the work per "
-                "environment is, and the throughput levels off."
-            )
+            continue
+        lines.append(
+            f"- {env_id}, {name}: {fixed} + {format_seconds(fit['per_env_s'])} x N; equal "
+            f"at N = {_n(at)}, ceiling {_n(1 + at)}x."
+        )
     return "\n".join(lines)
+
+
+@judged()
+def per_environment(finding: Callable[..., str], rows: Sequence[dict[str, Any]],
+                    env_ids: Sequence[str]) -> str:  # fmt: skip
+    """``finding(rows, env_id)`` for each environment, one after the other: on a busy
+    machine, the guard's line once for all of them."""
+    return "\n".join(finding(rows, env_id) for env_id in env_ids)
 
 
 def _label(entry: dict[str, Any]) -> str:
@@ -107,42 +104,66 @@ def _label(entry: dict[str, Any]) -> str:
 
 
 def _seconds_range(entry: dict[str, Any]) -> str:
-    """Seconds to 475 over the seeds that solved: "median M s (seeds L-H s)", or one seed's."""
+    """Seconds to solve over the seeds that solved: "median M s (seeds L-H s)", or one
+    seed's ("M s (one seed)")."""
     low, high = entry["seconds_to_475_low"], entry["seconds_to_475_high"]
     median = entry["median_seconds_to_475"]
     if entry["solved"] < 2:
-        return f"{median:.3g} s (one seed solved: no range)"
-    return f"median {median:.3g} s (seeds {low:.3g}-{high:.3g} s)"
+        return f"{median:.2g} s (one seed)"
+    return f"median {median:.2g} s (seeds {low:.2g}-{high:.2g} s)"
+
+
+def interval_seconds(entry: dict[str, Any]) -> float:
+    """One evaluation interval in training seconds, at the configuration's median speed."""
+    return entry["eval_every"] / entry["median_env_steps_per_s"]
+
+
+def rule_words(streak: int = device_ppo.SOLVED_STREAK, goal: float = device_ppo.SOLVED_RETURN):
+    """The series' one meaning of "solved", in words."""
+    return f"the first of {streak} greedy evaluations in a row at {goal:g} or more"
 
 
 @judged()
-def grid_sentence(summary: Sequence[dict[str, Any]]) -> str:
-    """What the evaluation grid resolves: env steps (and, at each configuration's speed,
-    seconds) to 475 are known only to within one evaluation interval."""
-    grids = sorted({s["eval_every"] for s in summary})
-    seconds = [s["eval_every"] / s["median_env_steps_per_s"] for s in summary]
-    grid = " or ".join(f"{g:,}" for g in grids)
-    return (
-        f"- The evaluation grid: a greedy evaluation every {grid} env steps (untimed), so a "
-        f"run's env steps to 475 are known to within one interval, and its seconds to within "
-        f"one interval's training time: {min(seconds):.2g}-{max(seconds):.2g} s here, by "
-        "configuration. Differences smaller than that are below what the grid resolves."
-    )
+def grid_sentence(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]] = ()) -> str:
+    """What the evaluation grid resolves: one interval of training, where a policy held
+    between evaluations; where one reached the goal and fell back before it solved
+    (``rows``' ``fell_back``), not when it first got there."""
+    grids = " or ".join(f"{g:,}" for g in sorted({s["eval_every"] for s in summary}))
+    seconds = [interval_seconds(s) for s in summary]
+    lines = [
+        f"- Evaluations every {grids} env steps: a time to solve is known to one interval, "
+        f"{min(seconds):.2g}-{max(seconds):.2g} s of training here, where the policy held "
+        "between evaluations."
+    ]
+    back = [
+        f"{r['implementation']} x{r['num_envs']} seed {r['seed']} ("
+        + ", ".join(f"{step:,}" for step in r["fell_back"])
+        + ")"
+        for r in rows
+        if r.get("fell_back")
+    ]
+    if back:
+        lines.append(
+            f"- Reached {device_ppo.SOLVED_RETURN:g} and fell back before solving: "
+            + "; ".join(back)
+            + ": when these first got there, the grid does not resolve."
+        )
+    return "\n".join(lines)
 
 
 @judged()
 def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> str:
     """The configuration that solved CartPole first (its range over seeds); each
-    implementation's best beside the hybrid plan (time, env steps/s, env steps needed, in
-    evaluation intervals); seeds not solved; what the evaluation grid resolves; the
+    implementation's best beside the hybrid plan (time, env steps/s, env steps needed);
+    seeds not solved; the rule of "solved" and what the evaluation grid resolves; the
     update's share."""
     solved = [s for s in summary if s["median_seconds_to_475"] is not None]
     if not solved:
-        return "- No configuration reached a greedy return of 475 within its budget."
+        return f"- No configuration solved it ({rule_words()}) within its budget."
     best = min(solved, key=lambda s: s["median_seconds_to_475"])
     lines = [
-        f"- Fastest to 475: {_label(best)}, {_seconds_range(best)}, "
-        f"{best['solved']} of {best['seeds']} seeds solved."
+        f"- Fastest to solve: {_label(best)}: {_seconds_range(best)}, "
+        f"{best['solved']} of {best['seeds']} seeds."
     ]
     hybrid = next((s for s in solved if s["implementation"] == "gymnasium-sync"), None)
     for name in dict.fromkeys(s["implementation"] for s in summary):
@@ -161,7 +182,7 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
         missed = entry["seeds"] - entry["solved"]
         if missed:
             lines.append(f"- {_label(entry)}: {missed} of {entry['seeds']} seeds not solved.")
-    lines.append(grid_sentence(summary))
+    lines.append(grid_sentence(summary, rows))
     lines.append(_update_share(best, rows))
     return "\n".join(lines)
 
@@ -227,20 +248,18 @@ def _beside_hybrid(entry: dict[str, Any], hybrid: dict[str, Any]) -> str:
     steps, base_steps = entry["median_env_steps_to_475"], hybrid["median_env_steps_to_475"]
     grid = max(entry["eval_every"], hybrid["eval_every"])
     if abs(steps - base_steps) <= grid:
-        needed = (
-            f"needed {steps:,.0f} env steps to the hybrid plan's {base_steps:,.0f}: the same to "
-            f"within one evaluation interval ({grid:,} env steps), all the grid resolves"
-        )
+        needed = f"the same env steps to within one interval ({steps:,.0f} to {base_steps:,.0f})"
     else:
-        needed = (
-            f"needed {steps / base_steps:.2g}x its env steps ({steps:,.0f} to {base_steps:,.0f}, "
-            f"{abs(steps - base_steps) / grid:.0f} evaluation intervals of {grid:,} apart)"
-        )
+        needed = f"{steps / base_steps:.2g}x its env steps ({steps:,.0f} to {base_steps:,.0f})"
+    # either run's streak may have begun up to one interval earlier: the ratio the grid allows
+    low = max(seconds - interval_seconds(entry), 0.0) / base
+    shorter = base - interval_seconds(hybrid)
+    high = f"{seconds / shorter:.2g}x" if shorter > 0 else "unbounded"
     return (
-        f"- {entry['implementation']} at its fastest ({entry['num_envs']} envs, "
-        f"{entry['placement']}): {_seconds_range(entry)}, {seconds / base:.2g}x the hybrid "
-        f"plan's {_seconds_range(hybrid)}. It trained at {speed:.2g}x the hybrid plan's env "
-        f"steps/s and {needed}."
+        f"- {entry['implementation']} at its best ({entry['num_envs']} envs): "
+        f"{_seconds_range(entry)}, {seconds / base:.2g}x the hybrid plan's time ({low:.2g}-{high} "
+        f"if either streak began up to one interval earlier), at {speed:.2g}x its env steps/s "
+        f"and {needed}."
     )
 
 
@@ -252,10 +271,9 @@ def _update_share(best: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     ]
     total = sum(sum(r["phase_seconds"].values()) for r in runs)
     share = sum(r["phase_seconds"].get("update", 0.0) for r in runs) / total
-    most = "more than half" if share > 0.5 else "less than half"
     return (
-        f"- In that configuration's training the update took {share:.0%} of the time ({most}): "
-        f"faster environments can shorten only the other {1 - share:.0%}."
+        f"- In the fastest configuration the update took {share:.0%} of training: faster "
+        f"environments can shorten only the other {1 - share:.0%}."
     )
 
 
@@ -305,28 +323,33 @@ def settings_table(num_envs: Sequence[int]) -> Markdown:
 
 
 def ppo_table(summary: Sequence[dict[str, Any]]) -> Markdown:
-    """One row per configuration of :func:`device_ppo.ppo_summary`: seeds solved, median
-    seconds to 475, env steps/s and host<->device copies per env step."""
+    """One row per configuration of :func:`device_ppo.ppo_summary`: seeds solved (by
+    :func:`rule_words`' rule), median seconds to solve and their range over seeds, env
+    steps/s and host<->device copies per env step."""
+
+    def spread(entry: dict[str, Any]) -> str | None:
+        if entry["solved"] < 2:
+            return "one seed" if entry["solved"] else None
+        return f"{entry['seconds_to_475_low']:.3g}-{entry['seconds_to_475_high']:.3g}"
+
+    rows = [entry | {"range": spread(entry)} for entry in summary]
     columns = {
         "implementation": "implementation",
         "placement": "placement",
         "num_envs": "envs",
-        "solved": "seeds solved",
+        "solved": f"seeds solved ({device_ppo.SOLVED_STREAK} in a row)",
         "seeds": "seeds",
-        "median_seconds_to_475": "median s to 475",
-        "seconds_to_475_low": "fastest seed (s)",
-        "seconds_to_475_high": "slowest seed (s)",
+        "median_seconds_to_475": "median s to solve",
+        "range": "seeds' range (s)",
         "median_env_steps_per_s": "env steps/s",
         "copies_per_env_step": "host<->device copies per step",
     }
     formats = {
         "median_seconds_to_475": "{:.3g}".format,
-        "seconds_to_475_low": "{:.3g}".format,
-        "seconds_to_475_high": "{:.3g}".format,
         "median_env_steps_per_s": "{:,.0f}".format,
         "copies_per_env_step": "{:.2g}".format,
     }
-    return markdown_table(summary, columns, formats)
+    return markdown_table(rows, columns, formats)
 
 
 def reference_findings(record: Record, env_ids: Sequence[str]) -> str:
@@ -394,7 +417,7 @@ def _rate(rows: Sequence[dict[str, Any]], name: str, num_envs: int) -> float:
 
 
 def seconds_to_solve(rows: Sequence[dict[str, Any]], budget_note: str = "") -> Figure:
-    """Wall seconds of training to a greedy return of 475, one column per configuration.
+    """Wall seconds of training to solve (:func:`rule_words`), one column per configuration.
 
     Each seed is a dot, the median of the solved seeds a bar; a seed that did not solve
     within its budget is a red cross on the top edge.
@@ -414,10 +437,39 @@ def seconds_to_solve(rows: Sequence[dict[str, Any]], budget_note: str = "") -> F
         misses = len(runs) - len(times)
         ax.plot([x] * misses, [top] * misses, "x", color="red", markersize=9, clip_on=False)
     ax.set_ylim(0, top)
-    ax.set_ylabel("training seconds to 475")
+    ax.set_ylabel("training seconds to solve")
     ax.set_title(
         "PPO on CartPole-v1: wall time to solve (bar: median; x: not solved)" + budget_note
     )
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
+
+
+def folded(shown: Markdown, summary: str) -> Markdown:
+    """A Markdown output (a source listing) folded under ``summary``: optional detail."""
+    return Markdown(f"<details><summary>{summary}</summary>\n\n{shown.data}\n\n</details>")
+
+
+def cleanrl_line(record: Record | None, point: str = "8 envs") -> str:
+    """Our all-device PPO against CleanRL in the device PPO race, with the settings it ran at,
+    and where notebook 01's other race against CleanRL (``bench.ppo_peers``) differs."""
+    found = record and peer_races.pair(record, point, "ours", "cleanrl", "steps_per_s")
+    if not found:
+        return "No race against CleanRL recorded at these settings."
+    setting = record.data.get("setting", {})
+    ratio = peer_races.round_ratio(found)
+    return (
+        f"- CleanRL at RL Zoo's settings ({point} x {setting.get('num_steps')} steps, "
+        f"{setting.get('update_epochs')} epochs, minibatches of {setting.get('minibatch_size')}) "
+        f"against our all-device PPO: ours {ratio:.2f}x its env steps/s (rounds "
+        f"{found['low']:.2f}-{found['high']:.2f}x). Notebook 01's race is another: CleanRL's own "
+        "settings, our PPO on Gymnasium's environments."
+    )
+
+
+PPO_RACE_FOLD = (
+    "The race's table, and every point where a peer is ahead (its seconds to solve follow "
+    "the race's own rule: the last three evaluations at 475, timed to the first of them)"
+)
+"""What the device PPO race's folded table holds."""

@@ -1,6 +1,8 @@
 """The peer races of ``benchmarks/`` as a notebook shows them: one table per race from its
 committed record (``data/reference/<machine>/bench.*_peers.json``), with where it was measured,
-and a sentence for every point where a peer is ahead, saying by how much.
+and a sentence for every point where a peer is ahead, saying by how much. A race whose
+points are sizes (numbers of environments) reads better as one picture of its ratios against
+size (:func:`ratio_figure`), its table and sentences folded beneath (:func:`folded`).
 
 A race's record holds ``pairs``: per point (an environment, a number of workers or of
 environments) and metric, the ratio of our median to the peer's over interleaved rounds,
@@ -13,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 from IPython.display import Markdown
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.results import Record
@@ -144,9 +149,8 @@ def compile_split(record: Record, point: str, peer: str) -> str:
     if compile_s is None or train_s is None or ours is None:
         return f"{peer} at {point}: no compile time recorded"
     return (
-        f"{peer} at {point}: {compile_s:.1f} s compiling its whole training loop, then "
-        f"{train_s:.1f} s training; ours (eager, nothing to compile): {ours:.1f} s training "
-        "(medians over rounds)"
+        f"{peer} at {point}: {compile_s:.1f} s compiling, then {train_s:.1f} s training; "
+        f"ours, eager: {ours:.1f} s training (medians over rounds)"
     )
 
 
@@ -166,3 +170,97 @@ def race_report(
     ahead = [f"- {line}" for line in behind(record, metrics)]
     parts.append("\n".join(notes + (ahead or ["- No peer is ahead at any point of this race."])))
     return Markdown("\n\n".join(parts))
+
+
+def short_provenance(record: Record) -> str:
+    """Where and when a race ran, in one line (:func:`provenance` has the command and the
+    peers' versions)."""
+    data = record.data
+    return (
+        f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}: "
+        f"{data.get('rounds')} interleaved rounds, {data.get('threads')} thread(s), one core."
+    )
+
+
+def folded(
+    record: Record,
+    summary: str,
+    metrics: Sequence[str] | None = None,
+    keep: Callable = lambda p: True,
+) -> Markdown:
+    """The race's provenance, table, peers not raced and sentences where a peer is ahead
+    (:func:`race_report`'s parts), folded under ``summary``: optional detail."""
+    notes = [f"- not raced, {name}: {why}" for name, why in record.data.get("notes", {}).items()]
+    ahead = [f"- {line}" for line in behind(record, metrics)]
+    parts = [provenance(record), race_table(record, keep).data, "\n".join(notes + ahead)]
+    body = "\n\n".join(part for part in parts if part)
+    return Markdown(f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>")
+
+
+RATIO_TICKS = (0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 50)
+"""Where a ratio axis is labelled (plain numbers, not powers of ten)."""
+FINE_TICKS = (0.4, 0.5, 0.6, 0.7, 0.8, 1, 1.25, 1.5, 2)
+"""The labels of an axis that spans less than RATIO_TICKS label."""
+
+
+def _size_and_panel(pair: dict[str, Any]) -> tuple[int, str] | None:
+    """A pair's size (the N of ``steps_per_s@N``, or of a point "8 envs") and its panel (the
+    point where the metric carries the size, else the metric); None if it has no size."""
+    name, _, at = pair["metric"].partition("@")
+    if at:
+        return int(at), pair["point"]
+    head = pair["point"].split()[0]
+    return (int(head), METRICS.get(name, name)) if head.isdigit() else None
+
+
+def ratio_figure(record: Record, metrics: Sequence[str] | None = None, title: str = "") -> Figure:
+    """A race's ratios against size, log-log: one panel per point (or per metric, where the
+    point is the size), one line per (ours, peer) with its range over rounds as error bars,
+    and the line of parity. Above 1, ours is ahead, whichever way the ratio is taken."""
+    lines: dict[str, dict[tuple[str, str], list[tuple[int, float, float, float]]]] = {}
+    for pair in record.data["summary"]["pairs"]:
+        name = pair["metric"].partition("@")[0]
+        placed, ratio = _size_and_panel(pair), round_ratio(pair)
+        if placed is None or ratio is None or (metrics and name not in metrics):
+            continue
+        low, high = pair.get("low", ratio), pair.get("high", ratio)
+        panel = lines.setdefault(placed[1], {})
+        panel.setdefault((pair["ours"], pair["peer"]), []).append(
+            (placed[0], ratio, low if low is not None else ratio, high or ratio)
+        )
+    fig, axes = plt.subplots(1, max(len(lines), 1), figsize=(6 * max(len(lines), 1), 3.8),
+                             squeeze=False)  # fmt: skip
+    colours = {
+        key: f"C{i}" for i, key in enumerate(dict.fromkeys(k for c in lines.values() for k in c))
+    }
+    for ax, (panel, contestants) in zip(axes[0], lines.items(), strict=False):
+        for (ours, peer), points in contestants.items():
+            size, ratio, low, high = (list(v) for v in zip(*sorted(points), strict=True))
+            below = [r - lo for r, lo in zip(ratio, low, strict=True)]
+            above = [hi - r for r, hi in zip(ratio, high, strict=True)]
+            ax.errorbar(size, ratio, yerr=[below, above], marker="o", capsize=3,
+                        color=colours[ours, peer], label=f"{ours} vs {peer}")  # fmt: skip
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        bottom, top = ax.get_ylim()
+        ticks = [t for t in RATIO_TICKS if bottom <= t <= top]
+        ax.set_yticks(ticks if len(ticks) > 2 else [t for t in FINE_TICKS if bottom <= t <= top])
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("number of environments")
+        ax.set_ylabel("ratio (above 1: ours ahead)")
+        ax.set_title(f"{title}{panel}")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def record_line(record: Record | None, kind: str, script: str) -> str:
+    """:func:`short_provenance` of a race's record, or how to record one where there is none."""
+    if record is None:
+        return f"No `{kind}` record in `data/reference/` yet (`python {script} --reference`)."
+    return short_provenance(record)

@@ -12,11 +12,13 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core import machine_load, results
+from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.core.machine_load import judged
-from hetero_tutorial.core.timing import Spread, format_seconds
+from hetero_tutorial.core.timing import Spread, format_seconds, quartiles
+from hetero_tutorial.ledger.rules import C1_CPU_BAND, C1_CPU_S
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.studies.crossover_grid import batching_sentence
+from hetero_tutorial.studies.crossover_grid import batches_that_pay
 from hetero_tutorial.studies.neighbours import CASES, NeighbourRun
 
 ARTICLE_STEP = {"article: cpu": 0.0003, "article: gpu": 0.0005}
@@ -103,17 +105,27 @@ def findings(
     grid: list[dict[str, Any]],
     policy_step: dict[str, dict[str, float]],
     operations: int,
+    again: dict[str, dict[str, float]] | None = None,
 ) -> list[str]:
-    """What notebook 00 measured on this CPU, each line from the numbers."""
+    """What notebook 00 measured on this CPU, each line from the numbers; with ``again`` (the
+    step timed a second time), C1's CPU half as a finding over the two timings."""
     cpu = timers["cpu"]
     step, env = policy_step["cpu"]["median_s"], policy_step["env_only"]["median_s"]
+    c1 = f"One 128-unit policy step: {format_seconds(step)} ({format_seconds(env)} of it the "
+    c1 += f"environment), {operations} PyTorch operators"
+    if again is not None:
+        finding = c1_cpu_finding(policy_step["cpu"], again["cpu"])
+        c1 += f"; C1's CPU half: {finding.outcome.value}"
+    c1 += "."
+    cheapest = {b["width"]: b["batch_size"] for b in batches_that_pay(grid)}
     return [
         f"Honest timing: a 1024-unit forward pass (batch 512) takes "
         f"{format_seconds(cpu['honest_s'])} here; the naive timer read "
         f"{cpu['naive_s'] / cpu['honest_s']:.2f}x that.",
-        batching_sentence(grid),
-        f"One 128-unit policy step: {format_seconds(step)} ({format_seconds(env)} of it the "
-        f"environment), {operations} PyTorch operators; C1's CPU half says 300 us.",
+        "Batching stops paying at batch "
+        + ", ".join(f"{b} (width {w})" for w, b in cheapest.items())
+        + ".",
+        c1,
     ]
 
 
@@ -133,6 +145,10 @@ def _apart(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
+def _span(spread: Spread) -> str:
+    return f"{format_seconds(spread.low)} to {format_seconds(spread.high)}"
+
+
 @judged()
 def drift_sentence(
     first: dict[str, float],
@@ -141,60 +157,146 @@ def drift_sentence(
     earlier: Sequence[results.Record] | None = None,
     what: str = "C1's CPU step",
 ) -> str:
-    """One piece timed twice in one run, minutes apart: the drift between the two medians
-    beside each timing's own IQR, and (``earlier``, for C1's step) the step of earlier runs
-    on this kind of machine.
+    """One piece timed twice in one run, seconds or minutes apart: the drift between the two
+    medians beside each timing's own IQR, the error bar to quote (``Spread.of_timings``), and
+    (``earlier``, for C1's step) the step of earlier runs on this kind of machine.
 
     ``first`` and ``second``: the two timings (median and IQR in seconds). A spread within
     one timing says how steady a minute was; the gap between two timings says how steady the
-    machine is, and only the second is a fair error bar for a comparison with another day's
-    run. A piece at several threads sees what a thread sweep sees: one thread of a team
+    machine is, and only the range of both is a fair error bar for a comparison with another
+    day's run. A piece at several threads sees what a thread sweep sees: one thread of a team
     that others preempt stalls the whole team, where a one-thread piece barely notices.
     """
     a, b = first["median_s"], second["median_s"]
     drift = abs(b - a) / a
     iqr = max(first["iqr_s"] / a, second["iqr_s"] / b)
+    honest = Spread.of_timings(first, second)
     text = (
         f"{what} timed twice, {_apart(seconds_apart)} apart: {format_seconds(a)} "
         f"(IQR {format_seconds(first['iqr_s'])}), then {format_seconds(b)} (IQR "
-        f"{format_seconds(second['iqr_s'])}): the medians differ by {drift:.0%}, against IQRs "
-        f"of at most {iqr:.0%} of a median. "
+        f"{format_seconds(second['iqr_s'])}): the medians differ by {drift:.0%}, "
     )
     if drift > iqr:
-        text += (
-            "The drift between the timings is wider than either timing's own spread: an IQR "
-            "says how steady one minute was, not this machine; compare across runs with the "
-            f"range {format_seconds(min(a, b))}-{format_seconds(max(a, b))}."
-        )
+        text += f"wider than either timing's own spread (IQRs at most {iqr:.0%} of a median)."
     else:
-        text += "The drift stayed within the timings' own spread this time."
+        text += f"which stayed within the timings' own spread (IQRs up to {iqr:.0%})."
+    text += f" Quote against another run: {_span(honest)}."
     if earlier is None:
         return text
     if not earlier:
-        return text + (
-            " No earlier run of this CPU (the same model, family and vector instructions) is "
-            "recorded in data/reference/, so there is no day-to-day range to set beside it."
-        )
+        return text + " No earlier run of this CPU model is recorded in data/reference/."
     for record in earlier:
         then = record.data["policy_step"]["cpu"]["median_s"]
+        inside = honest.low <= then <= honest.high
         text += (
             f" An earlier run on this kind of machine ({record.hardware}, "
             f"{record.provenance['date'][:16].replace('T', ' ')} UTC) measured "
-            f"{format_seconds(then)}: {then / a:.2f}x this run's first timing."
+            f"{format_seconds(then)}: {then / a:.2f}x this run's first timing, "
+            f"{'inside' if inside else 'outside'} that error bar."
         )
     return text
 
 
+def c1_cpu_finding(first: dict[str, float], second: dict[str, float]) -> Finding:
+    """C1's CPU half: this CPU's step, as the range of its two timings (``Spread.of_timings``),
+    against the article's 0.3 ms within the ledger's factor of 2 (:data:`C1_CPU_BAND`)."""
+    spread = Spread.of_timings(first, second)
+    micro = Spread(spread.value * 1e6, spread.low * 1e6, spread.high * 1e6, spread.how)
+    low, high = (C1_CPU_S * 1e6 * bound for bound in C1_CPU_BAND)
+    return Finding(
+        "C1's CPU half, one step",
+        micro,
+        Expectation.between(low, high, "the article's 0.3 ms within a factor of 2"),
+        unit="{:.3g} us",
+        figures=(first, second),
+    )
+
+
+def _cell(grid: Sequence[dict[str, Any]], width: int) -> dict[str, Any] | None:
+    """The CPU's batch-1 row of ``grid`` at ``width`` (or the nearest width measured)."""
+    ones = [r for r in grid if r["device"] == "cpu" and r["batch_size"] == 1]
+    return min(ones, key=lambda r: abs(r["width"] - width), default=None)
+
+
+WIDE_IQR = 0.25
+"""An IQR above this share of its median: a timing whose own repeats disagree."""
+
+
+def forward_against_step(
+    grid: Sequence[dict[str, Any]], policy_step: dict[str, dict[str, float]], width: int = 128
+) -> Finding | str:
+    """The grid's forward alone at ``width``, batch 1, against the policy's part of one
+    CartPole step (the step less the environment), which runs a forward of that width plus
+    its glue (tensor from NumPy, argmax, ``.item()``): at most that part, if both timings hold."""
+    cell = _cell(grid, width)
+    if cell is None:
+        return "The grid measured no batch of 1 on the CPU: nothing to set beside the step."
+    median, iqr = cell["seconds_per_call"], cell["iqr_s"]
+    low, high = quartiles({"median_s": median} | cell)
+    policy = policy_step["cpu"]["median_s"] - policy_step["env_only"]["median_s"]
+    loops = cell.get("calls_per_repeat", 1)
+    return Finding(
+        f"The grid's forward alone (width {cell['width']}, batch 1)",
+        Spread(median * 1e6, max(0.0, low) * 1e6, high * 1e6, "middle half"),
+        Expectation.at_most(policy * 1e6, "the step's policy part, that forward plus its glue"),
+        unit="{:.3g} us",
+        checks=(
+            Check(
+                f"the grid cell's own repeats disagree (IQR {iqr / median:.0%} of its median)",
+                iqr / median > WIDE_IQR,
+            ),
+            Check("the grid timed single calls, the step loops of 50 steps", loops == 1),
+        ),
+        figures=(grid, policy_step),
+    )
+
+
+def drift_plot(pairs: dict[str, tuple[dict[str, float], dict[str, float]]]) -> Figure:
+    """One panel per piece timed twice: each timing's median with its IQR as a bar, and the
+    error bar to quote (``Spread.of_timings``) shaded behind them."""
+    fig, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 2.8), squeeze=False)
+    for ax, (label, (first, second)) in zip(axes[0], pairs.items(), strict=True):
+        scale, unit = (1e6, "us") if first["median_s"] < 1e-3 else (1e3, "ms")
+        honest = Spread.of_timings(first, second)
+        ax.axhspan(
+            honest.low * scale, honest.high * scale, color="0.88", label="error bar to quote"
+        )
+        for x, timing in zip(("first", "second"), (first, second), strict=True):
+            low, high = quartiles(timing)
+            median = timing["median_s"]
+            ax.errorbar(
+                [x],
+                [median * scale],
+                yerr=[[(median - low) * scale], [(high - median) * scale]],
+                fmt="o",
+                color="C0",
+                capsize=6,
+                label="median, middle half" if x == "first" else None,
+            )
+        ax.set_xlim(-0.6, 1.6)  # the two timings as categories, 0 and 1
+        ax.set_ylabel(unit)
+        ax.set_title(f"{label}{machine_load.busy_mark()}", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
 def against_reference(
     grid: Sequence[dict[str, Any]] = (), value_update: dict[str, dict[str, float]] | None = None
-) -> None:
+) -> str:
     """Hand the CPU figures just measured to the busy-machine guard beside the newest earlier
     run of this CPU (:func:`earlier_steps`), which flags the study where one sits 3x or more
-    from it while its own spread is tight (:func:`machine_load.compare_to_reference`)."""
+    from it while its own spread is tight (:func:`machine_load.compare_to_reference`).
+    Returns what was checked: the record it was held against, or that there is none."""
     found = earlier_steps()
     if not found:
-        return
-    reference = max(found, key=lambda r: r.provenance["date"]).data
+        return (
+            "No record of this CPU model in data/reference/: no figure can be held against "
+            "one, so only the run-queue wait can mark these timings busy."
+        )
+    newest = max(found, key=lambda r: r.provenance["date"])
+    reference = newest.data
     then = {
         (r["width"], r["batch_size"]): r for r in reference.get("grid", []) if r["device"] == "cpu"
     }
@@ -213,6 +315,10 @@ def against_reference(
         machine_load.compare_to_reference(
             "the value update:", now["median_s"], old["median_s"], now["iqr_s"] / now["median_s"]
         )
+    return (
+        f"Held against this CPU's record of {newest.provenance['date'][:10]}: a figure 3x or "
+        "more off it, with a tight spread, marks the study busy."
+    )
 
 
 def _row(device: str, width: int, batch: int, per_sample: float) -> dict[str, Any]:
@@ -280,34 +386,38 @@ def guard_reading(figures: object) -> str:
 
 
 def neighbour_table(runs: Sequence[NeighbourRun]) -> Markdown:
-    """One row per run of the pinned loop: its speed, its wait, others' load, the guard."""
-    rows = [
-        {
-            "case": r.case,
-            "round": r.round + 1,
-            "calls_per_s": r.calls_per_s,
-            "wait": "not read here" if r.wait_share is None else f"{r.wait_share:.3f}",
-            "on_its_cpu": r.others_on_its_cpu,
-            "anywhere": r.others_anywhere,
-            "guard": "judged" if r.judged else "not judged",
-        }
-        for r in runs
-    ]
+    """One row per way the pinned loop ran, each column its rounds' figures in order: its
+    speed, its wait, others' load on its CPU and anywhere, and how many the guard judged."""
+
+    def each(mine: list[NeighbourRun], read) -> str:
+        return " / ".join(read(r) for r in mine)
+
+    rows = []
+    for case in CASES:
+        mine = sorted((r for r in runs if r.case == case), key=lambda r: r.round)
+        if not mine:
+            continue
+        rows.append(
+            {
+                "case": case,
+                "calls_per_s": each(mine, lambda r: f"{r.calls_per_s:,.0f}"),
+                "wait": each(
+                    mine, lambda r: "—" if r.wait_share is None else f"{r.wait_share:.2f}"
+                ),
+                "on_its_cpu": each(mine, lambda r: f"{r.others_on_its_cpu:.2f}"),
+                "anywhere": each(mine, lambda r: f"{r.others_anywhere:.2f}"),
+                "guard": f"{sum(r.judged for r in mine)} of {len(mine)}",
+            }
+        )
     return markdown_table(
         rows,
         {
             "case": "the loop ran",
-            "round": "round",
-            "calls_per_s": "calls/s",
+            "calls_per_s": "calls/s, per round",
             "wait": "wait per CPU second",
             "on_its_cpu": "others on its CPU (cores)",
             "anywhere": "others anywhere (cores)",
-            "guard": "the guard",
-        },
-        {
-            "calls_per_s": "{:,.0f}".format,
-            "on_its_cpu": "{:.2f}".format,
-            "anywhere": "{:.2f}".format,
+            "guard": "judged",
         },
     )
 
@@ -333,7 +443,6 @@ def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[
     lines = []
     for case in CASES[1:]:
         spread = _speed_against_alone(runs, case)
-        mine = [r for r in runs if r.case == case]
         if not spread.measured:
             side = "one round gives no spread: no verdict on a change in speed"
         elif min(spread.low, spread.high) > 1 / 1.1:
@@ -342,10 +451,8 @@ def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[
             side = "slower than alone in every round"
         else:
             side = "slower in some rounds only: no verdict"
-        judged = sum(r.judged for r in mine)
         lines.append(
-            f"{case[0].upper()}{case[1:]}, the loop ran at {spread} its speed alone: "
-            f"{side}. The guard judged {judged} of {len(mine)} such runs."
+            f"{case[0].upper()}{case[1:]}, the loop ran at {spread} its speed alone: {side}."
         )
     other = _speed_against_alone(runs, CASES[1])
     if guess not in ("as fast", "slower"):

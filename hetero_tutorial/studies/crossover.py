@@ -42,10 +42,20 @@ from hetero_tutorial.studies.crossover_grid import (  # noqa: F401 (notebook 00 
 GRID_IN_FEATURES = 64
 """Input features of the grid's MLP (a mid-sized observation vector)."""
 GRID_OUT_FEATURES = 8
+SECONDS_PER_REPEAT = 2e-3
+"""The grid times each cell's calls in loops of about this long (at least one call): a
+single call of tens of microseconds would pay the timer's reads and any preemption alone,
+where the policy step (:func:`policy_step_costs`) times loops of 50 steps."""
 
 
 def _summary(timing: Timing) -> dict[str, float]:
-    return {"median_s": timing.median, "iqr_s": timing.iqr, "repeats": len(timing.samples)}
+    return {
+        "median_s": timing.median,
+        "iqr_s": timing.iqr,
+        "q1_s": timing.q1,
+        "q3_s": timing.q3,
+        "repeats": len(timing.samples),
+    }
 
 
 def _sync_all(devices: Sequence[torch.device]):
@@ -97,7 +107,8 @@ def forward_grid(
     """Seconds per sample of a two-hidden-layer MLP forward pass, for each width, batch and device.
 
     The input batch starts on the CPU and the output ends on the CPU, as in a
-    rollout, so an accelerator pays for both copies. Returns one row per
+    rollout, so an accelerator pays for both copies. Each repeat times a loop of calls
+    lasting about :data:`SECONDS_PER_REPEAT` on the slowest device. Returns one row per
     (device, width, batch_size) with the median seconds per call and per sample.
     """
     _check_sizes(widths, batch_sizes, repeats)
@@ -112,7 +123,10 @@ def forward_grid(
                 str(device): (lambda n=net, d=device, x=inputs_cpu: _rollout_forward(n, x, d))
                 for device, net in nets.items()
             }
-            timings = compare(candidates, sync=_sync_all(devices), repeats=repeats, warmup=warmup)
+            inner = _calls_per_repeat(candidates.values(), _sync_all(devices))
+            timings = compare(
+                candidates, sync=_sync_all(devices), repeats=repeats, warmup=warmup, inner=inner
+            )
             for device_name, timing in timings.items():
                 rows.append(
                     {
@@ -121,10 +135,26 @@ def forward_grid(
                         "batch_size": batch_size,
                         "seconds_per_call": timing.median,
                         "iqr_s": timing.iqr,
+                        "q1_s": timing.q1,
+                        "q3_s": timing.q3,
                         "seconds_per_sample": timing.median / batch_size,
+                        "calls_per_repeat": inner,
                     }
                 )
     return rows
+
+
+def _calls_per_repeat(calls, sync) -> int:
+    """How many calls make a repeat of about :data:`SECONDS_PER_REPEAT`: one call of each
+    (a first, untimed warm-up) timed, the slowest sets the loop."""
+    slowest = 0.0
+    for call in calls:
+        sync()
+        start = time.perf_counter()
+        call()
+        sync()
+        slowest = max(slowest, time.perf_counter() - start)
+    return max(1, int(SECONDS_PER_REPEAT / max(slowest, 1e-7)))
 
 
 @guarded("the policy step")
@@ -297,8 +327,14 @@ def summarize(
     policy_step: dict[str, dict[str, float]],
     value_update: dict[str, dict[str, float]],
     timers: dict[str, dict[str, float]],
+    policy_step_again: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
-    """The fields of a ``bench.crossover`` record, with the crossover and the speed-ups derived."""
+    """The fields of a ``bench.crossover`` record, with the crossover and the speed-ups derived.
+
+    ``policy_step_again``: the CPU step timed a second time later in the run (notebook 00's
+    section 5); where given, the record keeps it, so that a comparison with another run can
+    use the range of the two timings rather than one timing's IQR."""
+    again = {} if policy_step_again is None else {"policy_step_again": policy_step_again}
     return {
         "devices": [str(d) for d in devices],
         "grid": grid,
@@ -308,7 +344,7 @@ def summarize(
         "value_update": value_update,
         "value_update_speedup": ratios(value_update),
         "timers": timers,
-    }
+    } | again
 
 
 # --- What the measurements say, in sentences printed from them -------------------------------
@@ -359,9 +395,8 @@ def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
         warm = f"the first call took {first:.1f}x the honest median: {hides}"
         if naive < 0.8 and on_cpu:
             said = (
-                f"the naive timer read {naive:.2f}x the honest one: faster than the warmed-up "
-                "median, which on a CPU (no queue: each call ends before it returns) means the "
-                "machine's speed changed between the two timings, a sign of other work beside them"
+                f"the naive timer read {naive:.2f}x the honest one: faster, which on a CPU (no "
+                "queue) means the machine's speed changed between the two timings"
             )
         elif naive < 0.8:
             said = f"the naive timer read {naive:.2f}x the honest one: it timed queueing, not work"
@@ -375,16 +410,16 @@ def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
 
 @judged()
 def policy_step_sentence(costs: dict[str, dict[str, float]], operations: int) -> str:
-    """One policy step on each device: how much is the environment, how much PyTorch's calls,
-    and C1's CPU half against the article's 0.3 ms."""
+    """One policy step on each device: how much is the environment, how much PyTorch's calls
+    (C1's CPU half against the article's 0.3 ms is a finding of its own, over two timings:
+    :func:`hetero_tutorial.notebook.timing_report.c1_cpu_finding`)."""
     cpu, env = costs["cpu"]["median_s"], costs["env_only"]["median_s"]
     policy = cpu - env
     text = (
         f"One step costs {format_seconds(cpu)} on the CPU, of which the environment alone is "
         f"{format_seconds(env)}: the policy's part, {format_seconds(policy)} "
         f"({policy / cpu:.0%}), runs {operations} PyTorch operators (counted by the "
-        f"dispatcher), about {format_seconds(policy / operations)} each. C1's CPU half: the "
-        f"article's 0.3 ms is {0.0003 / cpu:.1f}x this machine's step."
+        f"dispatcher), about {format_seconds(policy / operations)} each."
     )
     for name in costs:
         if name in ("cpu", "env_only"):

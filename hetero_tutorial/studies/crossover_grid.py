@@ -91,10 +91,7 @@ def crossover_sentence(rows: list[dict[str, Any]]) -> str:
     where, and which cells the noise leaves undecided."""
     cells = crossover_cells(rows)
     if not cells:
-        return (
-            "Only the CPU was measured here, so this machine has no crossover to find: it "
-            "needs an accelerator beside the CPU."
-        )
+        return "Only the CPU was measured: no crossover to find without an accelerator."
     widths = crossover_widths(rows)
     unclear = {b: [str(w) for w, wins in row.items() if wins is None] for b, row in cells.items()}
     noise = "; ".join(f"batch {b}: width {', '.join(ws)}" for b, ws in unclear.items() if ws)
@@ -118,8 +115,8 @@ def batching_sentence(
     """:func:`batches_that_pay` in a sentence, with what the smallest batch costs."""
     parts = [
         f"width {b['width']}: batch {b['batch_size']} (batch {b['smallest_batch']} costs "
-        f"{b['smallest_over_cheapest']:.0f}x as much per sample)"
-        for b in batches_that_pay(rows, device, within)
+        f"{b['smallest_over_cheapest']:.0f}x{' as much per sample' if i == 0 else ''})"
+        for i, b in enumerate(batches_that_pay(rows, device, within))
     ]
     return (
         f"On {device}, the smallest batch within {within:.0%} of the cheapest cost per sample: "

@@ -13,12 +13,14 @@ greedy policy returns :data:`SOLVED_RETURN` and times it, for each implementatio
 * ``batched-<accelerator>`` (``batched-cuda``, ...): the ``all-device`` placement, the
   same settings, everything on the accelerator.
 
-Each run trains until a greedy evaluation reaches the goal or the budget
-(``config.total_steps``) runs out. Evaluations run every ``eval_every`` environment
-steps (at least once per iteration) on Gymnasium's environments (the same dynamics as
-the batched ones, tested step for step), and their time is not training time.
-``seconds_to_475`` is the wall time of the training iterations up to the evaluation that
-first reached the goal, the first iteration included. Before the clock, each
+*Solved* has one meaning across the series (:func:`solved_at`): the first of
+:data:`SOLVED_STREAK` greedy evaluations in a row at the goal or above. A run that reached
+the goal once and fell back has not solved it. Each run trains until such a streak is
+complete or the budget (``config.total_steps``) runs out. Evaluations run every
+``eval_every`` environment steps (at least once per iteration) on Gymnasium's environments
+(the same dynamics as the batched ones, tested step for step), and their time is not
+training time. ``seconds_to_475`` is the wall time of the training iterations up to the
+streak's first evaluation, the first iteration included. Before the clock, each
 implementation runs one untimed iteration of its own, under the copy counter: it pays
 each device's one-off start-up (CUDA's context and kernels) and counts the copies of an
 iteration, which every iteration repeats.
@@ -53,6 +55,36 @@ DEFAULT_SEEDS = (0, 1, 2)
 EVAL_EVERY = 8192
 """Environment steps between greedy evaluations (and at least one iteration)."""
 EVAL_EPISODES = 10
+SOLVED_STREAK = 3
+"""Greedy evaluations in a row at the goal that make a run solved; its time to solve runs
+to the first of them."""
+
+
+def solved_at(
+    evaluations: Sequence[tuple[int, float]], goal: float, streak: int = SOLVED_STREAK
+) -> int | None:
+    """The index of the first evaluation of the first ``streak`` evaluations in a row at
+    ``goal`` or above (None if there is no such streak): the series' one rule of "solved"."""
+    run = 0
+    for index, (_, value) in enumerate(evaluations):
+        run = run + 1 if value >= goal else 0
+        if run == streak:
+            return index - streak + 1
+    return None
+
+
+def fell_back(
+    evaluations: Sequence[tuple[int, float]], goal: float, streak: int = SOLVED_STREAK
+) -> list[int]:
+    """Env steps of the evaluations at the goal that came before the solving streak (in a
+    run without one, all but a run of them the budget cut short): where the run reached the
+    goal and fell back, which an evaluation grid cannot time."""
+    first = solved_at(evaluations, goal, streak)
+    end = len(evaluations) if first is None else first
+    if first is None:
+        while end and evaluations[end - 1][1] >= goal:
+            end -= 1
+    return [step for step, value in evaluations[:end] if value >= goal]
 
 
 @dataclass(frozen=True)
@@ -118,10 +150,18 @@ class GoalRun:
     phase_seconds: dict[str, float]
     copies: dict[str, dict[str, float]] = field(default_factory=dict)
     """copies per phase of the untimed first iteration (see ``copies_per_step``)"""
+    evaluation_seconds: list[float] = field(default_factory=list)
+    """training seconds before each evaluation (the same order as ``evaluations``)"""
+    streak: int = SOLVED_STREAK
+
+    @property
+    def solving_evaluation(self) -> int | None:
+        """Index of the solving streak's first evaluation (:func:`solved_at`), or None."""
+        return solved_at(self.evaluations, self.goal, self.streak)
 
     @property
     def solved(self) -> bool:
-        return bool(self.evaluations) and self.evaluations[-1][1] >= self.goal
+        return self.solving_evaluation is not None
 
     @property
     def train_seconds(self) -> float:
@@ -129,8 +169,17 @@ class GoalRun:
 
     @property
     def seconds_to_goal(self) -> float | None:
-        """Training seconds until the goal was reached (None if it was not)."""
-        return self.train_seconds if self.solved else None
+        """Training seconds to the solving streak's first evaluation (None if unsolved)."""
+        first = self.solving_evaluation
+        if first is None:
+            return None
+        return self.evaluation_seconds[first] if self.evaluation_seconds else self.train_seconds
+
+    @property
+    def env_steps_to_goal(self) -> int | None:
+        """Env steps at the solving streak's first evaluation (None if unsolved)."""
+        first = self.solving_evaluation
+        return None if first is None else self.evaluations[first][0]
 
     @property
     def env_steps_per_s(self) -> float:
@@ -159,14 +208,17 @@ def train_to_goal(
     eval_every: int = EVAL_EVERY,
     eval_episodes: int = EVAL_EPISODES,
     threads: int | None = 1,
+    streak: int = SOLVED_STREAK,
 ) -> GoalRun:
-    """Train until the mean greedy return of ``eval_episodes`` episodes reaches ``goal``.
+    """Train until ``streak`` evaluations in a row (the mean greedy return of
+    ``eval_episodes`` episodes each) reach ``goal``, or the budget ends.
 
     Evaluations (not timed) run whenever training crosses a multiple of ``eval_every``
     environment steps, and after the last iteration. ``threads``: PyTorch CPU threads
     (None: unchanged).
     """
     evaluations: list[tuple[int, float]] = []
+    seconds: list[float] = []
     with torch_threads(threads):
         trainer = PPOTrainer(config, placement, seed)
         while not trainer.done:
@@ -175,7 +227,8 @@ def train_to_goal(
             if trainer.global_step // eval_every > before // eval_every or trainer.done:
                 mean = float(np.mean(greedy_returns(trainer, eval_episodes)))
                 evaluations.append((trainer.global_step, mean))
-                if mean >= goal:
+                seconds.append(float(sum(trainer.iteration_seconds)))
+                if solved_at(evaluations, goal, streak) is not None:
                     break
         trainer.close()
     return GoalRun(
@@ -188,6 +241,8 @@ def train_to_goal(
         iteration_seconds=trainer.iteration_seconds,
         evaluations=evaluations,
         phase_seconds=dict(trainer.timer.seconds),
+        evaluation_seconds=seconds,
+        streak=streak,
     )
 
 
@@ -249,6 +304,9 @@ def ppo_row(
         "env_steps_per_s": run.env_steps_per_s,
         "seconds_to_475": run.seconds_to_goal,
         "solved": run.solved,
+        "env_steps_to_475": run.env_steps_to_goal,
+        "fell_back": fell_back(run.evaluations, run.goal, run.streak),
+        "streak": run.streak,
         "env_steps": run.env_steps,
         "budget_steps": run.config.total_steps,
         "train_seconds": run.train_seconds,
@@ -263,25 +321,33 @@ def ppo_row(
 
 
 def describe_row(row: dict[str, Any]) -> str:
-    """One line on one run: what it solved, how fast."""
-    took = row["seconds_to_475"]
-    result = f"475 in {took:.1f} s" if took is not None else "not solved within its budget"
+    """One line on one run: whether it solved, how fast."""
+    took, steps = row["seconds_to_475"], row.get("env_steps_to_475", row["env_steps"])
+    result = (
+        f"solved in {took:.1f} s ({steps:,} env steps)"
+        if took is not None
+        else f"not solved within its budget ({row['env_steps']:,} env steps)"
+    )
     return (
-        f"{row['implementation']} x{row['num_envs']}, seed {row['seed']}: {result} "
-        f"({row['env_steps']:,} env steps, {row['env_steps_per_s']:,.0f} env steps/s)"
+        f"{row['implementation']} x{row['num_envs']}, seed {row['seed']}: {result}, "
+        f"{row['env_steps_per_s']:,.0f} env steps/s"
     )
 
 
 def goal_line(run: GoalRun) -> str:
-    """One line on a :class:`GoalRun`: reached or not, after how many steps and seconds."""
+    """One line on a :class:`GoalRun`: reached or not (:func:`solved_at`'s rule), after how
+    many steps and seconds."""
     best = max(mean for _, mean in run.evaluations)
+    rule = f"{run.streak} greedy evaluations in a row at {run.goal:g} or more"
     if run.solved:
+        first = run.solving_evaluation
+        shown = ", ".join(f"{v:.0f}" for _, v in run.evaluations[first : first + run.streak])
         return (
-            f"seed {run.seed}: greedy return {run.evaluations[-1][1]:.0f} >= {run.goal:g} after "
-            f"{run.env_steps:,} env steps, {run.train_seconds:.1f} s of training"
+            f"seed {run.seed}: {rule} ({shown}), the first after {run.env_steps_to_goal:,} "
+            f"env steps, {run.seconds_to_goal:.1f} s of training"
         )
     return (
-        f"seed {run.seed}: not reached within {run.env_steps:,} env steps "
+        f"seed {run.seed}: not {rule} within {run.env_steps:,} env steps "
         f"({run.train_seconds:.1f} s); best greedy return {best:.0f}"
     )
 
@@ -298,7 +364,7 @@ def ppo_summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     summary = []
     for (name, n), runs in groups.items():
         times = [r["seconds_to_475"] for r in runs if r["solved"]]
-        steps = [r["env_steps"] for r in runs if r["solved"]]
+        steps = [r.get("env_steps_to_475") or r["env_steps"] for r in runs if r["solved"]]
         summary.append(
             {
                 "implementation": name,

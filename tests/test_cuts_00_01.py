@@ -1,0 +1,270 @@
+"""Notebooks 00 and 01 after the cuts: each sentence that sets a measurement beside an
+expectation comes from a finding, and its words follow the numbers on either side."""
+
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("agg")
+
+import pytest
+from IPython.display import Markdown
+
+from hetero_tutorial.core import results
+from hetero_tutorial.core.placement import placement
+from hetero_tutorial.core.timing import Spread
+from hetero_tutorial.notebook import baseline_report, timing_report
+from hetero_tutorial.notebook.figure_audit import problems
+from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.studies import crossover, crossover_grid
+from hetero_tutorial.studies.neighbours import CASES, NeighbourRun
+
+
+def _timing(median_us: float, iqr_us: float) -> dict[str, float]:
+    return {"median_s": median_us * 1e-6, "iqr_s": iqr_us * 1e-6}
+
+
+# --- 00: the error bar to quote (contradiction 13) ------------------------------------------
+
+
+def test_the_honest_range_spans_both_timings_where_they_drifted_apart():
+    spread = Spread.of_timings(_timing(106, 3.75), _timing(66.1, 10.3))
+    assert spread.low == pytest.approx(60.95e-6) and spread.high == pytest.approx(107.875e-6)
+    steady = Spread.of_timings(_timing(100, 4), _timing(101, 4))
+    assert steady.high - steady.low == pytest.approx(5e-6)  # about one IQR wide
+    assert Spread.of_timings(_timing(10, 40), _timing(12, 1)).low == 0.0
+
+
+def test_the_drift_sentence_prints_the_range_to_quote_on_either_outcome():
+    wide = timing_report.drift_sentence(_timing(106, 3.75), _timing(66.1, 10.3), 3.0, [])
+    assert "wider than either timing's own spread" in wide
+    assert "Quote against another run: 60.9 us to 108 us." in wide
+    assert "No earlier run of this CPU model is recorded" in wide
+    steady = timing_report.drift_sentence(_timing(100, 4), _timing(101, 4), 3.0)
+    assert "stayed within the timings' own spread" in steady
+    assert "Quote against another run: 98 us to 103 us." in steady
+
+
+def test_an_earlier_run_is_read_against_the_range_to_quote():
+    record = SimpleNamespace(
+        hardware="AMD EPYC",
+        provenance={"date": "2026-12-01T10:16:45+00:00"},
+        data={"policy_step": {"cpu": {"median_s": 100e-6}}},
+    )
+    inside = timing_report.drift_sentence(_timing(99, 4), _timing(102, 4), 5.0, [record])
+    assert "inside that error bar" in inside
+    outside = timing_report.drift_sentence(_timing(60, 1), _timing(61, 1), 5.0, [record])
+    assert "outside that error bar" in outside
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "words"),
+    [
+        (_timing(300, 10), _timing(310, 10), "inside the article's 0.3 ms within a factor of 2"),
+        (_timing(77, 1), _timing(99, 29), "below the article's 0.3 ms within a factor of 2"),
+        (_timing(120, 10), _timing(200, 10), "no clear effect"),
+        (_timing(900, 10), _timing(950, 10), "above the article's 0.3 ms"),
+    ],
+)
+def test_c1s_cpu_half_is_a_finding_over_the_two_timings(first, second, words):
+    said = str(timing_report.c1_cpu_finding(first, second))
+    assert said.startswith("C1's CPU half, one step: ")
+    assert "two timings, middle halves" in said and words in said
+    outcome = timing_report.c1_cpu_finding(first, second).outcome.value
+    assert {"inside": "held", "below": "broken", "above": "broken"}.get(
+        words.split()[0], "no clear effect"
+    ) == outcome
+
+
+# --- 00: the forward alone against the whole step (contradiction 15) -------------------------
+
+
+def _grid(median_us: float, iqr_us: float, loops: int) -> list[dict]:
+    return [
+        {
+            "device": "cpu",
+            "width": 128,
+            "batch_size": 1,
+            "seconds_per_call": median_us * 1e-6,
+            "iqr_s": iqr_us * 1e-6,
+            "calls_per_repeat": loops,
+        }
+    ]
+
+
+STEP = {"cpu": _timing(77.4, 1), "env_only": _timing(12.1, 1)}
+
+
+def test_the_grids_forward_within_the_steps_policy_part_holds():
+    said = str(timing_report.forward_against_step(_grid(33, 2, 60), STEP))
+    assert said.startswith("The grid's forward alone (width 128, batch 1): 33 us")
+    assert "inside the step's policy part" in said and said.endswith(": held")
+
+
+def test_a_forward_dearer_than_the_steps_policy_part_breaks_and_names_the_causes_it_can_check():
+    single = str(timing_report.forward_against_step(_grid(102, 5, 1), STEP))
+    assert "above the step's policy part" in single and "by 56%" in single
+    assert "the grid timed single calls, the step loops of 50 steps" in single
+    assert "repeats disagree" not in single
+    noisy = str(timing_report.forward_against_step(_grid(102, 60, 40), STEP))
+    assert "the grid cell's own repeats disagree (IQR 59% of its median)" in noisy
+    assert "single calls" not in noisy
+    neither = str(timing_report.forward_against_step(_grid(102, 5, 40), STEP))
+    assert "no cause this run can check explains it" in neither
+
+
+def test_the_nearest_width_stands_in_and_a_grid_without_batch_1_says_so():
+    grid = _grid(33, 2, 60)
+    grid[0]["width"] = 64
+    assert "(width 64, batch 1)" in str(timing_report.forward_against_step(grid, STEP))
+    grid[0]["batch_size"] = 16
+    assert "no batch of 1" in str(timing_report.forward_against_step(grid, STEP))
+
+
+def test_the_reference_check_says_when_this_cpu_has_no_record(monkeypatch, tmp_path):
+    monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path)
+    said = timing_report.against_reference(grid=_grid(33, 2, 60))
+    assert said.startswith("No record of this CPU model in data/reference/")
+    record = SimpleNamespace(provenance={"date": "2026-12-01T10:00:00+00:00"}, data={"grid": []})
+    monkeypatch.setattr(timing_report, "earlier_steps", lambda: [record])
+    said = timing_report.against_reference(grid=_grid(33, 2, 60))
+    assert said.startswith("Held against this CPU's record of 2026-12-01")
+
+
+def test_the_grid_times_a_fast_cell_in_loops_and_says_how_many_calls():
+    rows = crossover.forward_grid([8], [1], ["cpu"], repeats=2, warmup=1)
+    assert rows[0]["calls_per_repeat"] > 1
+
+
+def test_the_batching_sentence_says_as_much_per_sample_once():
+    grid = [
+        {"device": "cpu", "width": w, "batch_size": b, "seconds_per_sample": s}
+        for w in (8, 16)
+        for b, s in ((1, 4e-6), (16, 1.05e-6), (256, 1e-6))
+    ]
+    said = crossover_grid.batching_sentence(grid)
+    assert said.count("as much per sample") == 1 and "width 16: batch 16 (batch 1 costs 4x)" in said
+
+
+def test_the_neighbour_table_has_one_row_per_way_the_loop_ran():
+    runs = [
+        NeighbourRun(case, r, 1000.0 - 100 * i, 0.01, 0.0, 0.5 * i, i < 2)
+        for i, case in enumerate(CASES)
+        for r in range(2)
+    ]
+    table = timing_report.neighbour_table(runs).data
+    assert table.count("\n| ") == 3  # three rows under the header
+    assert "| alone | 1,000 / 1,000 |" in table and "| 0 of 2 |" in table
+
+
+# --- 01: one meaning of "solved" (contradiction 12) --------------------------------------------
+
+
+def _run(evaluations, steps=100_000, horizon=None):
+    config = PPOConfig.tuned("CartPole-v1", total_steps=steps, anneal_steps=horizon)
+    return SimpleNamespace(evaluations=evaluations, env_steps=steps, config=config, episodes=[])
+
+
+def test_solved_is_the_first_of_three_evaluations_in_a_row_at_475():
+    evaluations = [(4096, 486.0), (8192, 151.0), (12288, 500.0), (16384, 480.0), (20480, 490.0)]
+    assert baseline_report.solved_step(evaluations) == 12288
+    assert baseline_report.solved_step(evaluations[:4]) is None
+
+
+@pytest.mark.parametrize(
+    ("evaluations", "words"),
+    [
+        ([(8192, 500.0), (16384, 480.0), (24576, 500.0)], "solved at 8,192 steps"),
+        ([(8192, 500.0), (16384, 480.0), (24576, 500.0), (32768, 200.0)], "then fell back"),
+        ([(4096, 485.8), (8192, 151.7), (12288, 500.0), (16384, 291.1)], "not solved"),
+        ([(4096, 200.0)], "it never reached 475"),
+    ],
+)
+def test_the_learning_sentence_uses_the_series_rule(evaluations, words):
+    said = baseline_report.learning_sentence(_run(evaluations))
+    assert words in said
+    assert "solved and then forgot" not in said
+
+
+def test_the_learning_plot_keeps_its_legend_off_the_data():
+    run = _run([(0, 20.0), (4096, 485.8), (8192, 151.7)])
+    run.episodes = [(step, 20.0 + step / 100) for step in range(0, 8192, 64)]
+    fig = baseline_report.learning_plot(run, placement("all-cpu"))
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent(fig.canvas.get_renderer())
+    assert legend.y1 <= ax.get_window_extent().y0  # under the axes, not on a peak
+    assert any(list(line.get_ydata()) == [475.0, 475.0] for line in ax.lines)
+    assert problems(fig) == []
+
+
+# --- 01: the settings beside each figure (contradiction 14, the config dump) --------------------
+
+
+def test_the_config_line_names_the_settings_in_one_short_line():
+    line = baseline_report.config_line(
+        PPOConfig.tuned("CartPole-v1", total_steps=20_480, anneal_steps=100_000, hidden=64)
+    )
+    assert line.startswith("CartPole-v1: 8 envs x 32 steps per rollout")
+    assert "decaying over 100,000 steps; this run trains 20,480." in line and len(line) < 200
+
+
+def test_the_peer_line_names_cleanrls_settings_and_points_to_notebook_07(monkeypatch):
+    ratios = {"round_ratios": [2.0, 2.2, 2.4]}
+    summary = {"cleanrl": {"steps_per_s": {"ours_over": {"cleanrl": ratios}}}}
+    settings = {"num_envs": 4, "num_steps": 128, "update_epochs": 4, "minibatch_size": 128}
+    record = SimpleNamespace(
+        hardware="a CPU",
+        data={"summary": summary, "settings": {"cleanrl": settings | {"hidden": 64}}},
+    )
+    monkeypatch.setattr(results, "load_references", lambda kind: [record])
+    line = baseline_report.peer_line()
+    assert "CleanRL at its ppo.py defaults (4 envs x 128 steps, 4 epochs of minibatch 128" in line
+    assert "ours 2.20x its speed per step (rounds 2.00-2.40x)" in line
+    assert "Notebook 07 races CleanRL at RL Zoo's tuned settings" in line
+
+
+def test_a_folded_listing_is_left_out_of_the_reading_count():
+    from hetero_tutorial.app.cards import FOLDED
+
+    folded = baseline_report.folded(Markdown("```python\nx = 1\n```"), "one line")
+    assert folded.data.startswith("<details><summary>one line</summary>")
+    assert FOLDED.sub("", folded.data) == ""
+
+
+def test_the_honest_range_reads_recorded_quartiles_where_a_timing_has_them():
+    first = _timing(50, 100) | {"q1_s": 45e-6, "q3_s": 145e-6}
+    spread = Spread.of_timings(first, _timing(51, 2))
+    assert spread.low == pytest.approx(45e-6) and spread.high == pytest.approx(145e-6)
+    timing = crossover.policy_step_costs(["cpu"], repeats=3, steps_per_repeat=2)["cpu"]
+    assert timing["q1_s"] <= timing["median_s"] <= timing["q3_s"]
+
+
+def test_the_summary_line_gives_c1s_outcome_without_repeating_its_sentence():
+    timers = {"cpu": {"first_call_s": 2e-3, "naive_s": 1e-3, "honest_s": 1e-3}}
+    grid = [
+        {"device": "cpu", "width": 8, "batch_size": b, "seconds_per_sample": s}
+        for b, s in ((1, 4e-6), (16, 1e-6))
+    ]
+    step = {"cpu": _timing(300, 10), "env_only": _timing(10, 1)}
+    lines = timing_report.findings(timers, grid, step, 11, {"cpu": _timing(310, 10)})
+    assert lines[1] == "Batching stops paying at batch 16 (width 8)."
+    assert lines[2].endswith("11 PyTorch operators; C1's CPU half: held.")
+    lines = timing_report.findings(timers, grid, step, 11, {"cpu": _timing(60, 1)})
+    assert lines[2].endswith("C1's CPU half: no clear effect.")
+
+
+def test_the_drift_plot_draws_each_timings_middle_half_and_passes_the_audit():
+    first = _timing(50, 4) | {"q1_s": 48e-6, "q3_s": 52e-6}
+    second = _timing(51, 120) | {"q1_s": 45e-6, "q3_s": 165e-6}
+    fig = timing_report.drift_plot({"C1's step": (first, second), "update": (first, first)})
+    assert problems(fig) == []
+    low, high = fig.axes[0].get_ylim()
+    assert low > 0 and high >= 165  # the shaded error bar, quartiles as recorded
+
+
+def test_the_update_bar_is_not_red_as_a_copy_is():
+    run = SimpleNamespace(phase_seconds={"rollout": 1.0, "advantages": 0.1, "update": 2.0})
+    fig = baseline_report.phase_plot(run, placement("all-cpu"))
+    bars = {c.get_label(): c[0].get_facecolor() for c in fig.axes[0].containers}
+    assert bars["update"] != matplotlib.colors.to_rgba("tab:red")
+    assert problems(fig) == []
