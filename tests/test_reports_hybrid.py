@@ -14,23 +14,28 @@ def _run(copies: float = 0.0) -> SimpleNamespace:
     )  # fmt: skip
 
 
-def _counted(name: str, per_step: float, on: str = "meta") -> dict:
-    return {"placement": name, "counted_on": on, "copies_per_env_step": per_step}
+def _counted(name: str, per_step: float, on: str = "meta", per_iteration: int = 1) -> dict:
+    return {"placement": name, "counted_on": on, "copies_per_env_step": per_step,
+            "copies_per_iteration": per_iteration, "steps_counted": 256}  # fmt: skip
 
 
 def test_real_and_counted_copies_are_named_apart():
     runs = {"all-accelerator": _run(0.0)}  # on a CPU machine the hybrid plan ran as this one
     counted = {
-        "all-accelerator": _counted("all-accelerator", 0.5195),
-        "hybrid": _counted("hybrid", 0.0156),
+        "all-accelerator": _counted("all-accelerator", 0.5195, per_iteration=133),
+        "hybrid": _counted("hybrid", 0.0156, per_iteration=4),
     }
-    lines = hybrid_report.copies_kinds(runs, counted)
-    assert lines[0].startswith("all-accelerator: real copies per environment step in section")
-    assert "between devices) 0.000;" in lines[0]
-    assert (
-        "0.5195 per step above: the copies its code makes, counted on the meta device" in lines[0]
+    lines = hybrid_report.copies_lines(runs, counted)
+    assert lines[0] == (
+        "all-accelerator: 133 copies per iteration of 256 environment steps, 0.5195 per "
+        "environment step; really moved in section 1's run: 0.000 per step."
     )
-    assert "between devices) 0.000 (it ran as all-accelerator);" in lines[1]
+    assert (
+        "really moved in section 1's run: 0.000 per step (it ran as all-accelerator)" in (lines[1])
+    )
+    assert lines[-1] == (
+        "Counted on the meta device: the copies each plan's code asks for; none moved data."
+    )
 
 
 def test_the_curves_say_where_they_ran_and_quick_mode_judges_nothing(monkeypatch):
@@ -81,8 +86,8 @@ def test_the_allocator_and_sampling_figures_pass_the_audit_with_numbers_on_their
 
 
 def _decision(network: str, estimate: float) -> SimpleNamespace:
-    chosen = SimpleNamespace(total=estimate, label="all-cpu, 1 thread")
-    other = SimpleNamespace(total=estimate * 2, label="all-cpu, 2 threads")
+    chosen = SimpleNamespace(total=estimate, label="all-cpu, 1 thread", threads=1)
+    other = SimpleNamespace(total=estimate * 2, label="all-cpu, 2 threads", threads=2)
     return SimpleNamespace(
         fields=lambda: {"network": network}, chosen=chosen, candidates=(other, chosen)
     )
@@ -90,16 +95,21 @@ def _decision(network: str, estimate: float) -> SimpleNamespace:
 
 def test_the_allocators_estimates_are_set_beside_the_measured_iterations():
     rows = [
-        {"network": "mlp-64", "plans": ["allocator", "all-cpu"], "seconds_per_iteration": 0.009},
-        {"network": "mlp-64", "plans": [], "seconds_per_iteration": 0.001},  # a thread check
-        {"network": "mlp-1024", "plans": ["allocator"], "seconds_per_iteration": 0.08},
-    ]
+        {"network": "mlp-64", "plans": ["allocator", "all-cpu"], "seconds_per_iteration": 0.009,
+         "iteration_seconds": [0.0085, 0.009, 0.0095]},
+        {"network": "mlp-64", "plans": [], "seconds_per_iteration": 0.001, "threads": 2},
+        {"network": "mlp-1024", "plans": ["allocator"], "seconds_per_iteration": 0.08,
+         "iteration_seconds": [0.078, 0.08, 0.082]},
+    ]  # fmt: skip
     decisions = [_decision("mlp-64", 0.0045), _decision("mlp-1024", 0.155)]
-    text = allocator_report.estimates_sentence(decisions, rows)
-    assert "mlp-64 9 ms against 4.5 ms (2.00x)" in text
-    assert "mlp-1024 80 ms against 155 ms (0.52x)" in text
-    assert "At mlp-1024 it cost less: the allocator's measuring ran slower" in text
-    fine = allocator_report.estimates_sentence(decisions[:1], rows)
-    assert fine.endswith("It did at every network.")
+    lines = allocator_report.estimate_lines(decisions, rows)
+    assert lines[0].startswith("Training over the allocator's estimate (at least 1x)")
+    assert lines[0].endswith("(at least 1x): mlp-64 2.00x: held.")
+    assert lines[1].startswith(
+        "mlp-1024 training over its estimate (155 ms): 0.52x (per iteration 0.50-0.53x), below "
+        "the estimate (at least 1.00x) by 48%: the expectation broke"
+    )
+    fine = allocator_report.estimate_lines(decisions[:1], rows)
+    assert len(fine) == 1 and fine[0].endswith("held.")
     line = allocator_report.price_guess_line(5.0, decisions[0])
     assert "all-cpu, 1 thread, priced per iteration: 4.5 ms, within 20% of your guess" in line

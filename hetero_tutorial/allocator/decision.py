@@ -77,10 +77,15 @@ class Decision:
         }
 
 
-def _phase_reason(phase: str, chosen: Candidate, candidates: Sequence[Candidate]) -> str:
-    """Why ``phase`` runs where the chosen placement puts it: its cost there and elsewhere."""
+def _phase_reason(
+    phase: str, chosen: Candidate, candidates: Sequence[Candidate], envs: int | None = None
+) -> str:
+    """Why ``phase`` runs where the chosen placement puts it: its cost there and elsewhere
+    (``envs``: the environments one vector step of the rollout steps at once)."""
     mine = chosen.cost(phase)
     unit = PHASE_UNITS[phase]
+    if phase == "rollout" and envs is not None:
+        unit += f" ({envs} environment{'s' * (envs != 1)})"
     text = (
         f"on {mine.cell.where}: {format_seconds(mine.seconds_per_call)} per {unit}, "
         f"x{mine.calls_per_iteration} = {format_seconds(mine.seconds_per_iteration)} per iteration"
@@ -91,7 +96,7 @@ def _phase_reason(phase: str, chosen: Candidate, candidates: Sequence[Candidate]
         listed = ", ".join(
             f"{cell.where} {format_seconds(o.seconds_per_call)}" for cell, o in others.items()
         )
-        text += f" (measured elsewhere: {listed})"
+        text += f" (elsewhere: {listed})"
     cheaper = [o for o in others.values() if o.seconds_per_call < mine.seconds_per_call]
     if cheaper:
         best_alt = min(cheaper, key=lambda o: o.seconds_per_call)
@@ -104,8 +109,8 @@ def _phase_reason(phase: str, chosen: Candidate, candidates: Sequence[Candidate]
             key=lambda c: c.total,
         )
         text += (
-            f". {best_alt.cell.where} is faster for this phase alone, but the best placement that "
-            f"puts it there ({via.label}) costs {format_seconds(via.total)} per iteration in all"
+            f"; {best_alt.cell.where} is faster for this phase alone, but its best placement "
+            f"({via.label}) costs {format_seconds(via.total)} in all"
         )
     return text + "."
 
@@ -114,7 +119,7 @@ def _copy_reason(chosen: Candidate, workload: Workload) -> str:
     if chosen.rollout_device == chosen.update_device:
         return (
             f"none: rollout and update share {chosen.rollout_device}, so the update reads the "
-            "rollout where it lies and the rollout's policy is the learner itself."
+            "rollout in place and the rollout's policy is the learner."
         )
     transfer, sync = chosen.cost("transfer"), chosen.cost("weight_sync")
     return (
@@ -151,8 +156,8 @@ def explain(
     best = candidates[0]
     runner_up = next((c for c in candidates if c != chosen), None)
     summary = (
-        f"{chosen.label}: estimated {format_seconds(chosen.total)} per iteration for the phases "
-        "below (the environments' own steps cost the same in every placement and are left out)"
+        f"{chosen.label}: {format_seconds(chosen.total)} per iteration, estimated without the "
+        "environments' own steps (the same in every placement)"
     )
     if runner_up is not None:
         summary += f"; next: {runner_up.label} at {format_seconds(runner_up.total)}"
@@ -162,17 +167,18 @@ def explain(
             f"({best.label}, {format_seconds(best.total)}), so a close call does not move training"
         )
     if all(c.rollout_device.type == "cpu" and c.update_device.type == "cpu" for c in candidates):
-        summary += ". No accelerator was considered: every phase runs on the CPU"
+        summary += ". No accelerator: every phase runs on the CPU"
     if skipped:
         summary += f". Not measured within the budget, so not chosen: {', '.join(skipped)}"
     reasons = {"plan": summary + "."}
     threads = _thread_reason(chosen, candidates)
     if threads:
         reasons["threads"] = threads
-    reasons["rollout"] = _phase_reason("rollout", chosen, candidates)
+    envs = getattr(workload.config, "num_envs", None)
+    reasons["rollout"] = _phase_reason("rollout", chosen, candidates, envs)
     reasons["storage"] = (
-        f"beside the rollout on {chosen.rollout_device}, so each step's results are written "
-        f"without a copy; advantages there: {_phase_reason('advantages', chosen, candidates)}"
+        f"beside the rollout on {chosen.rollout_device}, written without a copy; advantages "
+        f"there: {_phase_reason('advantages', chosen, candidates)}"
     )
     reasons["copies"] = _copy_reason(chosen, workload)
     reasons["update"] = _phase_reason("update", chosen, candidates)

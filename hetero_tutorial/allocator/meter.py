@@ -33,7 +33,7 @@ from hetero_tutorial.rl.ppo.storage import RolloutStorage
 # decision's measuring budget.
 
 PHASE_UNITS = {
-    "rollout": "environment step",
+    "rollout": "vector step",  # one step of every environment at once
     "advantages": "rollout",
     "transfer": "rollout",
     "update": "gradient step",

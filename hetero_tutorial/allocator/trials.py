@@ -48,6 +48,7 @@ from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 from hetero_tutorial.studies.interleave import interleaved_iterations
+from hetero_tutorial.studies.threads import MIN_PAIRS
 
 PLANS = ("fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator")
 FIXED_PLANS = PLANS[:-1]
@@ -170,11 +171,10 @@ def compare(
     interleaved (see :func:`configurations`).
 
     Returns the decisions and one row per configuration: the plans it stands for, its
-    median and IQR of seconds per iteration over ``iterations`` timed iterations (after
-    one warm-up) and each of them, and, on the allocator's row, the seconds its measuring
-    cost (``decision_cached``: this call was answered from the cache; the seconds are then
-    those of the call that measured it, before the comparison: every decision is paid once).
-    """
+    median and IQR of seconds per iteration over ``iterations`` timed iterations (after one
+    warm-up) and each of them, and, on the allocator's row, the seconds its measuring cost
+    (``decision_cached``: answered from the cache, the seconds those of the call that
+    measured it: every decision is paid once)."""
     names = [trial.name for trial in trials]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:  # their rows would merge into one network's, and the verdicts with them
@@ -234,14 +234,16 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
     ratio = _ratio(allocator, best)
     if withheld(network_rows):  # right or wrong, from a busy machine's timings, would be a guess
         verdict = NOT_JUDGED
+    elif (pairs := len(allocator["iteration_seconds"])) < MIN_PAIRS:  # one side by chance
+        verdict = f"no verdict: {pairs} paired iteration(s), a verdict needs {MIN_PAIRS}"
     elif best is allocator:
         others = [r for r in same if r is not allocator]
         runner = min(others, key=lambda r: r["seconds_per_iteration"])
         margin = _ratio(runner, allocator)
         noise = "past" if margin.beyond(1.0) is True else "though within"
-        verdict = f"right: the fastest measured, {noise} the noise of {runner['threads']} thread(s)"
+        verdict = f"right: faster than {runner['threads']} thread(s), {noise} the noise"
     elif ratio.beyond(1.0) is True:
-        verdict = f"wrong: {best['threads']} thread(s) were faster past the noise"
+        verdict = f"wrong: {best['threads']} thread(s) were faster, past the noise"
     else:
         verdict = f"as good as {best['threads']} thread(s) within the noise"
     return {
@@ -263,8 +265,7 @@ def criterion(rows: Sequence[dict[str, Any]], tolerance: float = TOLERANCE) -> l
     and ``slowdown_high`` from their paired iterations; ``within_tolerance``: True when the
     whole paired spread lies within ``tolerance``, False when it lies beyond, None when it
     straddles it or one iteration measured no spread; ``configurations``: how many distinct
-    configurations the five plans ran as (1 without an accelerator, where the criterion
-    holds trivially);
+    configurations the five plans ran as (1 without an accelerator: nothing to compare);
     ``decision_ok``: measuring took under :data:`DECISION_LIMIT_S`; ``saved_vs_fixed_rule``:
     the share of the fixed rule's time the allocator's configuration saves (the article
     reports 22% on Atari, C11), with ``saved_low``/``saved_high``; and the thread check
@@ -395,7 +396,7 @@ def contenders(summary: dict[str, Any]) -> dict[str, tuple[float, list[float]]]:
     }
     thread_sums = summary.get("thread_iteration_sums", {})
     found |= {
-        f"the chosen devices at a fixed {n} thread(s), every stage": (s, thread_sums.get(n, []))
+        f"its devices at {n} thread(s) throughout": (s, thread_sums.get(n, []))
         for n, s in summary.get("threads", {}).items()
     }
     return found

@@ -105,10 +105,11 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
     ("03", 1): A(
         "when a copy costs nothing (one memory, as on the CPU or Apple silicon), when the "
         "rollout's forward is expensive enough to want the accelerator, or when the update "
-        "is too small for one batched copy to be the larger cost. The baseline copies more "
-        "per iteration than the hybrid (a rule the sheet's check holds the run to); counted "
-        "with full mode's rollout: {counted_copies}. Quick mode's shorter rollout counts "
-        "fewer, in the same order.",
+        "is too small for one batched copy to be the larger cost. Counted per iteration: "
+        "all-accelerator 2 per vector step plus 5 (the rollout's 3, the update's 2): 133 at "
+        "quick mode's 64 steps, 1,033 at the tuned 512; hybrid 4 in either mode (the "
+        "transfer, the update's 2, the weight sync). References (full mode): "
+        "{counted_copies}.",
         "the baseline winning on a CPU-only seat is no surprise: every placement is the "
         "same device there, and the differences are the spread.",
     ),
@@ -120,9 +121,11 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
         "two runs (the notebook fixes both).",
     ),
     ("03", 3): A(
-        "the learner's update gains from threads from moderate widths on; the actor's "
-        "batch-of-N forward gains later, if at all, at the widest layers. The sweep's own "
-        "table gives the widths; a classmate's job on the same cores flattens every gain.",
+        "the seat's own table answers it, with a verdict only from 5 paired iterations "
+        "(fewer print no verdict). On the 2-core references the learner's update gains from "
+        "width 256, the actor's rollout later or not at all: {thread_widths}. The actor "
+        "multiplies one row per environment, the learner a minibatch; a classmate's job on "
+        "the same cores flattens every gain.",
         "all threads slower at every width: another program holds a core (the guard's "
         "line says so), or the seat's container has fewer cores than it reports.",
     ),
@@ -171,11 +174,14 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
         "an example with no copy in it: the point is that copies are part of a phase's price.",
     ),
     ("05", 3): A(
-        "iterations to repay = measuring seconds / seconds the allocator saves per "
-        "iteration; where it saves nothing (a CPU-only seat: one device to choose) it never "
-        "repays. On the reference machine {repaid}.",
-        "a seat whose measuring never repays: very short runs, where a fixed rule is the "
-        "right choice, which is the lesson.",
+        "iterations to repay = measuring seconds / seconds its choice saves per iteration "
+        "against the best fixed plan. The question's 5% is a what-if: at 5% the references' "
+        "measuring would repay in {repaid}. What a seat's run says is 05's last line: on a "
+        "CPU-only seat the five plans are one configuration, the choice saves nothing, and "
+        "the measuring never repays; with an accelerator it repays only where the choice "
+        "beat the best fixed plan past the noise.",
+        "a seat that quotes the 5% what-if as what happened: 05's last line says whether the "
+        "allocator saved anything per iteration.",
     ),
     ("05", 4): A(
         "without hysteresis a placement flips whenever two plans sit within the noise, and "
@@ -322,8 +328,9 @@ EXERCISES: dict[str, Answer] = {
         "a share above 1: a recursive function's sample counted twice.",
     ),
     "rollout_bytes": A(
-        "{rollout_bytes} (float32: the observation, then the action and six scalars per "
-        "transition).",
+        "{rollout_bytes} (float32: per transition the observation, the action (one number, "
+        "for CartPole's discrete action and Pendulum's torque) and six scalars: 4 bytes x "
+        "steps x environments x (observation + 1 + 6)).",
         "a factor of 4 off: numbers instead of bytes; off by the action width: a discrete "
         "action counted as its number of choices.",
     ),

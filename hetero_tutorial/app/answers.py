@@ -24,6 +24,7 @@ from hetero_tutorial.core.paths import REPO_DIR
 from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.rl.overlapped.ray_engine import user_temp_dir
 from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.studies.threads import rule_parts, thread_effects
 
 QUESTIONS = REPO_DIR / "docs" / "questions.md"
 HEADING = re.compile(r"^## (\d\d) · (.+)$", re.M)
@@ -131,6 +132,13 @@ def _buffers(record: results.Record) -> str:
     )
 
 
+def _thread_widths(record: results.Record) -> str:
+    """03's width sweep read per phase: from which width each gains from every core."""
+    rows = [r for r in record.data["width_sweep"] if "phase_seconds" in r]
+    effects = thread_effects(rows)
+    return "; ".join(rule_parts(effects, role)[0] for role in ("rollout", "update"))
+
+
 def _ddpg_rate(record: results.Record) -> str:
     return f"{record.data['buffer']} {record.data['env_steps_per_s']:.0f} env steps/s"
 
@@ -197,6 +205,7 @@ FIGURES: dict[str, Callable[[Records], str]] = {
     "best_batches": lambda r: _each(r, "bench.crossover", _best_batches),
     "rollout_copies": lambda r: _each(r, "bench.ppo", _rollout_copies),
     "counted_copies": lambda r: _each(r, "bench.hybrid", _counted_copies),
+    "thread_widths": lambda r: _each(r, "bench.hybrid", _thread_widths),
     "transfer_share": lambda r: _each(r, "bench.profile", _transfer_share),
     "samples_needed": lambda r: _each(r, "bench.profile", _samples_needed),
     "buffers": lambda r: _each(r, "bench.buffers", _buffers),

@@ -19,7 +19,14 @@ from hetero_tutorial.ledger.claims import quiet_records
 from hetero_tutorial.ledger.rules import Records
 from hetero_tutorial.studies.buffer_designs import fastest_sampler, time_ratio, unpaired_reason
 from hetero_tutorial.studies.crossover_grid import BATCH_WITHIN, batches_that_pay
-from hetero_tutorial.studies.threads import ROLES, rule_parts, thread_effects
+from hetero_tutorial.studies.threads import (
+    MIN_PAIRS,
+    ROLES,
+    one_answer,
+    one_answer_sentence,
+    rule_parts,
+    thread_effects,
+)
 
 Advice = dict[str, str]
 """``question``, ``advice``, ``figure`` (the measurement behind it) and ``source`` (a record)."""
@@ -76,16 +83,21 @@ def where_phases_run(records: Records) -> Advice:
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
 
 
-def thread_choices(criterion: list[dict]) -> dict[str, list[dict]]:
+def thread_choices(criterion: list[dict], pairs: int | None = None) -> dict[str, list[dict]]:
     """Notebook 05's thread checks, by outcome: ``right`` (the fastest, past the noise of
-    the other count), ``tie`` (within the noise of it, whichever it chose) and ``wrong``
-    (another count was faster past the noise). Rows without a check are left out."""
-    found: dict[str, list[dict]] = {"right": [], "tie": [], "wrong": []}
+    the other count), ``tie`` (within the noise of it, whichever it chose), ``wrong``
+    (another count was faster past the noise) and ``none`` (no verdict: fewer than
+    MIN_PAIRS paired iterations; ``pairs``: the record's ``iterations``, for rows written
+    before ``threads_pairs`` was). Rows without a check, or from a busy machine, are left out."""
+    found: dict[str, list[dict]] = {"right": [], "tie": [], "wrong": [], "none": []}
     for row in criterion:
         verdict = row.get("threads_verdict")
         if not verdict or verdict == NOT_JUDGED:  # a busy machine's: no outcome
             continue
-        if verdict.startswith("wrong"):
+        counted = row.get("threads_pairs", pairs)
+        if verdict.startswith("no verdict") or (counted is not None and counted < MIN_PAIRS):
+            found["none"].append(row)
+        elif verdict.startswith("wrong"):
             found["wrong"].append(row)
         elif verdict.startswith("right") and "past the noise" in verdict:
             found["right"].append(row)
@@ -107,10 +119,11 @@ def _wrong_choice(row: dict) -> str:
     )
 
 
-def thread_choice_sentence(criterion: list[dict]) -> str:
+def thread_choice_sentence(criterion: list[dict], pairs: int | None = None) -> str:
     """How often 05's allocator chose the faster thread count, counted past the noise, with
-    every wrong choice in full ("" when no thread check was recorded)."""
-    found = thread_choices(criterion)
+    every wrong choice in full and the checks too short to judge ("" when no thread check
+    was recorded)."""
+    found = thread_choices(criterion, pairs)
     total = sum(len(rows) for rows in found.values())
     if not total:
         return ""
@@ -121,59 +134,50 @@ def thread_choice_sentence(criterion: list[dict]) -> str:
     ] * bool(found["tie"])
     wrong = "; ".join(_wrong_choice(row) for row in found["wrong"])
     parts += [f"wrong past the noise on {len(found['wrong'])}: {wrong}"] * bool(found["wrong"])
+    parts += [
+        f"no verdict on {len(found['none'])} ({names['none']}: fewer than {MIN_PAIRS} paired "
+        "iterations)"
+    ] * bool(found["none"])
     return "its thread choice was " + ", ".join(parts)
 
 
-def _allocator_widths(record: Record) -> str:
-    """05's per-network thread results (whole iterations), each width's faster count."""
-    rows = [r for r in record.data["criterion"] if r.get("threads_verdict")]
-    choices, out = thread_choices(rows), []
-    for row in rows:
-        seconds = {int(k): v for k, v in row["threads_seconds"].items()}
-        faster = min(seconds, key=seconds.get)
-        past = row in choices["right"] or row in choices["wrong"]
-        out.append(f"{row['network']}: {faster} faster" + ("" if past else " (within the noise)"))
-    return ", ".join(out)
-
-
 def threads(records: Records) -> Advice:
-    """03's width sweep (per phase, one thread against all cores) and 05's thread checks
-    (whole iterations at the allocator's devices), read together."""
+    """One answer per width range for a whole iteration, from 03's width sweep and 05's
+    thread checks read together, naming any width where they disagree; each notebook's own
+    reading in the figure."""
     question = "how many CPU threads"
     hybrid, allocator = _newest(records, "bench.hybrid"), _newest(records, "bench.allocator")
     if hybrid is None and allocator is None:
         return {**_missing(question, "03", "bench.hybrid"),
                 "advice": "not measured yet: run notebooks 03 and 05"}  # fmt: skip
-    advice, figure, sources = [], [], []
+    effects, figure, sources, missing = [], [], [], []
     if hybrid is not None:
         sources.append(hybrid.kind)
         rows = [r for r in hybrid.data["width_sweep"] if "phase_seconds" in r]
-        if len({r["threads"] for r in rows}) < 2:
-            advice.append("03's width sweep ran at one thread count, so it says nothing here")
-        else:
+        if len({r["threads"] for r in rows}) > 1:
             effects = thread_effects(rows)
-            parts = [rule_parts(effects, role) for role in ("rollout", "update")]
-            advice.append("03's width sweep, per phase: " + "; ".join(text for text, _ in parts))
-            figure += [f"{ROLES[role]}: {figures}" for role, (_, figures) in zip(
-                ("rollout", "update"), parts, strict=True)]  # fmt: skip
+            figure += [f"03, {ROLES[role]}: " + "; ".join(rule_parts(effects, role))
+                       for role in ("rollout", "update")]  # fmt: skip
+        else:
+            missing.append("03's width sweep ran at one thread count, so it says nothing here")
     else:
-        advice.append("03's width sweep not measured yet: run notebook 03")
-    if allocator is not None and thread_choice_sentence(allocator.data["criterion"]):
+        missing.append("03's width sweep not measured yet: run notebook 03")
+    checks: list[dict] = []
+    if allocator is not None:
         sources.append(allocator.kind)
-        advice.append(
-            "05's thread checks, per whole iteration: "
-            + _allocator_widths(allocator)
-            + "; "
-            + thread_choice_sentence(allocator.data["criterion"])
-        )
-    elif allocator is None:
-        advice.append("05's thread checks not measured yet: run notebook 05")
-    return {
-        "question": question,
-        "advice": ". ".join(advice),
-        "figure": "; ".join(figure),
-        "source": ", ".join(sources),
-    }
+        pairs = allocator.data.get("iterations")
+        checks = [dict(row, threads_pairs=row.get("threads_pairs", pairs))
+                  for row in allocator.data["criterion"]]  # fmt: skip
+        choices = thread_choice_sentence(checks)
+        figure += [f"05, per whole iteration: {choices}"] if choices else []
+    else:
+        missing.append("05's thread checks not measured yet: run notebook 05")
+    ranges = one_answer(effects, checks)
+    advice = "by width, a whole iteration: " + one_answer_sentence(ranges)
+    if missing:
+        advice += " (" + "; ".join(missing) + ")"
+    return {"question": question, "advice": advice, "figure": "; ".join(figure),
+            "source": ", ".join(sources)}  # fmt: skip
 
 
 BUFFER_NAMES = {"tensor": "tensor", "transition": "pattern A", "trajectory": "pattern B"}
@@ -259,7 +263,7 @@ def allocator_worth(records: Records) -> Advice:
         + ", ".join(f"{name} {format_seconds(s)}" for name, s in found["contenders"].items())
         + f"; the best fixed choice took {spread} the allocator's time"
     )
-    choices = thread_choice_sentence(record.data["criterion"])
+    choices = thread_choice_sentence(record.data["criterion"], record.data.get("iterations"))
     figure += f"; {choices}" if choices else ""
     if found["saved"]:
         advice = (

@@ -12,10 +12,11 @@ from matplotlib.figure import Figure
 
 from hetero_tutorial.allocator.decision import Decision
 from hetero_tutorial.allocator.fixed_rule import select_device
-from hetero_tutorial.allocator.trials import worth
+from hetero_tutorial.allocator.trials import contenders, worth
 from hetero_tutorial.core import results
+from hetero_tutorial.core.findings import Check, Expectation, Finding, Outcome
 from hetero_tutorial.core.machine_load import judged
-from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.tables import markdown_table
@@ -25,137 +26,109 @@ signed = "{:+.1%}".format
 
 
 def timers_table(timers: list[dict[str, Any]]) -> Markdown:
-    return markdown_table(
-        timers,
-        {
-            "device": "device",
-            "first_call_s": "first call",
-            "naive_s": "article's timer (per call)",
-            "honest_s": "warmed up, synchronised (per call)",
-        },
-        dict.fromkeys(("first_call_s", "naive_s", "honest_s"), format_seconds),
-    )
+    columns = {"device": "device", "first_call_s": "first call",
+               "naive_s": "article's timer (per call)",
+               "honest_s": "warmed up, synchronised (per call)"}  # fmt: skip
+    return markdown_table(timers, columns, dict.fromkeys(list(columns)[1:], format_seconds))
 
 
 def fixed_rule_table(widths: tuple[int, ...] = (64, 128, 192, 256, 512, 1024)) -> Markdown:
-    return markdown_table(
-        [
-            {"width": w, "plain": select_device(w, False), "heavy": select_device(w, True)}
-            for w in widths
-        ],
-        {
-            "width": "hidden width",
-            "plain": "select_device(w, False)",
-            "heavy": "select_device(w, True)",
-        },
-        timed=False,
-    )
+    rows = [{"width": w, "plain": select_device(w, False), "heavy": select_device(w, True)}
+            for w in widths]  # fmt: skip
+    columns = {"width": "hidden width", "plain": "select_device(w, False)",
+               "heavy": "select_device(w, True)"}  # fmt: skip
+    return markdown_table(rows, columns, timed=False)
 
 
 def cost_table(decision: Decision) -> Markdown:
-    return markdown_table(
-        decision.cost_rows(),
-        {
-            "phase": "phase",
-            "where": "where",
-            "seconds_per_call": "per call",
-            "calls_per_iteration": "calls/iteration",
-            "seconds_per_iteration": "per iteration",
-            "samples": "samples",
-        },
-        {"seconds_per_call": format_seconds, "seconds_per_iteration": format_seconds},
-    )
+    columns = {"phase": "phase", "where": "where", "seconds_per_call": "per call",
+               "calls_per_iteration": "calls/iteration",
+               "seconds_per_iteration": "per iteration"}  # fmt: skip
+    formats = dict.fromkeys(("seconds_per_call", "seconds_per_iteration"), format_seconds)
+    return markdown_table(decision.cost_rows(), columns, formats)
 
 
 def candidates_table(decision: Decision) -> Markdown:
+    """Every candidate's price by phase; a phase no candidate pays (the copies, where rollout
+    and update always share a device: the reasons' ``copies`` line says so) is left out."""
+    rows = decision.candidate_rows()
+    unpaid = [p for p in PHASES if not any(row.get(f"{p}_s") for row in rows)]
     columns = {"plan": "plan", "threads": "threads"}
-    columns |= {f"{p}_s": p.replace("_", " ") for p in PHASES}
+    columns |= {f"{p}_s": p.replace("_", " ") for p in PHASES if p not in unpaid}
     columns["total_s"] = "total per iteration"
     formats = {f"{p}_s": format_seconds for p in (*PHASES, "total")}
-    return markdown_table(decision.candidate_rows(), columns, formats)
+    return markdown_table(rows, columns, formats)
 
 
 def decisions_table(decisions: list[Decision]) -> Markdown:
     """The allocator's decision per network. One answered from the cache measured nothing in
     this call (0 s): the call that first asked paid for it, and the curriculum counts that."""
-    rows = [
-        {**d.fields(), "answer": "from the cache" if d.from_cache else "measured"}
-        for d in decisions
-    ]
-    return markdown_table(
-        rows,
-        {
-            "network": "network",
-            "plan": "allocator's plan",
-            "threads": "threads",
-            "estimated_seconds_per_iteration": "estimated per iteration",
-            "answer": "answered",
-            "measure_seconds": "measuring in this call",
-            "rounds": "rounds",
-            "held": "held",
-        },
-        {"estimated_seconds_per_iteration": format_seconds, "measure_seconds": format_seconds},
-    )
+    rows = [{**d.fields(), "measured": "0 (cached)" if d.from_cache else d.measure_seconds}
+            for d in decisions]  # fmt: skip
+    columns = {"network": "network", "plan": "allocator's plan", "threads": "threads",
+               "estimated_seconds_per_iteration": "estimated per iteration",
+               "measured": "measuring in this call", "held": "held"}  # fmt: skip
+    formats = {"estimated_seconds_per_iteration": format_seconds,
+               "measured": lambda v: v if isinstance(v, str) else format_seconds(v)}  # fmt: skip
+    return markdown_table(rows, columns, formats)
 
 
-def rows_table(rows: list[dict[str, Any]]) -> Markdown:
-    """One row per configuration run: the plans it stood for, devices, threads, seconds."""
+def rows_table(rows: list[dict[str, Any]], folded: bool = True) -> Markdown:
+    """One row per configuration run: the plans it stood for, devices, threads, seconds
+    (``folded``: in a ``<details>`` block; the plot and the criterion read the same runs)."""
     shown = [{**r, "plans": ", ".join(r["plans"]) or "(the thread check)"} for r in rows]
-    return markdown_table(
-        shown,
-        {
-            "network": "network",
-            "plans": "plans it ran for",
-            "label": "configuration",
-            "seconds_per_iteration": "median per iteration",
-            "iqr_s": "IQR",
-        },
-        {"seconds_per_iteration": format_seconds, "iqr_s": format_seconds},
-    )
+    columns = {"network": "network", "plans": "plans it ran for", "label": "configuration",
+               "seconds_per_iteration": "median per iteration", "iqr_s": "IQR"}  # fmt: skip
+    formats = dict.fromkeys(("seconds_per_iteration", "iqr_s"), format_seconds)
+    table = markdown_table(shown, columns, formats)
+    if not folded:
+        return table
+    summary = "<details><summary>Each configuration's median and IQR per iteration</summary>"
+    return Markdown(f"{summary}\n\n{table.data}\n\n</details>")
+
+
+ESTIMATE = "the allocator's estimate"
+"""What a training iteration is set against: it should cost at least the estimate."""
+
+
+def estimate_finding(decision: Any, row: dict[str, Any], rows: Sequence[dict[str, Any]]):
+    """One network's training seconds per iteration over the allocator's estimate for its
+    choice (expected at least 1: the estimate prices only the phases whose cost depends on
+    where they run), spread over the timed iterations. The cause a run can check where
+    training cost less: the allocator's other thread count ran below its estimate too."""
+    estimate, network = decision.chosen.total, decision.fields()["network"]
+    seconds = [s / estimate for s in row.get("iteration_seconds", [])]
+    ratio = row["seconds_per_iteration"] / estimate
+    measured = (Spread(ratio, min(seconds), max(seconds), "per iteration") if len(seconds) > 1
+                else Spread(ratio, how="one iteration"))  # fmt: skip
+    others = [(r["threads"], r["seconds_per_iteration"] / c.total) for r in rows
+              if r["network"] == network and not r.get("plans") and r.get("threads") is not None
+              for c in decision.candidates
+              if c.threads == r["threads"] and c is not decision.chosen and c.total]  # fmt: skip
+    checks = tuple(Check(f"the thread check ({n} thread(s)) also ran below its estimate "
+                         f"({other:.2f}x)", other < 1) for n, other in others)  # fmt: skip
+    subject = f"{network} training over its estimate ({format_seconds(estimate)})"
+    expected = Expectation.at_least(1.0, "the estimate")
+    return Finding(subject, measured, expected, checks=checks, figures=(rows,))
 
 
 @judged()
-def estimates_sentence(decisions: Sequence[Decision], rows: Sequence[dict[str, Any]]) -> str:
-    """Each network's measured seconds per iteration beside the allocator's estimate for the
-    configuration it chose, and what the difference says.
-
-    The estimate prices only the phases whose cost depends on where they run (the
-    environments' own steps cost the same in every plan and are left out), so a training
-    iteration should cost more than it; one that costs less means the allocator's short
-    measuring ran slower than the training did (a machine busier while it measured, or
-    phases not warm within its budget)."""
-    parts, under = [], []
+def estimate_lines(decisions: Sequence[Decision], rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Each network's training time per iteration over the allocator's estimate for its
+    choice, as findings: the networks where it held on one line, every other in full."""
+    found = []
     for decision in decisions:
         network = decision.fields()["network"]
-        run = next(
-            (r for r in rows if r["network"] == network and "allocator" in r.get("plans", [])),
-            None,
-        )
-        if run is None:
-            continue
-        estimate, measured = decision.chosen.total, run["seconds_per_iteration"]
-        parts.append(
-            f"{network} {format_seconds(measured)} against {format_seconds(estimate)} "
-            f"({measured / estimate:.2f}x)"
-        )
-        if measured < estimate:
-            under.append(network)
-    if not parts:
-        return "No network's chosen configuration ran here, so no estimate to check."
-    text = (
-        "Measured per iteration against the allocator's estimate for its choice: "
-        + "; ".join(parts)
-        + ". The estimate leaves out the environments' own steps, so training should cost more."
-    )
-    if under:
-        text += (
-            f" At {', '.join(under)} it cost less: the allocator's measuring ran slower than the "
-            "training did, so those estimates were too high (the choice rests on the "
-            "differences between candidates, which a uniformly slow measurement keeps)."
-        )
-    else:
-        text += " It did at every network."
-    return text
+        chosen = [r for r in rows if r["network"] == network and "allocator" in r.get("plans", [])]
+        found += [(network, estimate_finding(decision, run, rows)) for run in chosen[:1]]
+    if not found:
+        return ["No network's chosen configuration ran here, so no estimate to check."]
+    held = [(n, f) for n, f in found if f.outcome is Outcome.HELD]
+    lines = []
+    if held:
+        listed = ", ".join(f"{n} {f.measured.value:.2f}x" for n, f in held)
+        lines.append(f"Training over {ESTIMATE} (at least 1x): {listed}: held.")
+    return lines + [str(f) for _, f in found if f.outcome is not Outcome.HELD]
 
 
 def price_guess_line(guess_ms: float | None, decision: Decision) -> str:
@@ -179,38 +152,60 @@ WITHIN = {True: "yes", False: "no", None: "unclear (within the noise)"}
 """How the table reads ``within_tolerance``: decided by the paired spread, not the median."""
 
 
+def _one_configuration(verdicts: Sequence[dict[str, Any]]) -> bool:
+    """True where the five plans ran as one configuration at every network (no accelerator):
+    the criterion then has no second placement to compare, only the thread check."""
+    return bool(verdicts) and all(v["configurations"] == 1 for v in verdicts)
+
+
+def _by_threads(v: dict[str, Any]) -> str:
+    seconds = v.get("threads_seconds") or {}
+    return ", ".join(f"{n}: {format_seconds(s)}" for n, s in seconds.items()) or "—"
+
+
 def criterion_table(verdicts: list[dict[str, Any]]) -> Markdown:
-    shown = [
-        {**v, "spread": _spread(v), "within_tolerance": WITHIN[v["within_tolerance"]]}
-        for v in verdicts
-    ]
-    return markdown_table(
-        shown,
-        {
-            "network": "network",
-            "best_fixed": "best fixed plan",
-            "configurations": "distinct placements",
-            "slowdown": "allocator vs best fixed",
-            "spread": "paired spread",
-            "within_tolerance": "within 5%",
-            "threads_verdict": "its thread choice",
-            "decision_seconds": "measuring",
-            "saved_vs_fixed_rule": "time saved vs fixed rule",
-        },
-        {"slowdown": signed, "decision_seconds": format_seconds, "saved_vs_fixed_rule": signed},
-    )
+    """The criterion per network; where the five plans were one configuration everywhere,
+    only what was compared: the allocator's thread count against the others."""
+    formats = {"slowdown": signed, "decision_seconds": format_seconds,
+               "saved_vs_fixed_rule": signed}  # fmt: skip
+    if _one_configuration(verdicts):
+        columns = {"network": "network", "threads_chosen": "threads chosen",
+                   "by_threads": "median per iteration, by threads",
+                   "threads_verdict": "its thread choice",
+                   "decision_seconds": "measuring"}  # fmt: skip
+        shown = [{**v, "by_threads": _by_threads(v)} for v in verdicts]
+        return markdown_table(shown, columns, formats)
+    columns = {"network": "network", "best_fixed": "best fixed plan",
+               "configurations": "distinct placements", "slowdown": "allocator vs best fixed",
+               "spread": "paired spread", "within_tolerance": "within 5%",
+               "threads_verdict": "its thread choice", "decision_seconds": "measuring",
+               "saved_vs_fixed_rule": "time saved vs fixed rule"}  # fmt: skip
+    shown = [{**v, "spread": _spread(v), "within_tolerance": WITHIN[v["within_tolerance"]]}
+             for v in verdicts]  # fmt: skip
+    return markdown_table(shown, columns, formats)
+
+
+NOTHING_TO_COMPARE = (
+    "One configuration ran for all five plans at every network: the 5% criterion (C10) and "
+    "C11's saving (the article: 22%) had nothing to compare."
+)
+
+
+def criterion_sentences(verdicts: list[dict[str, Any]], frames: str | None = None) -> list[str]:
+    """Per network, what the comparison says, noise and collapse taken into account (one
+    line where every network ran as one configuration: that is no timing, so the busy guard
+    has nothing to withhold); ``frames``: the CNN's line too."""
+    if _one_configuration(verdicts):
+        return [NOTHING_TO_COMPARE]
+    return _compared(verdicts, frames)
 
 
 @judged()
-def criterion_sentences(verdicts: list[dict[str, Any]]) -> list[str]:
-    """Per network, what the comparison says, noise and collapse taken into account."""
+def _compared(verdicts: list[dict[str, Any]], frames: str | None) -> list[str]:
     lines = []
     for v in verdicts:
         if v["configurations"] == 1:
-            text = (
-                f"{v['network']}: the five plans were one configuration here, so the "
-                "criterion holds trivially: there was no placement to choose"
-            )
+            text = f"{v['network']}: the five plans were one configuration here, nothing to compare"
         elif v["slowdown"] == 0:
             text = f"{v['network']}: the allocator chose the best fixed plan's configuration"
         else:
@@ -224,7 +219,7 @@ def criterion_sentences(verdicts: list[dict[str, Any]]) -> list[str]:
         if v.get("threads_verdict"):
             text += f"; its thread count ({v['threads_chosen']}) was {v['threads_verdict']}"
         lines.append(text + ".")
-    return lines
+    return lines + ([cnn_sentence(verdicts, frames)] if frames is not None else [])
 
 
 @judged()
@@ -250,11 +245,9 @@ def curriculum_table(summary: dict[str, Any]) -> Markdown:
     rows += [
         {"plan": p, "total": s, "saved": s - allocator} for p, s in found["contenders"].items()
     ]
-    return markdown_table(
-        rows,
-        {"plan": "contender", "total": "seconds, all stages", "saved": "allocator saved (-: lost)"},
-        {"total": format_seconds, "saved": "{:+.2f} s".format},
-    )
+    columns = {"plan": "contender", "total": "seconds, all stages",
+               "saved": "allocator saved (-: lost)"}  # fmt: skip
+    return markdown_table(rows, columns, {"total": format_seconds, "saved": "{:+.2f} s".format})
 
 
 @judged()
@@ -274,6 +267,36 @@ def curriculum_sentence(summary: dict[str, Any]) -> str:
     )
 
 
+@judged()
+def curriculum_line(summary: dict[str, Any]) -> str:
+    """The curriculum in one line: the allocator against the best fixed contender, its
+    measuring included, and whether its choices gain enough per iteration to repay that
+    measuring (after how many iterations), judged by the paired iterations' spread."""
+    found = worth(summary)
+    best, measuring = found["best"], found["measuring_s"]
+    outcome = {True: "saved", False: "lost"}.get(found["saved"])
+    gap = format_seconds(abs(found["contenders"][best] - found["allocator_s"]))
+    head = f"{outcome} {gap}" if outcome else "no clear difference"
+    spent = format_seconds(measuring)
+    text = f"Curriculum: the allocator {head} against {best}, its measuring ({spent}) included"
+    best_s, best_sums = contenders(summary)[best]
+    mine = summary.get("iteration_sums", {}).get("allocator", [])
+    run_s = found["allocator_s"] - measuring
+    if not (mine and best_sums and run_s > 0):
+        return text + "."
+    if list(best_sums) == list(mine):  # the contender ran as the allocator's configuration
+        return f"{text}; its choices were that contender's own, so the measuring never repays."
+    gain = Spread.of_pairs(best_sums, mine, best_s / run_s, per="iteration")
+    if gain.beyond(1.0):
+        per_iteration = (best_s - run_s) / (len(mine) * len(summary["stages"]))
+        return (
+            f"{text}; its choices ran {gain} the contender's speed, past the noise: the "
+            f"measuring repays after about {measuring / per_iteration:,.0f} iterations."
+        )
+    said = "slower" if gain.beyond(1.0) is False else "no faster past the noise"
+    return f"{text}; its choices ran {said} ({gain}), so the measuring never repays."
+
+
 def references() -> Markdown | None:
     """The criterion of machines with an accelerator; where none are recorded, the
     notebook's one line about the GPU case (or nothing, once it was shown)."""
@@ -281,32 +304,52 @@ def references() -> Markdown | None:
     if not found:
         gpu_paragraph(results.NO_ACCELERATOR_REFERENCES)
         return None
-    return markdown_table(
-        [{"machine": r.hardware, **v} for r in found for v in r.data["criterion"]],
-        {
-            "machine": "machine",
-            "network": "network",
-            "best_fixed": "best fixed plan",
-            "slowdown": "allocator vs best fixed",
-            "saved_vs_fixed_rule": "saved vs fixed rule",
-        },
-        {"slowdown": signed, "saved_vs_fixed_rule": signed},
-        timed=False,
-    )
+    rows = [{"machine": r.hardware, **v} for r in found for v in r.data["criterion"]]
+    columns = {"machine": "machine", "network": "network", "best_fixed": "best fixed plan",
+               "slowdown": "allocator vs best fixed",
+               "saved_vs_fixed_rule": "saved vs fixed rule"}  # fmt: skip
+    formats = {"slowdown": signed, "saved_vs_fixed_rule": signed}
+    return markdown_table(rows, columns, formats, timed=False)
 
 
 def price_cases(decision: Decision) -> list[tuple[Any, ...]]:
     """The inputs the pricing exercise is checked on: every candidate the allocator priced."""
     rows = decision.cost_rows()
-    return [
-        (rows, str(c.rollout_device), str(c.update_device), c.threads) for c in decision.candidates
-    ]
+    return [(rows, str(c.rollout_device), str(c.update_device), c.threads)
+            for c in decision.candidates]  # fmt: skip
+
+
+def _choice_word(verdict: str) -> str:
+    """A thread check's outcome in a word or three: what its verdict starts with says it."""
+    if verdict.startswith("right") and "past the noise" in verdict:
+        return "right past the noise"
+    if verdict.startswith("wrong"):
+        return "wrong past the noise"
+    if verdict.startswith(("right", "as good as")):
+        return "within the noise of another count"
+    return verdict.split(":")[0]  # "no verdict", "not judged (busy machine)"
+
+
+def thread_choice_line(verdicts: Sequence[dict[str, Any]]) -> str:
+    """The allocator's thread choices by outcome, each with its networks (threads chosen)."""
+    outcomes: dict[str, list[str]] = {}
+    for v in verdicts:
+        if v.get("threads_verdict"):
+            names = outcomes.setdefault(_choice_word(v["threads_verdict"]), [])
+            names.append(f"{v['network']} ({v['threads_chosen']})")
+    if not outcomes:
+        return "Its thread choice was not checked: one thread count ran."
+    parts = [f"{word} at {', '.join(names)}" for word, names in outcomes.items()]
+    return "Its thread choice: " + "; ".join(parts) + "."
 
 
 @judged("all")
 def findings(verdicts: list[dict[str, Any]], summary: dict[str, Any]) -> list[str]:
-    """What notebook 05 measured on this machine, each line from the numbers."""
-    return [*criterion_sentences(verdicts), curriculum_sentence(summary)]
+    """What notebook 05 measured on this machine, each line from the numbers (one line for
+    the criterion where it had nothing to compare)."""
+    collapsed = ["Placements: one configuration at every network, nothing to compare."]
+    criterion = collapsed if _one_configuration(verdicts) else criterion_sentences(verdicts)
+    return [*criterion, thread_choice_line(verdicts), curriculum_line(summary)]
 
 
 def _plans_label(row: dict[str, Any], chosen_threads: int | None = None) -> str:
@@ -378,7 +421,7 @@ def curriculum_timeline(summary: dict[str, Any]) -> Figure:
         label = ", ".join(names) + " (at the allocator's threads)"
         bars[label] = [(0.0, step["seconds"][names[0]]) for step in timeline]
     for count in summary.get("threads", {}):
-        label = f"the chosen devices at {count} thread{'s' * (count != '1')}, every stage"
+        label = f"its devices at {count} thread{'s' * (count != '1')} throughout"
         bars[label] = [(0.0, step["by_threads"][count]) for step in timeline]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, ax = plt.subplots(figsize=(9, 0.8 + 0.5 * len(bars)))
@@ -390,13 +433,10 @@ def curriculum_timeline(summary: dict[str, Any]) -> Figure:
                 start += measuring
             ax.barh(row, seconds, left=start, color=colours[index % len(colours)])
             start += seconds
-    handles = [
-        plt.matplotlib.patches.Patch(color=colours[i % len(colours)], label=stage["stage"])
-        for i, stage in enumerate(timeline)
-    ]
-    handles.append(
-        plt.matplotlib.patches.Patch(facecolor="lightgrey", hatch="xx", label="measuring")
-    )
+    patch = plt.matplotlib.patches.Patch
+    handles = [patch(color=colours[i % len(colours)], label=stage["stage"])
+               for i, stage in enumerate(timeline)]  # fmt: skip
+    handles.append(patch(facecolor="lightgrey", hatch="xx", label="measuring"))
     ax.tick_params(axis="y", labelsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("seconds (timed iterations of every stage, in order)")

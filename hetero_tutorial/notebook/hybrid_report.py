@@ -14,18 +14,21 @@ from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.configurations import devices_key, where
-from hetero_tutorial.core.machine_load import judged
+from hetero_tutorial.core.machine_load import NOT_JUDGED, judged, readings_of
 from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.prose import gpu_paragraph
-from hetero_tutorial.notebook.tables import counted_line, markdown_table
+from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ppo.runs import PPOResult
 from hetero_tutorial.studies import sweeps
 from hetero_tutorial.studies.learning import returns_phrase
-from hetero_tutorial.studies.threads import ROLES
+from hetero_tutorial.studies.threads import MIN_PAIRS, NO_VERDICT, ROLES, rule_parts, too_few
 
 percent = "{:.0%}".format
+
+RATIO_TICKS = (0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0)
+"""The thread plot's ratio ticks (a log axis): those inside the data's range are shown."""
 
 
 @judged()
@@ -33,8 +36,8 @@ def runs_sentence(runs: dict[str, PPOResult], note: str | None) -> str:
     """Notebook 03's side by side: the hybrid plan's speed-up with its paired spread, or why
     there is none (the plans resolved to the same devices and ran once)."""
     if len(runs) < 2:
-        return (note or "One plan ran.") + (
-            " No ratio to take on this machine: C6 needs an accelerator."
+        return (note + " " if note else "One configuration stood for both plans: ") + (
+            "no ratio to take on this machine (C6 needs an accelerator)."
         )
     baseline, hybrid = runs["all-accelerator"], runs["hybrid"]
     value = baseline.median_iteration_seconds / hybrid.median_iteration_seconds
@@ -74,41 +77,48 @@ def learning_lines(runs: dict[str, PPOResult]) -> list[str]:
     return lines
 
 
-def copies_kinds(runs: dict[str, PPOResult], counted: dict[str, dict[str, Any]]) -> list[str]:
-    """What the two copy counts of notebook 03 are, per plan: the copies that really moved
-    data in section 1's run, and the copies its code asks for, counted here (on the meta
-    device where there is no accelerator: what the plan would copy with one)."""
-    lines = []
+def copies_lines(runs: dict[str, PPOResult], counted: dict[str, dict[str, Any]]) -> list[str]:
+    """Per plan, the copies its code asks for (counted here, on the meta device where there
+    is no accelerator: what the plan would copy with one) beside the copies that really
+    moved data in section 1's run; then what the count is."""
+    lines, places = [], set()
     for name, found in counted.items():
         key = devices_key(placement(name))  # a plan that ran as another is that run
         ran = next((n for n in runs if devices_key(placement(n)) == key), None)
-        real = "not run" if ran is None else f"{runs[ran].copies_per_env_step:.3f}"
+        real = "not run" if ran is None else f"{runs[ran].copies_per_env_step:.3f} per step"
         real += f" (it ran as {ran})" if ran not in (None, name) else ""
-        where = found["counted_on"]
-        kind = (
-            "the copies its code makes, counted on the meta device (what it would copy with an "
-            "accelerator; nothing moved)"
-            if where == "meta"
-            else f"the copies its code makes, counted on {where}"
-        )
+        steps = found.get("steps_counted")
+        per = f" of {steps:,} environment steps" if steps else ""
         lines.append(
-            f"{name}: real copies per environment step in section 1's run (data that moved "
-            f"between devices) {real}; {found['copies_per_env_step']:.4f} per step above: {kind}."
+            f"{name}: {found['copies_per_iteration']:,} copies per iteration{per}, "
+            f"{found['copies_per_env_step']:.4f} per environment step; really moved in "
+            f"section 1's run: {real}."
         )
-    return lines
+        places.add(found["counted_on"])
+    where = ", ".join(sorted(places))
+    what = (
+        "the meta device: the copies each plan's code asks for; none moved data"
+        if where == "meta"
+        else f"{where}: the copies each plan's code makes"
+    )
+    return [*lines, f"Counted on {what}."]
 
 
 def sweep_note(sweep: list[dict[str, Any]]) -> str:
+    """What the sweep timed: placements (those that ran as one), thread counts, and how many
+    paired iterations each configuration has (against the verdicts' minimum)."""
     counts = sorted({r["threads"] for r in sweep})
     plans = sweeps.distinct_plans_measured(sweep)
     merged = [r["stands_for"] for r in sweep if len(r.get("stands_for", [])) > 1]
+    pairs = min(len(r["iteration_seconds"]) for r in sweep)
+    same = f" ({', '.join(merged[0])}: the same devices here)" if merged else ""
     text = (
-        f"The sweep timed {plans} distinct placement(s) at {', '.join(map(str, counts))} "
-        f"thread(s), {len(sweep)} configurations in all."
+        f"Timed: {plans} placement{'s' * (plans != 1)}{same} at "
+        f"{' and '.join(map(str, counts))} threads, {pairs} paired iterations each"
     )
-    if merged:
-        text += f" {', '.join(merged[0])} ran as one (the same devices here)."
-    return text
+    if pairs < MIN_PAIRS and len(counts) > 1:
+        return f"{text}: too few for a thread verdict ({too_few(pairs)})."
+    return text + "."
 
 
 def speedups_table(sweep: list[dict[str, Any]]) -> Markdown:
@@ -131,6 +141,9 @@ def thread_table(effects: list[dict[str, Any]]) -> Markdown:
             **e,
             "who": ROLES[e["role"]],
             "spread": "—" if e["low"] is None else f"{e['low']:.2f}-{e['high']:.2f}x",
+            "verdict": (
+                f"{NO_VERDICT} ({e['pairs']} pairs)" if e["verdict"] == NO_VERDICT else e["verdict"]
+            ),
         }
         for e in effects
     ]
@@ -249,28 +262,44 @@ def bytes_line(answer: int | None, counted: dict[str, Any], guess: int | None = 
     return f"Your rollout_bytes: {answer:,} bytes; the counted transfer moved {same}{predicted}."
 
 
-@judged("all")
+@judged()
+def thread_rule_lines(effects: list[dict[str, Any]]) -> list[str]:
+    """The rule this machine gives, per part, without the figures the table above shows."""
+    return [rule_parts(effects, role)[0] + "." for role in ROLES]
+
+
+def _busy(*figures: object) -> list[str]:
+    """The studies behind ``figures`` that ran on a busy machine, each named once."""
+    return list(dict.fromkeys(r.study for r in readings_of(*figures) if r.busy))
+
+
 def hybrid_findings(
     runs: dict[str, PPOResult],
     counted: dict[str, dict[str, Any]],
     effects: list[dict[str, Any]],
     copy_rows: list[dict[str, Any]],
 ) -> list[str]:
-    """What notebook 03 measured on this machine, each line from the numbers."""
-    from hetero_tutorial.studies.threads import thread_rule
-
-    lines = []
-    if len(runs) > 1:
+    """What notebook 03 measured on this machine, each line from the numbers. A busy
+    study's lines give way to one line naming it (its full reading is printed under it);
+    the copy counts, which time nothing, always print."""
+    busy = _busy(runs, effects, copy_rows)
+    lines = [f"{NOT_JUDGED}: {', '.join(busy)}; each reading is under its study."] * bool(busy)
+    if len(runs) > 1 and not _busy(runs):
         lines.append(runs_sentence(runs, None))
-    else:
+    elif not _busy(runs):
         ((name, run),) = runs.items()
         lines.append(
             f"One configuration ({name}): {format_seconds(run.median_iteration_seconds)} "
             f"per iteration, {run.env_steps_per_s:,.0f} steps/s."
         )
-    lines += [counted_line(found) for found in counted.values()]
-    lines += thread_rule(effects)[:2]
-    if copy_rows:
+    lines.append(
+        "Copies per iteration, counted: "
+        + ", ".join(f"{name} {found['copies_per_iteration']:,}" for name, found in counted.items())
+        + "."
+    )
+    if not _busy(effects):
+        lines += thread_rule_lines(effects)[:2]
+    if copy_rows and not _busy(copy_rows):
         fastest = max(copy_rows, key=lambda row: row["gb_per_s"])
         lines.append(
             f"Fastest copy: {fastest['mode']} at {fastest['size_bytes']:,} bytes, "
@@ -336,8 +365,13 @@ def thread_effects(effects: Sequence[dict[str, Any]]) -> Figure:
     ax.axhline(1.0, color="k", linewidth=0.8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")  # a ratio: 2x faster and 2x slower lie as far from 1
+    low, high = ax.get_ylim()
+    ax.set_yticks([t for t in RATIO_TICKS if low <= t <= high] or [1.0])
     ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xticks(sorted({e["width"] for e in effects}))  # the widths measured, no others
     ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
     ax.set_xlabel("hidden width (units per layer)")
     ax.set_ylabel(f"seconds at 1 thread / at {threads} threads")
     ax.set_title("Above 1: all cores are faster for that part")

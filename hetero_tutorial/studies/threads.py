@@ -1,14 +1,15 @@
 """CPU threads as a resource: one thread against all cores, for the actor and for the learner.
 
-PyTorch splits a large matrix product over its intra-op threads; a small one (the
-actor's forward pass on a handful of observations) gains nothing and pays for waking
-the threads. Where that line falls depends on the width, the batch and the machine, so
-it is measured: the width sweep (:func:`~hetero_tutorial.studies.sweeps.width_sweep`)
+PyTorch splits a large matrix product over its intra-op threads, and waking them costs a
+fixed time, so a small one (the actor's forward pass on a handful of observations) may
+gain less than it pays. Where that line falls depends on the width, the batch and the
+machine, so it is measured: the width sweep (:func:`~hetero_tutorial.studies.sweeps.width_sweep`)
 runs every configuration at one thread and at all cores, interleaved iteration by
 iteration, and keeps each phase's seconds per iteration. :func:`thread_effects` pairs
 those iterations (one thread over all cores, per phase and width) and
 :func:`thread_rule` turns them into the rule this machine gives, naming an effect only
-where the whole spread of the paired ratios lies on one side of 1.
+where the whole spread of the paired ratios lies on one side of 1, and only from
+:data:`MIN_PAIRS` paired iterations on (fewer give *no verdict*).
 """
 
 from __future__ import annotations
@@ -30,6 +31,28 @@ ROLES = {
 """The parts whose thread count is judged, and how a sentence names them."""
 
 FASTER, SLOWER, UNCLEAR = "all cores faster", "one thread faster", "no clear effect"
+NO_VERDICT = "no verdict"
+"""Too few paired iterations to name an effect (see :data:`MIN_PAIRS`)."""
+
+MIN_PAIRS = 5
+"""Paired iterations a thread verdict needs. An effect is named only where every paired
+ratio lies on one side of 1; with no effect at all, noise alone does that with chance
+2 x 0.5^n for n pairs: one in two for 2 pairs, one in eight for 4, one in sixteen for 5."""
+
+
+def chance_all_one_side(pairs: int) -> float:
+    """How often noise alone (no effect) puts all ``pairs`` paired ratios on one side of 1."""
+    return min(1.0, 2 * 0.5**pairs)
+
+
+def too_few(pairs: int) -> str:
+    """Why ``pairs`` paired iterations give no verdict, with the odds that say so."""
+    if pairs < 2:
+        return f"{pairs} paired iteration: no spread, and a verdict needs {MIN_PAIRS}"
+    return (
+        f"{pairs} paired iterations, and a verdict needs {MIN_PAIRS}: noise alone puts all "
+        f"{pairs} on one side {chance_all_one_side(pairs):.0%} of the time"
+    )
 
 
 def _seconds(row: dict[str, Any], role: str) -> list[float]:
@@ -46,9 +69,10 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
     (the CPU's own question by default; a row measured once for several placements, as
     every preset is without an accelerator, counts for each). ``ratio`` above 1: all
     cores are faster.
-    ``verdict``: :data:`FASTER`, :data:`SLOWER` or :data:`UNCLEAR` (the spread straddles 1,
-    or one timed iteration gave no spread); :data:`NOT_JUDGED` where the sweep ran on a
-    busy machine (:func:`~hetero_tutorial.core.machine_load.withheld`).
+    ``verdict``: :data:`FASTER`, :data:`SLOWER` or :data:`UNCLEAR` (the spread straddles 1);
+    :data:`NO_VERDICT` with fewer than :data:`MIN_PAIRS` paired iterations (``pairs``);
+    :data:`NOT_JUDGED` where the sweep ran on a busy machine
+    (:func:`~hetero_tutorial.core.machine_load.withheld`).
     """
     if not rows:
         raise UsageError("no sweep rows to read thread effects from")
@@ -81,14 +105,18 @@ def thread_effects(rows: Sequence[dict[str, Any]], placement: str = "all-cpu") -
                     "low": spread.low,
                     "high": spread.high,
                     "how": spread.how,
-                    "verdict": NOT_JUDGED if busy else _verdict(side),
+                    "pairs": len(ratios),
+                    "verdict": NOT_JUDGED if busy else _verdict(side, len(ratios)),
                 }
             )
     return derived(rows, effects)
 
 
-def _verdict(side: bool | None) -> str:
-    """A row's verdict from the side its spread lies on (None: straddles 1, or unmeasured)."""
+def _verdict(side: bool | None, pairs: int) -> str:
+    """A row's verdict from the side its spread lies on (None: straddles 1), given enough
+    paired iterations to name one."""
+    if pairs < MIN_PAIRS:
+        return NO_VERDICT
     return UNCLEAR if side is None else FASTER if side else SLOWER
 
 
@@ -109,25 +137,33 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
         return f"{ROLES[role].capitalize()}: not measured", ""
     n, few = mine[0]["threads"], mine[0]["few_threads"]
     one = f"{few} thread{'s' * (few > 1)}"
-    faster, slower, unclear = (
-        [e["width"] for e in mine if e["verdict"] == side] for side in (FASTER, SLOWER, UNCLEAR)
+    faster, slower, unclear, unjudged = (
+        [e["width"] for e in mine if e["verdict"] == side]
+        for side in (FASTER, SLOWER, UNCLEAR, NO_VERDICT)
     )
     widths = [e["width"] for e in mine]
     # "from width W" only for a contiguous tail: W and every wider width ran faster on all cores
     start = next((w for w in widths if all(x in faster for x in widths if x >= w)), None)
     figures = "; ".join(f"{e['width']}: {_spread_text(e)}" for e in mine)
     name = ROLES[role].capitalize()
-    if not faster and not slower:
+    pairs = min(e.get("pairs", MIN_PAIRS) for e in mine)
+    if not (faster or slower or unclear or unjudged):
+        text = f"{name}: {NOT_JUDGED} at every width"
+    elif unjudged and not (faster or slower or unclear):
+        text = f"{name}: no verdict at any width ({too_few(pairs)})"
+    elif not faster and not slower:
         text = (
-            f"{name}: {one}. All {n} cores showed no clear effect at any width measured "
-            f"(within the noise of the paired iterations), so {one} does as well and "
-            "leaves the other cores free"
+            f"{name}: {one}. All {n} cores showed no clear effect at width "
+            f"{_widths(unclear)} (within the noise of the paired iterations), so {one} does "
+            "as well and leaves the other cores free"
         )
+        text += f"; no verdict at width {_widths(unjudged)}" if unjudged else ""
     else:
         if start is not None:
-            below = [w for w in widths if w < start]
+            below = [w for w in widths if w < start and w not in unjudged]
             head = f"{name}: all {n} cores from width {start}"
-            head += f", {one} below ({_widths(below)})" if below else " (every width measured)"
+            head += f", {one} below ({_widths(below)})" if below else ""
+            head += " (every width measured)" if start == widths[0] else ""
         elif faster:
             head = f"{name}: all {n} cores at width {_widths(faster)}, {one} at the others"
         else:
@@ -136,10 +172,12 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
         seen += [f"slower at width {_widths(slower)}"] * bool(slower)
         seen += [f"no clear effect at width {_widths(unclear)}"] * bool(unclear)
         text = f"{head}. All {n} cores were " + "; ".join(seen)
+        text += f"; no verdict at width {_widths(unjudged)}" if unjudged else ""
     how = mine[0]["how"] if mine[0]["low"] is not None else "one iteration each"
     return (
         text,
-        f"time at {one} over all cores' by width (above 1: all cores faster; {how}): {figures}",
+        f"time at {one} over all cores' by width (above 1: all cores faster; {how}, "
+        f"{pairs} pair{'s' * (pairs != 1)}): {figures}",
     )
 
 
@@ -155,3 +193,133 @@ def role_rule(effects: Sequence[dict[str, Any]], role: str) -> str:
 def thread_rule(effects: Sequence[dict[str, Any]]) -> list[str]:
     """The rule this machine gives for the actor and the learner (and a whole iteration)."""
     return [role_rule(effects, role) for role in ROLES]
+
+
+def _count(threads: int) -> str:
+    return f"{threads} thread{'s' * (threads != 1)}"
+
+
+EITHER = "either"
+"""A width where the faster count lay within the noise: one thread does as well."""
+EITHER_COUNT = "either count (within the noise)"
+"""The answer of a width where no count was faster past the noise."""
+
+
+UNDECIDED = (NO_VERDICT, NOT_JUDGED)
+"""The answers that name no thread count: too few pairs, or a busy machine."""
+
+
+def _from_sweep(effect: dict[str, Any]) -> str:
+    """03's whole-iteration answer at one width: a thread count, :data:`EITHER`,
+    :data:`NO_VERDICT` or :data:`NOT_JUDGED`."""
+    verdict = effect["verdict"]
+    if verdict == FASTER:
+        return _count(effect["threads"])
+    if verdict == SLOWER:
+        return _count(effect["few_threads"])
+    return EITHER if verdict == UNCLEAR else NOT_JUDGED if verdict == NOT_JUDGED else NO_VERDICT
+
+
+def _from_check(row: dict[str, Any]) -> str:
+    """05's answer at one network, from its thread check's verdict (the words
+    :func:`~hetero_tutorial.allocator.trials.thread_check` writes): the count faster past the
+    noise, :data:`EITHER`, :data:`NOT_JUDGED` (busy), or :data:`NO_VERDICT` (fewer pairs
+    than :data:`MIN_PAIRS`, or no check)."""
+    verdict = row.get("threads_verdict") or ""
+    if verdict == NOT_JUDGED:
+        return NOT_JUDGED
+    if verdict.startswith(NO_VERDICT) or (row.get("threads_pairs") or MIN_PAIRS) < MIN_PAIRS:
+        return NO_VERDICT
+    if verdict.startswith("right") and "past the noise" in verdict:
+        return _count(row["threads_chosen"])
+    if verdict.startswith("wrong"):
+        return _count(row["threads_best"])
+    return EITHER if verdict.startswith(("right", "as good as")) else NO_VERDICT
+
+
+def one_answer(
+    effects: Sequence[dict[str, Any]], checks: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """03's width sweep (a whole iteration, per width) and 05's thread checks (per MLP
+    network, ``mlp-<width>``) read as one answer per width range.
+
+    Returns ranges of neighbouring widths with one answer each: ``widths``, ``answer`` (a
+    thread count; :data:`EITHER_COUNT` where every verdict was within the noise; None where no
+    verdict was reached), ``sources`` (per notebook, ``{its answer: [widths]}`` within the
+    range; :data:`EITHER` for within the noise) and ``disagree`` (True where the two
+    notebooks named different counts at one width, or one notebook's count sits between
+    the other's opposite count on both sides)."""
+    by_width: dict[int, dict[str, str | None]] = {}
+    for effect in effects:
+        if effect["role"] == "iteration":
+            by_width.setdefault(effect["width"], {})["03"] = _from_sweep(effect)
+    for row in checks:
+        network = str(row.get("network", ""))
+        if network.startswith("mlp-") and network[4:].isdigit():
+            by_width.setdefault(int(network[4:]), {})["05"] = _from_check(row)
+    points = []
+    for width in sorted(by_width):
+        said = by_width[width]
+        definite = {s for s in said.values() if s not in (EITHER, *UNDECIDED)}
+        if len(definite) > 1:
+            answer, disagree = None, True
+        elif definite:
+            answer, disagree = definite.pop(), False
+        else:
+            answer = EITHER_COUNT if EITHER in said.values() else None
+            disagree = False
+        points.append({"widths": [width], "answer": answer, "sources": said,
+                       "disagree": disagree})  # fmt: skip
+    for before, point, after in zip(points, points[1:], points[2:], strict=False):
+        mine = set(point["sources"]) - set(before["sources"]) - set(after["sources"])
+        flanked = before["answer"] == after["answer"] not in (None, point["answer"])
+        if mine and flanked and point["answer"] is not None and not before["disagree"]:
+            point["disagree"] = True
+    ranges: list[dict[str, Any]] = []
+    for point in points:
+        last = ranges[-1] if ranges else None
+        joins = last is not None and not (last["disagree"] or point["disagree"])
+        if joins and last["answer"] == point["answer"]:
+            last["widths"] += point["widths"]
+        else:
+            last = {**point, "widths": list(point["widths"]), "sources": {}}
+            ranges.append(last)
+        for notebook, said in point["sources"].items():
+            found = last["sources"].setdefault(notebook, {})
+            found.setdefault(said, []).extend(point["widths"])
+    return ranges
+
+
+def _span(widths: Sequence[int]) -> str:
+    return str(widths[0]) if len(widths) == 1 else f"{widths[0]}-{widths[-1]}"
+
+
+def one_answer_sentence(ranges: Sequence[dict[str, Any]]) -> str:
+    """:func:`one_answer` in words: a recommendation per width range, each with the
+    notebooks behind it, then every disagreement by name."""
+    if not ranges:
+        return "no width measured by either notebook"
+    parts, disputes = [], []
+    for found in ranges:
+        behind = "; ".join(
+            f"{notebook}: "
+            + ", ".join(
+                f"{'within the noise' if said == EITHER else said} at {_widths(widths)}"
+                for said, widths in answers.items()
+            )
+            for notebook, answers in sorted(found["sources"].items())
+        )
+        if found["disagree"]:
+            parts.append(f"width {_span(found['widths'])}: the notebooks disagree ({behind})")
+            disputes.append(_span(found["widths"]))
+        else:
+            busy = all(w == [NOT_JUDGED] for w in map(list, found["sources"].values()))
+            answer = found["answer"] or (NOT_JUDGED if busy else NO_VERDICT)
+            parts.append(f"width {_span(found['widths'])}: {answer} ({behind})")
+    text = "; ".join(parts)
+    if disputes:
+        text += (
+            f". A disagreement remains at width {', '.join(disputes)}: no answer there until "
+            "a rerun of both agrees"
+        )
+    return text
