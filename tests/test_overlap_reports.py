@@ -118,7 +118,10 @@ def test_a_run_past_its_ideal_says_the_ideal_broke_and_what_the_run_can_check():
     }
     words = str(overlap_findings.ideal_finding(past))
     assert "above its ideal (at most 1.36x) by 8%: the expectation broke" in words
-    assert "in this run a rollout took 70.0 ms" in words and "dropped" not in words
+    assert (
+        "this run's own, 70.0 and 25.0 ms, set a ceiling of 1.66x" in words
+        and "dropped" not in words
+    )
     slower_parts = past | {"own_phase_ideal": 1.2}
     assert "no cause this run can check" in str(overlap_findings.ideal_finding(slower_parts))
     one_seed = past | {"seeds": 1}

@@ -136,11 +136,13 @@ QUESTIONS: dict[tuple[str, int], Answer] = {
         "meaning; the notebook says so.",
     ),
     ("04", 1): A(
-        "the tensor buffer copies fewest per batch (one gather, one copy of the whole "
-        "batch), the Python designs one per field; on a CPU seat no copy crosses a device "
-        "and every design counts 0 there: {buffers}.",
-        "a design with more copies per batch on a CPU seat: the buffer was built on another "
-        "device than the learner's (a changed parameter).",
+        "patterns A and B the same count, one copy per field (six per batch), and the tensor "
+        "buffer one packed copy; so any speed-up of pattern B comes from touching a batch's "
+        "segments instead of every transition (Python work), not from fewer switches; on a "
+        "CPU seat no copy crosses a device and every design counts 0: {buffers}.",
+        "pattern B with fewer copies than pattern A: the buffer was built on another device "
+        "than the learner's (a changed parameter), or pattern A was rewritten to copy per "
+        "sample.",
     ),
     ("04", 2): A(
         "neighbouring steps are correlated: the batch's gradient points the same way more "

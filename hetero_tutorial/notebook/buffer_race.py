@@ -23,16 +23,10 @@ RACE_METRICS = {
 }
 WHY_PEER_AHEAD = {
     ("uniform", "bytes_per_transition"): (
-        "TorchRL keeps one tensor per field, its three flags (terminated, truncated, done) "
-        "as one-byte bools, where our one float32 row stores each flag in 4 bytes (what "
-        "would close it: the flags in a uint8 tensor of their own, at the price of a second "
-        "gather per batch)"
+        "one-byte bools for its flags, where our float32 row spends 4 bytes on each"
     ),
     ("trajectory", "bytes_per_transition"): (
-        "TorchRL stores a trajectory's transitions in the same flat tensors as any other and "
-        "finds the slices when it samples; our pattern B keeps each 16-step segment as Python "
-        "objects holding NumPy arrays, whose headers tracemalloc counts (what would close it: "
-        "segments as rows of one preallocated tensor, as the tensor buffer stores transitions)"
+        "flat tensors, where our pattern B keeps Python objects per segment"
     ),
 }
 """Why the peer wins where it does, from what each side stores (benchmarks/README.md)."""
@@ -96,9 +90,11 @@ def race_sentences(record: Any) -> list[str]:
                 f"{1 / peer_races.round_ratio(pair):.2f}x in its favour. Why: {why}."
             )
         elif pair["low"] > 1:
-            ahead.append(f"{where} {peer_races.round_ratio(pair):.1f}x")
+            short = {"sample_per_s": "sampling", "add_per_s": "adding"}.get(pair["metric"], label)
+            buffer = RACE_POINTS[pair["point"]].split(" vs ")[0]
+            ahead.append(f"{buffer.split()[0]} {short} {peer_races.round_ratio(pair):.1f}x")
     if ahead:
-        lines.append("Ours is ahead, every round, on: " + "; ".join(ahead) + ".")
+        lines.append("Ours is ahead, every round, on: " + ", ".join(ahead) + ".")
     return lines
 
 
@@ -110,11 +106,15 @@ NO_RACE = (
 
 
 def race(record: Any = "newest") -> Markdown:
-    """A buffer race as notebook 04 shows it (default: the newest committed one): where and
-    how it was measured, its table with both sides' medians, and who is ahead and why."""
+    """A buffer race as notebook 04 shows it (default: the newest committed one): where it
+    was measured and who is ahead and why; its settings and table folded away."""
     record = peer_races.race("bench.buffer_peers") if record == "newest" else record
     if record is None:
         return Markdown(NO_RACE)
     lines = "\n".join(f"- {line}" for line in race_sentences(record))
+    where = f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}."
     settings = f"{peer_races.provenance(record)} {race_settings(record)}"
-    return Markdown(f"{settings}\n\n{race_table(record).data}\n\n{lines}")
+    return Markdown(
+        f"{where}\n\n{lines}\n\n<details><summary>The race's settings and table</summary>"
+        f"\n\n{settings}\n\n{race_table(record).data}\n\n</details>"
+    )

@@ -15,9 +15,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from hetero_tutorial.core import machine_load, results
+from hetero_tutorial.notebook import peer_races
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.studies import overlap_findings
+from hetero_tutorial.studies import overlap, overlap_findings
 
 
 def _percent(value: float) -> str:
@@ -26,6 +27,15 @@ def _percent(value: float) -> str:
 
 def _times(value: float) -> str:
     return f"{value:.2f}x"
+
+
+def _speedup(entry: dict[str, Any]) -> str:
+    """A configuration's speed-up, the median over the seeds with their range in brackets
+    where two or more seeds ran."""
+    text = _times(entry["speedup_vs_sequential"])
+    if entry.get("seeds", 1) >= 2 and entry.get("speedup_low") is not None:
+        text += f" ({entry['speedup_low']:.2f}-{entry['speedup_high']:.2f}x)"
+    return text
 
 
 def summary_table(summary: Sequence[dict[str, Any]], ideal: bool = True) -> Markdown:
@@ -57,8 +67,114 @@ def summary_table(summary: Sequence[dict[str, Any]], ideal: bool = True) -> Mark
     }
     if not ideal:
         columns = {k: v for k, v in columns.items() if k not in ("ideal_speedup", "share_of_ideal")}
-    return markdown_table(
-        [{"name": overlap_findings.label(e), **e} for e in summary], columns, formats
+    if all(e.get("other_load_cores") is None for e in summary):
+        del columns["other_load_cores"]  # no run lasted long enough to meter it: no column
+    rows = [{**e, "name": overlap_findings.label(e), "speedup": _speedup(e)} for e in summary]
+    columns = {("speedup" if k == "speedup_vs_sequential" else k): v for k, v in columns.items()}
+    return markdown_table(rows, columns, formats)
+
+
+def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
+    """Each overlapped configuration's speed-up against its ideal, the outcome in the words of
+    :func:`~hetero_tutorial.studies.overlap_findings.ideal_finding`; below the table, the
+    causes the run can check for every configuration outside its ideal."""
+    rows, outside = [], []
+    for entry in summary:
+        if entry["plan"] == "sequential":
+            continue
+        finding = overlap_findings.ideal_finding(entry)
+        value = finding.measured.value
+        place = finding.expected.place(value)
+        gap = f" by {finding.expected.gap(value):.0%}" * (place != "inside")
+        rows.append({**entry, "name": overlap_findings.label(entry), "speedup": _speedup(entry),
+                     "outcome": f"{place}{gap}: {finding.outcome.value}"})  # fmt: skip
+        if place != "inside":
+            causes = [c.cause for c in finding.checks if c.applies]
+            outside.append(
+                f"- {overlap_findings.label(entry)}, {place} its ideal{gap}: "
+                + ("; ".join(causes) or "no cause this run can check explains it")
+                + "."
+            )
+    table = markdown_table(
+        rows,
+        {"name": "configuration", "speedup": "x sequential",
+         "ideal_speedup": "ideal (at most)", "outcome": "against its ideal"},
+        {"ideal_speedup": _times},
+        timed=False,
+    )  # fmt: skip
+    return Markdown("\n\n".join([table.data, *(["\n".join(outside)] if outside else [])]))
+
+
+def timeline_line(lanes: Sequence[dict[str, Any]], study: dict[str, Any]) -> str:
+    """The sequential timeline's own phase times beside the study's R and U: the timeline is
+    a separate, short run of the same plan, so its bars need not match them."""
+    seconds = {
+        kind: [i["end"] - i["start"] for i in lanes if i["kind"] == kind]
+        for kind in ("rollout", "update")
+    }
+    rollout, update = overlap.sequential_phase_times(study)
+    return (
+        f"This sequential timeline is a separate run ({len(seconds['rollout'])} iterations "
+        f"after a warm-up): rollouts {np.median(seconds['rollout']) * 1e3:.1f} ms, updates "
+        f"{np.median(seconds['update']) * 1e3:.1f} ms (medians); section 3's R = "
+        f"{rollout * 1e3:.1f} ms and U = {update * 1e3:.1f} ms are means over the study's "
+        "whole sequential runs."
+    )
+
+
+def clipping_sentence(by_lag: dict[Any, dict[str, float]]) -> str:
+    """What the clipping table says, in words: each lag's approx KL before PPO's first step
+    against the distance lag 0's own epochs travel within an update (its last minibatch),
+    and whether the clip bit at all."""
+    lags = {int(lag): stats for lag, stats in by_lag.items()}
+    text = []
+    own = lags.get(0, {}).get("approx_kl")
+    for lag in sorted(k for k in lags if k > 0):
+        start = lags[lag]["start_approx_kl"]
+        against = ""
+        if own:
+            against = (
+                f": {start / own:.1f}x the {own:.1e} that lag 0's epochs travel in an update "
+                "(its last minibatch)"
+            )
+        text.append(
+            f"Lag {lag} starts {start:.1e} from the acting policy (approx KL before the first "
+            f"step){against}."
+        )
+    clipped = {
+        (lag, when): stats[key]
+        for lag, stats in lags.items()
+        for when, key in (("first", "start_clipfrac"), ("last", "clipfrac"))
+    }
+    if not any(clipped.values()):
+        text.append("The clip fraction is 0.000 at every lag and minibatch: no ratio was clipped.")
+    else:
+        text.append(
+            "Clip fraction: "
+            + ", ".join(f"lag {lag} {when} {v:.3f}" for (lag, when), v in clipped.items())
+            + "."
+        )
+    return " ".join(text)
+
+
+def collection_race() -> Markdown:
+    """The committed race of our workers against TorchRL's collectors: where it ran and where
+    a peer is ahead (or that none is); its settings and table folded away."""
+    kind, script = "bench.collection_peers", "benchmarks/collection_peers.py"
+    record = peer_races.race(kind)
+    full = peer_races.race_report(kind, script)
+    if record is None:
+        return full
+    ratios = [peer_races.round_ratio(p) for p in record.data["summary"]["pairs"]]
+    ratios = [r for r in ratios if r is not None]
+    ahead = peer_races.behind(record) or ["No peer is ahead at any point of this race."]
+    head = f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}"
+    if ratios:
+        head += f": ours / peer env steps/s {min(ratios):.2f}-{max(ratios):.2f}x over its points"
+    lines = "\n".join(f"- {line}" for line in ahead)
+    return Markdown(
+        f"{head}.\n\n{lines}\n\n<details><summary>The race: settings, table, peers not "
+        f"raced</summary>\n\n{full.data}\n\n</details>"
     )
 
 
@@ -221,11 +337,14 @@ def _process_order(process: str) -> tuple[int, str]:
     return (0 if "rollout" in process or process.startswith("worker") else 1, process)
 
 
-def speedup_by_workers(summary: Sequence[dict[str, Any]]) -> Figure:
+def speedup_by_workers(summary: Sequence[dict[str, Any]]) -> Figure | None:
     """Speed-up over the sequential plan against the number of workers, one line per
-    backend and lag (median and range over seeds), beside each lag's ideal (dashed)."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    backend and lag (median and range over seeds), beside each lag's ideal (dashed); None,
+    and no figure, where the study ran one worker count."""
     entries = [e for e in summary if e["plan"] != "sequential"]
+    if len({e["workers"] for e in entries}) < 2:
+        return None  # one worker count: a plot against workers would have one x value
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
     lags = sorted({e["max_policy_lag"] for e in entries})
     for colour, lag in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"], lags, strict=False):
         for backend, marker in (("mp", "o-"), ("ray", "s:")):

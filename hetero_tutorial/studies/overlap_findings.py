@@ -67,9 +67,8 @@ def ideal_finding(entry: dict[str, Any], subject: str = "speed-up") -> Finding:
     if sequential and own and math.isfinite(entry.get("own_phase_ideal", math.nan)):
         checks.append(
             Check(
-                f"the ideal's R and U come from the sequential run ({_ms(sequential)}); in "
-                f"this run a rollout took {own[0] * 1e3:.1f} ms and an update "
-                f"{own[1] * 1e3:.1f} ms, and with those the ceiling is "
+                f"the ideal's R and U are the sequential run's ({_ms(sequential)}); this "
+                f"run's own, {own[0] * 1e3:.1f} and {own[1] * 1e3:.1f} ms, set a ceiling of "
                 f"{entry['own_phase_ideal']:.2f}x",
                 entry["own_phase_ideal"] >= entry["speedup_vs_sequential"],
             )
@@ -150,6 +149,16 @@ def learning_findings(study: dict[str, Any]) -> list[str]:
     return found
 
 
+def learning_lines(study: dict[str, Any]) -> list[str]:
+    """:func:`learning_findings` with the comparisons that share one verdict on one line
+    (four "no verdict" lines from one seed read as one)."""
+    by_verdict: dict[str, list[str]] = {}
+    for line in learning_findings(study):
+        compared, _, verdict = line.partition(": ")
+        by_verdict.setdefault(verdict, []).append(compared)
+    return [f"{'; '.join(names)}: {verdict}" for verdict, names in by_verdict.items()]
+
+
 def ray_ratios(rows: Sequence[dict[str, Any]]) -> dict[tuple[int, int], list[float]]:
     """Per (workers, lag): Ray's steps/s over the process engine's, seed by seed."""
     speed = {
@@ -165,8 +174,10 @@ def ray_ratios(rows: Sequence[dict[str, Any]]) -> dict[tuple[int, int], list[flo
     return ratios
 
 
+@judged()
 def ray_findings(study: dict[str, Any]) -> list[str]:
-    """Ray's cost against plain processes on this machine, per configuration."""
+    """Ray's cost against plain processes on this machine, per configuration (the guard's
+    line instead where the study ran busy: not judged)."""
     found = []
     for (workers, lag), ratios in ray_ratios(study["rows"]).items():
         name = configuration_label("ray", workers, lag)
