@@ -107,6 +107,7 @@ _MODULES = {
     "buffer_designs": "studies.buffer_designs",
     "overlap": "studies.overlap",
     "overlap_findings": "studies.overlap_findings",
+    "crossover_findings": "studies.crossover_findings",
     "gail": "studies.gail",
     "demonstrations": "rl.gail.demonstrations",
     "trials": "allocator.trials",
@@ -118,6 +119,9 @@ _MODULES = {
     "diagrams": "notebook.diagrams",
     "peer_races": "notebook.peer_races",
     "buffer_race": "notebook.buffer_race",
+    "compile_race": "notebook.compile_race",
+    "device_envs_figures": "notebook.device_envs_figures",
+    "neighbour_findings": "notebook.neighbour_findings",
     "fill_ledger": "app.fill_ledger",
 }
 """Modules importable from the package's top by their file names (no two share one)."""

@@ -14,6 +14,7 @@ from hetero_tutorial.app.bench import compile as bench_compile
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import as_placement
+from hetero_tutorial.notebook import compile_race
 from hetero_tutorial.notebook import compile_report as report
 from hetero_tutorial.notebook.solutions.compile_and_graphs import largest_gain
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
@@ -156,16 +157,16 @@ def test_the_race_lines_quote_the_compiled_contestant_where_it_raced():
             "rejax": rejax,
         }
     )
-    line = report.rejax_lines(raced, [])[1]
+    line = compile_race.rejax_lines(raced, [])[1]
     assert "ours eager 10,000 (0.25x rejax)" in line
     assert "ours compiled 20,000 (0.50x rejax; its compile 4.0 s, from a warm cache)" in line
     live = [{"size": 8, "piece": "ppo-all-device", "mode": "compile", "speedup": 1.5}]
-    estimated = report.rejax_lines(_race_record({"ours": eager, "rejax": rejax}), live)[1]
+    estimated = compile_race.rejax_lines(_race_record({"ours": eager, "rejax": rejax}), live)[1]
     assert "about 15,000 (0.38x rejax): an estimate" in estimated
     pair = {"point": "8 envs", "ours": "ours-compiled", "peer": "rejax", "metric": "steps_per_s",
             "median_of_round_ratios": 0.55, "low": 0.45, "high": 0.6}  # fmt: skip
     raced.data["summary"]["pairs"] = [pair]  # rounds paired: their ratios, as the tables
-    paired = report.rejax_lines(raced, [])[1]
+    paired = compile_race.rejax_lines(raced, [])[1]
     assert "ours compiled 20,000 (0.55x rejax, rounds 0.45-0.60x; its compile" in paired
 
 
@@ -192,18 +193,18 @@ def test_rejax_per_gradient_step_is_set_against_our_products():
 
     # 1,024 envs x 32 steps = 32,768 per iteration, 10 epochs x 128 minibatches of 256:
     # at 102,400 steps/s an iteration is 0.32 s, 250 us per gradient step.
-    line = report.rejax_step_line(record(102_400.0), _BREAKDOWN)
+    line = compile_race.rejax_step_line(record(102_400.0), _BREAKDOWN)
     assert "at most 250 us per gradient step" in line and "1.25x our products alone" in line
     assert "would have to fit in 50 us; here it takes 200 us, 4.0x that" in line
-    faster = report.rejax_step_line(record(204_800.0), _BREAKDOWN)  # 125 us: under our products
+    faster = compile_race.rejax_step_line(record(204_800.0), _BREAKDOWN)  # 125 us: < products
     assert "Its products ran faster than ours do here" in faster
-    slower = report.rejax_step_line(record(51_200.0), _BREAKDOWN)  # 500 us: room for our rest
+    slower = compile_race.rejax_step_line(record(51_200.0), _BREAKDOWN)  # 500 us: room for our rest
     assert "fits in the 300 us that leaves: the gap is outside the update step" in slower
-    other = report.rejax_step_line(record(102_400.0, minibatch=64), _BREAKDOWN)
+    other = compile_race.rejax_step_line(record(102_400.0, minibatch=64), _BREAKDOWN)
     assert other.startswith("The race's minibatch (64) is not the breakdown's (256)")
     missing = record(102_400.0)
     missing.data["summary"]["stats"] = {}
-    assert "no rejax run at 1,024 envs" in report.rejax_step_line(missing, _BREAKDOWN)
+    assert "no rejax run at 1,024 envs" in compile_race.rejax_step_line(missing, _BREAKDOWN)
 
 
 def test_the_run_lengths_come_from_the_configs():

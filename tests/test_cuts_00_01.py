@@ -13,7 +13,7 @@ from IPython.display import Markdown
 from hetero_tutorial.core import results
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread
-from hetero_tutorial.notebook import baseline_report, timing_report
+from hetero_tutorial.notebook import baseline_report, neighbour_findings, timing_report
 from hetero_tutorial.notebook.figure_audit import problems
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import crossover, crossover_grid
@@ -152,7 +152,7 @@ def test_the_neighbour_table_has_one_row_per_way_the_loop_ran():
         for i, case in enumerate(CASES)
         for r in range(2)
     ]
-    table = timing_report.neighbour_table(runs).data
+    table = neighbour_findings.neighbour_table(runs).data
     assert table.count("\n| ") == 3  # three rows under the header
     assert "| alone | 1,000 / 1,000 |" in table and "| 0 of 2 |" in table
 

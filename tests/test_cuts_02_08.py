@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from IPython.display import Markdown
 
 from hetero_tutorial.core import machine_load, results
-from hetero_tutorial.notebook import compile_report, profile_report
+from hetero_tutorial.notebook import compile_race, compile_report, profile_report
 from hetero_tutorial.profiling import reading
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -207,11 +207,11 @@ OTHER = {"cpu_model": "Another CPU", "cpu_logical_cores": 64, "cpu_identity": {"
 @pytest.mark.parametrize("rejax_steps_per_s", [51_200.0, 102_400.0, 204_800.0])
 def test_another_machines_rejax_step_is_not_set_against_ours(rejax_steps_per_s):
     record = _race(rejax_steps_per_s)
-    other = compile_report.rejax_step_line(record, _BREAKDOWN, here=OTHER)
+    other = compile_race.rejax_step_line(record, _BREAKDOWN, here=OTHER)
     assert "another machine: its step is not set against this machine's products" in other
     assert "closes that" not in other and "To match it" not in other and "fits" not in other
     here = record.provenance["fingerprint"]
-    same = compile_report.rejax_step_line(record, _BREAKDOWN, here=here)
+    same = compile_race.rejax_step_line(record, _BREAKDOWN, here=here)
     assert "recorded on this kind of machine" in same
     expected = {
         51_200.0: "fits in the 300 us",
@@ -230,9 +230,9 @@ def test_an_estimate_from_another_machine_says_it_spans_two():
     }
     record = results.Record("bench.device_ppo_peers", {"summary": {"stats": stats}})
     live = [{"size": 8, "piece": "ppo-all-device", "mode": "compile", "speedup": 1.5}]
-    other = compile_report.rejax_lines(record, live, here=OTHER)[1]
+    other = compile_race.rejax_lines(record, live, here=OTHER)[1]
     assert "an estimate from two measurements on two machines, not a race" in other
-    same = compile_report.rejax_lines(record, live, here=record.provenance["fingerprint"])[1]
+    same = compile_race.rejax_lines(record, live, here=record.provenance["fingerprint"])[1]
     assert "an estimate from two measurements, not a race" in same
 
 

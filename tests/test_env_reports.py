@@ -9,6 +9,7 @@ import pytest
 import torch
 from gymnasium.envs.classic_control.pendulum import angle_normalize
 
+from hetero_tutorial.notebook import device_envs_figures
 from hetero_tutorial.notebook import device_envs_report as report
 from hetero_tutorial.notebook.solutions.device_envs import pendulum_cost, wrap_angle
 from hetero_tutorial.rl.envs.batched import BatchedPendulum
@@ -87,7 +88,7 @@ def test_findings_are_written_from_the_numbers():
     assert "slow: 1 us + 10 us x N; equal at N = 0.1, ceiling 1.1x" in overhead
     flat = [_row("flat", n, n / 1e-3) for n in (1, 10, 100)]
     assert "too small to measure up to N = 100" in report.overhead_findings(flat, "CartPole-v1")
-    figure = report.throughput_lines(ROWS, ["CartPole-v1"])
+    figure = device_envs_figures.throughput_lines(ROWS, ["CartPole-v1"])
     assert len(figure.axes[0].lines) == 3  # two implementations and one crossing
 
 
@@ -119,7 +120,7 @@ def test_ppo_findings_name_the_fastest_and_each_design_beside_the_hybrid_plan():
     assert "batched-cpu with 64 envs (p): 1 of 3 seeds not solved" in text
     assert "batched-cpu with 256 envs (p): 3 of 3 seeds not solved" in text
     assert "the update took 80% of training" in text
-    figure = report.seconds_to_solve(rows)
+    figure = device_envs_figures.seconds_to_solve(rows)
     assert figure.axes[0].get_xticklabels()[1].get_text() == "batched-cpu\nN=64"
     assert "Evaluations every 8,192 env steps" in text
     nothing = [_ppo_row("batched-cpu", 64, 0, None)]

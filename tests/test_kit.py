@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from hetero_tutorial.app import answers, kit, readme, workshop
+from hetero_tutorial.app import answers, kit, readme, teaching, workshop
 from hetero_tutorial.core import results
 
 
@@ -49,12 +49,12 @@ def test_a_block_runs_in_full_mode_in_class_only_within_the_series_limits(monkey
     names = readme.series_notebooks()
     block = workshop.Block("test", (names[0][:2],))
     fits = _run_times("full", {name: [10.0, 20.0] for name in names})
-    assert workshop._in_class(block, [fits]) == "full mode"
+    assert workshop.in_class(block, [fits]) == "full mode"
     long_cell = _run_times("full", {name: [10.0, 20.0] for name in names} | {names[0]: [200.0]})
-    assert "00 has a cell of 3.3 min" in workshop._in_class(block, [long_cell])
+    assert "00 has a cell of 3.3 min" in workshop.in_class(block, [long_cell])
     long_notebook = _run_times("full", {name: [100.0] * 4 for name in names})
-    assert "longer than 5 min" in workshop._in_class(block, [long_notebook])
-    assert workshop._in_class(block, []) == "quick mode (full mode not recorded)"
+    assert "longer than 5 min" in workshop.in_class(block, [long_notebook])
+    assert workshop.in_class(block, []) == "quick mode (full mode not recorded)"
     monkeypatch.setattr(results, "load_references", lambda kind=None: [fits])
     table = workshop.workshop_blocks()
     assert "On Test CPU (2 cores, no GPU), the medians of 0 quick and 1 full recorded runs" in table
@@ -141,36 +141,36 @@ def test_reading_time_counts_the_prose_a_learner_reads_not_the_code():
 
 
 def test_the_half_day_fits_in_three_and_a_half_hours_with_its_prerequisites_met():
-    machines = workshop._by_machine()
-    (session,) = workshop.HALF_DAY.sessions
+    machines = workshop.by_machine()
+    (session,) = teaching.HALF_DAY.sessions
     totals = {
-        hw: workshop.session_minutes(session, modes, workshop.HALF_DAY.questions)
+        hw: teaching.session_minutes(session, modes, teaching.HALF_DAY.questions)
         for hw, modes in machines.items()
     }
     known = {hw: total for hw, total in totals.items() if total is not None}
     assert known, "no machine has recorded every notebook of the half day"
-    assert workshop.HALF_DAY_MINUTES == 210
-    assert all(total <= workshop.HALF_DAY_MINUTES for total in known.values()), known
-    assert workshop.unmet_prerequisites(workshop.HALF_DAY) == []
-    assert workshop.unmet_prerequisites(workshop.FULL_PATH) == []
-    taught = [n for path in workshop.PATHS[1:] for day in path.sessions for n in day]
+    assert teaching.HALF_DAY_MINUTES == 210
+    assert all(total <= teaching.HALF_DAY_MINUTES for total in known.values()), known
+    assert teaching.unmet_prerequisites(teaching.HALF_DAY) == []
+    assert teaching.unmet_prerequisites(teaching.FULL_PATH) == []
+    taught = [n for path in teaching.PATHS[1:] for day in path.sessions for n in day]
     assert sorted(taught) == [name[:2] for name in readme.series_notebooks()]
 
 
 def test_a_path_that_skips_a_prerequisite_is_told_what_it_leaves_unmet():
-    skips = workshop.TeachingPath("skips 03", (("00", "01", "06", "10"),))
-    unmet = workshop.unmet_prerequisites(skips)
+    skips = teaching.TeachingPath("skips 03", (("00", "01", "06", "10"),))
+    unmet = teaching.unmet_prerequisites(skips)
     assert "06 needs 03 taught first" in unmet
     assert "10 reads 02's records" in unmet and "10 reads 09's records" in unmet
-    assert workshop.prerequisites("10")[1] >= {"00", "01", "02", "03", "04", "05", "09"}
+    assert teaching.prerequisites("10")[1] >= {"00", "01", "02", "03", "04", "05", "09"}
 
 
 def test_every_exercise_has_an_estimate_and_printed_words_are_priced():
     named = {name for found in answers.notebook_exercises().values() for name in found}
-    assert named == set(workshop.EXERCISE_MINUTES)
+    assert named == set(teaching.EXERCISE_MINUTES)
     modes = {"quick": [_printed({"00_devices_and_timing.ipynb": 1500})]}
-    assert workshop.printed_minutes("00", modes) == 10.0
-    assert workshop.teaching_minutes("00", modes)["read"] > 10.0
+    assert teaching.printed_minutes("00", modes) == 10.0
+    assert teaching.teaching_minutes("00", modes)["read"] > 10.0
 
 
 def _printed(words: dict[str, int]):

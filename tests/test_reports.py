@@ -17,7 +17,7 @@ from hetero_tutorial.notebook.progress import Progress, widgets_render
 from hetero_tutorial.profiling import reading
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.ppo.advantages import gae
-from hetero_tutorial.studies import crossover
+from hetero_tutorial.studies import crossover, crossover_findings
 from hetero_tutorial.studies.buffer_designs import time_ratio
 
 
@@ -114,12 +114,12 @@ def test_a_profile_is_read_from_the_training_loop_up():
 
 def test_sentences_follow_the_measured_numbers():
     timers = {"cpu": {"first_call_s": 3.0, "naive_s": 1.0, "honest_s": 1.0}}
-    assert "a one-off cost that warming up keeps out" in crossover.timers_sentence(timers)
+    assert "a one-off cost that warming up keeps out" in crossover_findings.timers_sentence(timers)
     timers["cuda:0"] = {"first_call_s": 1.0, "naive_s": 0.1, "honest_s": 1.0}
-    assert "it timed queueing, not work" in crossover.timers_sentence(timers)
+    assert "it timed queueing, not work" in crossover_findings.timers_sentence(timers)
     # on a CPU nothing queues: a naive loop faster than the warmed median is a changed machine
     timers = {"cpu": {"first_call_s": 0.5, "naive_s": 0.5, "honest_s": 1.0}}
-    said = crossover.timers_sentence(timers)
+    said = crossover_findings.timers_sentence(timers)
     assert "queueing" not in said and "the machine's speed changed" in said
     assert "faster than warmed-up calls" in said
     grid = [
@@ -129,7 +129,7 @@ def test_sentences_follow_the_measured_numbers():
     assert "width 8: batch 16 (batch 1 costs 4x" in crossover.batching_sentence(grid)
     assert "no crossover" in crossover.crossover_sentence(grid)
     costs = {"cpu": {"median_s": 3e-5, "iqr_s": 1e-6}, "env_only": {"median_s": 1e-5}}
-    said = crossover.policy_step_sentence(costs, 10)
+    said = crossover_findings.policy_step_sentence(costs, 10)
     assert "the policy's part, 20 us (67%), runs 10 PyTorch operators" in said
     assert "about 2 us each" in said and "article" not in said  # C1's CPU half: c1_cpu_finding
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hetero_tutorial.app import answers, chinese, readme, workshop
+from hetero_tutorial.app import answers, chinese, readme, teaching, workshop
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine import cpu_label
 from hetero_tutorial.core.paths import REPO_DIR
@@ -111,7 +111,7 @@ PAGES: dict[str, dict[str, Callable[[], str]]] = {
     "workshop.md": {
         "workshop-blocks": workshop.workshop_blocks,
         "workshop-objectives": workshop.objectives,
-        "workshop-paths": workshop.paths,
+        "workshop-paths": teaching.paths,
         "night-before": workshop.night_before,
     },
     "hardware.md": {"reference-machines": reference_machines},

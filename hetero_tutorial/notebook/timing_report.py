@@ -1,4 +1,5 @@
-"""Notebook 00's tables, findings and heat map: devices, stopwatches, the forward grid, C1-C3."""
+"""Notebook 00's tables, findings and heat map: devices, stopwatches, the forward grid, C1-C3
+(its section 6, busy means contended, is :mod:`~hetero_tutorial.notebook.neighbour_findings`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from hetero_tutorial.core.timing import Spread, format_seconds, quartiles
 from hetero_tutorial.ledger.rules import C1_CPU_BAND, C1_CPU_S
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies.crossover_grid import batches_that_pay
-from hetero_tutorial.studies.neighbours import CASES, NeighbourRun
 
 ARTICLE_STEP = {"article: cpu": 0.0003, "article: gpu": 0.0005}
 """The article's C1 figures, in seconds per step: claims to test, not measurements."""
@@ -375,100 +375,3 @@ def forward_cost_heatmap(rows: Sequence[dict[str, Any]], devices: Sequence[str])
     )
     bar.ax.xaxis.set_visible(False)  # a vertical colour bar's width means nothing
     return fig
-
-
-def guard_reading(figures: object) -> str:
-    """What the busy-machine guard read while the study that returned ``figures`` ran."""
-    found = machine_load.readings_of(figures)
-    if not found:
-        return "The busy-machine guard took no reading of this study (it is switched off)."
-    return " ".join(r.line() if r.busy else r.quiet_line() for r in found)
-
-
-def neighbour_table(runs: Sequence[NeighbourRun]) -> Markdown:
-    """One row per way the pinned loop ran, each column its rounds' figures in order: its
-    speed, its wait, others' load on its CPU and anywhere, and how many the guard judged."""
-
-    def each(mine: list[NeighbourRun], read) -> str:
-        return " / ".join(read(r) for r in mine)
-
-    rows = []
-    for case in CASES:
-        mine = sorted((r for r in runs if r.case == case), key=lambda r: r.round)
-        if not mine:
-            continue
-        rows.append(
-            {
-                "case": case,
-                "calls_per_s": each(mine, lambda r: f"{r.calls_per_s:,.0f}"),
-                "wait": each(
-                    mine, lambda r: "—" if r.wait_share is None else f"{r.wait_share:.2f}"
-                ),
-                "on_its_cpu": each(mine, lambda r: f"{r.others_on_its_cpu:.2f}"),
-                "anywhere": each(mine, lambda r: f"{r.others_anywhere:.2f}"),
-                "guard": f"{sum(r.judged for r in mine)} of {len(mine)}",
-            }
-        )
-    return markdown_table(
-        rows,
-        {
-            "case": "the loop ran",
-            "calls_per_s": "calls/s, per round",
-            "wait": "wait per CPU second",
-            "on_its_cpu": "others on its CPU (cores)",
-            "anywhere": "others anywhere (cores)",
-            "guard": "judged",
-        },
-    )
-
-
-def _speed_against_alone(runs: Sequence[NeighbourRun], case: str) -> Spread:
-    alone = {r.round: r.calls_per_s for r in runs if r.case == CASES[0]}
-    beside = {r.round: r.calls_per_s for r in runs if r.case == case}
-    rounds = sorted(alone.keys() & beside.keys())
-    ratios = [beside[i] / alone[i] for i in rounds]
-    return Spread.of_ratios(ratios, per="round")
-
-
-def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[str]:
-    """What the neighbour study found, each comparison with the side it came out on, and
-    the learner's guess (``"as fast"`` or ``"slower"``) beside it."""
-    alone = [r for r in runs if r.case == CASES[0]]
-    if not all(r.judged for r in alone):
-        return [
-            "The loop alone was itself held back (others ran on its CPU while it waited), so "
-            "this machine is busy now: no verdict on the neighbours. Close other programs "
-            "and run the cell again."
-        ]
-    lines = []
-    for case in CASES[1:]:
-        spread = _speed_against_alone(runs, case)
-        if not spread.measured:
-            side = "one round gives no spread: no verdict on a change in speed"
-        elif min(spread.low, spread.high) > 1 / 1.1:
-            side = "within 10% in every round: as fast, by this measure"
-        elif max(spread.low, spread.high) < 1 / 1.1:
-            side = "slower than alone in every round"
-        else:
-            side = "slower in some rounds only: no verdict"
-        lines.append(
-            f"{case[0].upper()}{case[1:]}, the loop ran at {spread} its speed alone: {side}."
-        )
-    other = _speed_against_alone(runs, CASES[1])
-    if guess not in ("as fast", "slower"):
-        lines.append('Write "as fast" or "slower" into MY_NEIGHBOUR_GUESS to compare.')
-    elif not other.measured:
-        lines.append(f'You guessed "{guess}"; one round cannot tell: run more rounds.')
-    else:
-        as_fast = min(other.low, other.high) > 1 / 1.1
-        slower = max(other.low, other.high) < 1 / 1.1
-        if not (as_fast or slower):
-            lines.append(f'You guessed "{guess}"; the rounds disagree: no verdict on it.')
-        else:
-            held = (guess == "as fast") == as_fast
-            found = "as fast" if as_fast else "slower"
-            lines.append(
-                f'You guessed "{guess}" beside a neighbour on another core; it ran {found}: '
-                f"{'your guess held' if held else 'your guess broke'}."
-            )
-    return lines
