@@ -111,8 +111,9 @@ def test_a_notebook_run_names_the_notebook_in_its_kernel_only(tmp_path):
     path = tmp_path / "07_example.ipynb"
     nbformat.write(notebook, path)
     with tqdm(disable=True) as progress:
-        seconds, cells = execute_notebook(path, tmp_path / "out", progress)
+        seconds, cells, printed = execute_notebook(path, tmp_path / "out", progress)
     assert seconds > 0 and [(c["cell"], c["section"]) for c in cells] == [(0, "the opening")]
+    assert printed >= 6  # the command it printed, counted as words a learner reads
     executed = nbformat.read(tmp_path / "out" / path.name, as_version=4)
     assert "notebooks/07_example.ipynb" in executed.cells[0].outputs[0]["text"]
     mode = "quick" if quick_mode() else "full"

@@ -58,10 +58,12 @@ def section_of(notebook: nbformat.NotebookNode, index: int) -> str:
     return "the opening"
 
 
-def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> tuple[float, list[dict]]:
+def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> tuple[float, list[dict], int]:
     """Run one notebook top to bottom in a fresh kernel; write the executed copy.
 
-    Returns its seconds and, per code cell, ``{"cell", "seconds", "section"}``.
+    Returns its seconds, per code cell ``{"cell", "seconds", "section"}``, and the words its
+    cells printed (:func:`~hetero_tutorial.app.cards.printed_words`, what a learner reads
+    besides the prose).
     """
     notebook = nbformat.read(path, as_version=4)
     mode = "quick" if quick_mode() else "full"
@@ -93,7 +95,7 @@ def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> tuple[float, 
         notebook.metadata[EXECUTED_KEY] = {"mode": mode}  # the book says which run it shows
         out_dir.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, out_dir / path.name)
-    return time.perf_counter() - start, cells
+    return time.perf_counter() - start, cells, printed_words(notebook)
 
 
 def run_command(
@@ -138,9 +140,8 @@ def run_notebooks(
     with tqdm(unit="cell") as cells, tqdm(paths, unit="notebook", position=1) as notebooks:
         for path in notebooks:
             try:
-                seconds[path.name], cell_seconds[path.name] = execute_notebook(path, out_dir, cells)
-                executed = nbformat.read(out_dir / path.name, as_version=4)
-                printed[path.name] = printed_words(executed)
+                ran = execute_notebook(path, out_dir, cells)
+                seconds[path.name], cell_seconds[path.name], printed[path.name] = ran
             except CellExecutionError as error:
                 failures.append(f"{path.name}: {str(error).strip().splitlines()[-1]}")
     for name, value in seconds.items():
