@@ -117,13 +117,18 @@ def class_run_minutes(number: str, modes: dict[str, list[results.Record]]) -> fl
 
 
 def printed_minutes(number: str, modes: dict[str, list[results.Record]]) -> float:
-    """Minutes to read what notebook ``number`` prints in quick mode on a machine, from its
-    run-time records (their median); 0 where no record counted it."""
-    counts = [
-        r.data["printed_words"][notebook_name(number)]
-        for r in modes.get("quick", [])
-        if notebook_name(number) in r.data.get("printed_words", {})
-    ]
+    """Minutes to read what notebook ``number`` prints in quick mode: the median of the words
+    a machine's run-time records counted, or where its records predate the count, of every
+    machine's (a notebook prints about the same words anywhere); 0 where none counted it."""
+
+    def counted(records: list[results.Record]) -> list[int]:
+        name = notebook_name(number)
+        return [r.data["printed_words"][name] for r in records
+                if name in r.data.get("printed_words", {})]  # fmt: skip
+
+    counts = counted(modes.get("quick", [])) or counted(
+        [r for runs in by_machine().values() for r in runs.get("quick", [])]
+    )
     return statistics.median(counts) / WORDS_PER_MINUTE if counts else 0.0
 
 
