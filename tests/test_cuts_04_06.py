@@ -104,7 +104,7 @@ def test_one_seed_prints_no_per_design_spread_lines(monkeypatch):
                "runs": [{"config": {"total_steps": 800}}]}
            for d in ("transition", "trajectory", "tensor")}  # fmt: skip
     lines = buffer_report.stability_lines(one)
-    assert len(lines) == 1 and lines[0].startswith("quick mode: learning not judged")
+    assert len(lines) == 1 and lines[0].startswith("quick mode: no learning verdict")
 
 
 def test_the_buffer_race_folds_its_table_and_says_who_is_ahead():

@@ -169,7 +169,7 @@ LOW, HIGH = (C1_CPU_S * edge for edge in C1_CPU_BAND)
 @given(st.floats(min_value=0.01 * LOW, max_value=50 * HIGH))
 def test_c1s_cpu_half_says_how_far_its_step_may_drift_before_the_verdict_moves(step):
     line = report.across_runs_line({verdicts.THIS_MACHINE: group_by_kind([_crossover(step)])})
-    assert "one recorded run of this CPU" in line and "keeps the first timing only" in line
+    assert "one recorded run of this CPU" in line and "one timing's IQR" in line
     side = "inside" if LOW <= step <= HIGH else "outside"
     assert f"the rule's band (0.15-0.60 ms), {side} it" in line
     factor = float(re.search(r"is ([\d.]+)x from the nearest edge", line).group(1))
@@ -182,7 +182,14 @@ def test_a_busy_c1_step_gets_no_drift_margin():
     line = report.across_runs_line(
         {verdicts.THIS_MACHINE: group_by_kind([_crossover(1e-4, busy=True)])}
     )
-    assert "keeps the first timing only" in line and "nearest edge" not in line
+    assert "one timing's IQR" in line and "nearest edge" not in line
+
+
+def test_a_record_with_both_timings_says_its_range_spans_them():
+    record = _crossover(1e-4)
+    record.data["policy_step_again"] = {"cpu": {"median_s": 1.1e-4, "iqr_s": 1e-6}}
+    line = report.across_runs_line({verdicts.THIS_MACHINE: group_by_kind([record])})
+    assert "both of its timings of the step" in line and "IQR" not in line
 
 
 def test_what_to_do_says_not_judged_in_a_few_words_and_folds_the_reading():

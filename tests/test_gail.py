@@ -167,7 +167,7 @@ def test_the_learning_sentence_says_which_way_the_returns_went(monkeypatch, retu
     line = gail_report.learning_sentence(_rounds(returns), 8000.0)
     assert f"return {word}" in line and "no verdict on learning" in line
     monkeypatch.setattr(gail_report, "quick_mode", lambda: True)
-    assert "learning not judged" in gail_report.learning_sentence(_rounds(returns), 8000.0)
+    assert "no learning verdict" in gail_report.learning_sentence(_rounds(returns), 8000.0)
 
 
 def test_the_phase_guess_line_says_whether_the_guess_held():

@@ -17,7 +17,7 @@ def test_runs_below_the_floor_are_not_judged_and_quick_mode_says_so():
     quick = compare_learning(arms, "Acrobot-v1", quick=True)
     assert full.kind == quick.kind == "no verdict"
     assert full.sentence.startswith("no verdict (neither learned") and "-300" in full.sentence
-    assert quick.sentence.startswith("quick mode: learning not judged")
+    assert quick.sentence.startswith("quick mode: no learning verdict")
 
 
 def test_separate_ranges_name_the_better_arm_and_overlapping_ones_name_no_difference():

@@ -42,7 +42,9 @@ def test_batches_that_pay_is_the_smallest_batch_near_the_cheapest_per_width():
     found = microbench.batches_that_pay(rows)
     assert [(b["width"], b["batch_size"]) for b in found] == [(8, 16), (64, 256)]
     assert found[0]["smallest_over_cheapest"] == 4.0
-    assert "width 8: batch 16 (batch 1 costs 4x" in microbench.batching_sentence(rows)
+    said = microbench.batching_sentence(rows)
+    assert "width 8: batch 16 (batch 1 costs 4x" in said
+    assert "width 64: batch 256, the largest measured, so still falling" in said
 
 
 def test_ratios_are_cpu_over_accelerator_and_skip_the_environment():

@@ -162,7 +162,7 @@ def test_the_learning_verdict_follows_the_series_rule_and_never_says_no_worse():
     flat = overlap_findings.learning_finding(
         _entry(by_seed=(-500.0, -500.0)), _entry(lag=0, by_seed=(-500.0, -500.0)), "Acrobot-v1"
     )
-    assert flat.startswith(("no verdict (neither learned", "quick mode: learning not judged"))
+    assert flat.startswith(("no verdict (neither learned", "quick mode: no learning verdict"))
 
 
 def test_others_load_is_left_out_for_runs_too_short_to_tell():

@@ -71,7 +71,7 @@ def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_othe
                         "tensor": [-280.0, -240.0]})  # fmt: skip
     monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "1")
     lines = buffer_report.stability_lines(found)
-    assert lines[-1].startswith("quick mode: learning not judged (800 steps per run")
+    assert lines[-1].startswith("quick mode: no learning verdict (800 steps per run")
     assert not any("better" in line for line in lines)
     monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "0")
     lines = buffer_report.stability_lines(found)

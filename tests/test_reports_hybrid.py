@@ -47,7 +47,7 @@ def test_the_curves_say_where_they_ran_and_quick_mode_judges_nothing(monkeypatch
     )
     lines = hybrid_report.learning_lines(runs)
     assert "best greedy return -900.0 (at 4,096 steps), final -1200.0" in lines[0]
-    assert lines[-1].startswith("quick mode: learning not judged (8,192 environment steps")
+    assert lines[-1].startswith("quick mode: no learning verdict (8,192 environment steps")
     monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "0")
     assert not any("quick mode" in line for line in hybrid_report.learning_lines(runs))
 

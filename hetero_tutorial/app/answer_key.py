@@ -425,7 +425,9 @@ SEAT_SIGNS = (
     SeatSign(
         "a busy machine (a study's line says `measured on a busy machine ...: not judged`).",
         "the busy-machine guard withheld the verdict: the study's threads waited for CPUs "
-        "that other programs held (more than {wait_share} s per second they ran), the "
+        "that other programs held (more than {wait_share} s per second they ran, while "
+        "others kept its CPUs busy; a study that waits only for its own processes, as 06's "
+        "workers beside its learner, is still judged), the "
         "hypervisor or a container quota held them back (the line names which), or its "
         "figures sat far from this CPU's reference. Others busy on cores the study does not "
         "use do not count. Close other kernels (a notebook left running keeps its threads), "

@@ -17,7 +17,7 @@ from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.claims import quiet_records
 from hetero_tutorial.ledger.rules import Records
-from hetero_tutorial.studies.buffer_designs import fastest_sampler, time_ratio, unpaired_reason
+from hetero_tutorial.studies.buffer_designs import fastest_sampler, unpaired_reason
 from hetero_tutorial.studies.crossover_grid import BATCH_WITHIN, batches_that_pay
 from hetero_tutorial.studies.threads import (
     MIN_PAIRS,
@@ -185,6 +185,15 @@ BUFFER_NAMES = {"tensor": "tensor", "transition": "pattern A", "trajectory": "pa
 TENSOR_BUFFER = "the tensor buffer (preallocated, one gather per batch)"
 
 
+def step_ratio(base: dict, other: dict) -> Spread:
+    """``other``'s env steps/s over ``base``'s (two ``bench.ddpg`` records' fields whose seeds
+    ran side by side), spread by their seeds: the column notebook 04 reads, whatever the
+    number of whole episodes a quick run timed."""
+    value = other["env_steps_per_s"] / base["env_steps_per_s"]
+    runs = [[run["env_steps_per_s"] for run in r["runs"]] for r in (other, base)]
+    return Spread.of_pairs(*runs, value=value, per="seed")
+
+
 def buffer(records: Records) -> Advice:
     question = "which replay buffer"
     study = _newest(records, "bench.buffers")
@@ -211,7 +220,7 @@ def buffer(records: Records) -> Advice:
         if unpaired is not None:
             figure += f"; DDPG runs not compared: {unpaired}"
         else:
-            spread, per = time_ratio(runs["transition"].data, runs[winner].data)
+            spread, per = step_ratio(runs["transition"].data, runs[winner].data), "per step"
             in_ddpg = _side(
                 spread,
                 "and it makes DDPG faster",

@@ -330,7 +330,7 @@ def stability_lines(summaries: dict[str, dict[str, Any]], env_id: str = "Pendulu
     if quick_mode():
         steps = summaries["transition"]["runs"][0]["config"]["total_steps"]
         lines.append(
-            f"quick mode: learning not judged ({steps:,} steps per run are too few to learn "
+            f"quick mode: no learning verdict ({steps:,} steps per run are too few to learn "
             f"{env_id}; the full mode runs longer, with more seeds)"
         )
         return lines
@@ -435,7 +435,11 @@ def td_guess_line(guess: Sequence[str] | None) -> str:
     kept = [kind for kind, t, r in zip(STEP_KINDS, target, reward, strict=True) if t != r]
     ordered = None if guess is None else [kind for kind in STEP_KINDS if kind in guess]
     what = "The targets that keep gamma * next_q"
-    return prediction_line(what, ordered, kept, show=lambda kinds: " and ".join(kinds) or "none")
+
+    def show(kinds: Sequence[str]) -> str:
+        return " and ".join(kinds) or "none"
+
+    return prediction_line(what, ordered, kept, show=show, variable="MY_TD_GUESS")
 
 
 def td_cases() -> list[tuple[Any, ...]]:

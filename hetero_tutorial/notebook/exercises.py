@@ -186,8 +186,10 @@ def prediction_line(
     found: Any,
     show: Callable[[Any], str] = str,
     tolerance: float = 0.2,
+    variable: str = "MY_GUESS",
 ) -> str:
-    """The learner's prediction (a notebook's ``MY_GUESS``) beside what this machine measured.
+    """The learner's prediction (a notebook's ``MY_GUESS``, or the cell's ``variable``) beside
+    what this machine measured.
 
     ``what`` names the quantity, ``found`` is its measured value (None: not measured yet,
     or the exercise that computes it is not solved), ``show`` formats a value. A number is
@@ -200,7 +202,7 @@ def prediction_line(
         return f"{what}: not measured yet (run the cells above), so nothing to set beside a guess."
     if guess is None:
         return (
-            f"{what}: {show(found)}. (No guess written: set MY_GUESS before you look, next time.)"
+            f"{what}: {show(found)}. (No guess written: set {variable} before you look, next time.)"
         )
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (guess, found))
     if numbers and found and tolerance > 0:

@@ -219,13 +219,13 @@ def learning_sentence(rounds: Sequence[dict[str, Any]], expert_return: float) ->
     steps = row["round_steps"] * (len(row["accuracy"]) or 1)
     if quick_mode():
         return (
-            f"quick mode: learning not judged ({steps:,} environment steps are too few to "
+            f"quick mode: no learning verdict ({steps:,} environment steps are too few to "
             "imitate HalfCheetah; the full mode runs longer, and GAIL needs millions to come "
             "near the expert)"
         )
     returns = [r for _, r in row["episodes"]]
     if len(returns) < 4:
-        return f"learning not judged: {len(returns)} episodes ended in {steps:,} steps"
+        return f"no learning verdict: {len(returns)} episodes ended in {steps:,} steps"
     half = len(returns) // 2
     first, last = float(np.mean(returns[:half])), float(np.mean(returns[half:]))
     change = "rose" if last > first else "fell" if last < first else "stayed level"

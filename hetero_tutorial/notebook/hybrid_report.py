@@ -69,7 +69,7 @@ def learning_lines(runs: dict[str, PPOResult]) -> list[str]:
     steps = next(iter(runs.values())).env_steps
     if quick_mode():
         lines.append(
-            f"quick mode: learning not judged ({steps:,} environment steps per plan are too "
+            f"quick mode: no learning verdict ({steps:,} environment steps per plan are too "
             "few to learn this task; the full mode runs longer)"
         )
     elif len(runs) == 1:

@@ -255,16 +255,22 @@ def _c1_cpu_margin(by_machine: dict[str, Records]) -> str:
 
 def across_runs_line(by_machine: dict[str, Records]) -> str:
     """How many recorded runs of this CPU the claims read across runs (C1's CPU half) read
-    here, and so which error bar its figure carries: the range over runs, or one timing's
-    IQR (notebook 00's second timing of the step is not in its record)."""
+    here, and so which error bar its figure carries: the range over runs, both timings of
+    one run (notebook 00 times the step twice and, since it records both, the rule spans
+    them), or one timing's IQR (a record from before that)."""
     runs = verdicts.earlier_runs("C1-CPU", by_machine) if verdicts.THIS_MACHINE in by_machine else 0
     if runs == 0:
         return "C1's CPU half: no run of this machine is recorded yet (notebook 00 measures it)."
     if runs == 1:
-        return (
-            "C1's CPU half read one recorded run of this CPU, so its range is one timing's IQR: "
-            "notebook 00 timed the step twice, but its record keeps the first timing only."
-            + _c1_cpu_margin(by_machine)
+        found = by_machine[verdicts.THIS_MACHINE].get("bench.crossover", [])
+        twice = any("policy_step_again" in record.data for record in found)
+        bar = (
+            "both of its timings of the step, their middle halves"
+            if twice
+            else "one timing's IQR (a record from before notebook 00 kept its second timing)"
+        )
+        return f"C1's CPU half read one recorded run of this CPU: its range is {bar}." + (
+            _c1_cpu_margin(by_machine)
         )
     return (
         f"C1's CPU half read {runs} recorded runs of this CPU (this machine's and earlier ones "

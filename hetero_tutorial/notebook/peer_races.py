@@ -107,14 +107,17 @@ def race_table(
 
 
 def behind(record: Record, metrics: Sequence[str] | None = None) -> list[str]:
-    """A sentence for every pair where the peer is ahead (ratio below 1): by how much, with
-    the range over rounds; ``metrics`` keeps only those metrics."""
+    """A sentence for every pair where the peer is ahead in every round (the whole range of
+    the rounds' ratios below 1): by how much, with that range; a pair whose rounds straddle
+    1, or with no range, names no one ahead. ``metrics`` keeps only those metrics."""
     found = []
     for pair in record.data["summary"]["pairs"]:
         ratio = round_ratio(pair)
         if ratio is None or ratio >= 1 or (metrics and pair["metric"] not in metrics):
             continue
         low, high = pair.get("low"), pair.get("high")
+        if high is None or high >= 1:  # not every round agrees: no one is ahead
+            continue
         spread = f"; rounds {low:.2f}-{high:.2f}x" if low is not None else f"; {pair['how']}"
         found.append(
             f"{pair['peer']} is ahead at {pair['point']}, {metric_label(pair['metric'])}: "

@@ -450,15 +450,16 @@ def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
         )
         text += (
             f" Under cProfile the same timer gives the rollout {profiled:.0%} instead of "
-            f"{clean:.0%}: "
-            f"cProfile's cost per call {lean}."
+            f"{clean:.0%}: cProfile's cost per call {lean} (one run each: a direction, no "
+            "verdict)."
         )
     torch_share = by.get(("torch.profiler", "in this kernel"))
     if torch_share is not None and clean is not None:
         heavier = "rollout's" if torch_share > clean else "update's"
         text += (
-            f" torch.profiler gives {torch_share:.0%}: recording every operator costs the "
-            f"{heavier} operators more."
+            f" torch.profiler gives {torch_share:.0%} from one profiled iteration: if recording "
+            f"every operator is what moved it, it costs the {heavier} operators more; one "
+            "iteration measures no spread, so no verdict."
         )
     return text
 

@@ -21,9 +21,9 @@ from hetero_tutorial.core.results import load_references
 
 POINTER = (
     "*No GPU here, and no GPU machine's records in `data/reference/` yet: this notebook's "
-    "paragraphs about the GPU case are left out (they show on a machine with one, and their "
-    "text is in the cells that print this line); its GPU sections fill in once a GPU "
-    "machine's reference records are committed.*"
+    "paragraphs about the GPU case are left out (they show on a machine with one; their "
+    "text is in the folded `gpu_paragraph` cells, this one and those that print nothing); "
+    "its GPU sections fill in once a GPU machine's reference records are committed.*"
 )
 """The one line that stands for a notebook's GPU paragraphs on a machine without either."""
 

@@ -118,12 +118,16 @@ def findings(
         c1 += f"; C1's CPU half: {finding.outcome.value}"
     c1 += "."
     cheapest = {b["width"]: b["batch_size"] for b in batches_that_pay(grid)}
+    largest = max(r["batch_size"] for r in grid if r["device"] == "cpu")
     return [
         f"Honest timing: a 1024-unit forward pass (batch 512) takes "
         f"{format_seconds(cpu['honest_s'])} here; the naive timer read "
         f"{cpu['naive_s'] / cpu['honest_s']:.2f}x that.",
         "Batching stops paying at batch "
-        + ", ".join(f"{b} (width {w})" for w, b in cheapest.items())
+        + ", ".join(
+            f"{b} (width {w}{', the largest measured: it may pay further' if b == largest else ''})"
+            for w, b in cheapest.items()
+        )
         + ".",
         c1,
     ]

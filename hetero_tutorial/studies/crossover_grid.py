@@ -112,14 +112,19 @@ def crossover_sentence(rows: list[dict[str, Any]]) -> str:
 def batching_sentence(
     rows: list[dict[str, Any]], device: str = "cpu", within: float = BATCH_WITHIN
 ) -> str:
-    """:func:`batches_that_pay` in a sentence, with what the smallest batch costs."""
+    """:func:`batches_that_pay` in a sentence, with what the smallest batch costs; a width
+    whose cheapest batch is the largest measured is said to be still falling there (the grid
+    does not show where batching stops paying)."""
+    largest = max(r["batch_size"] for r in rows if r["device"] == device)
     parts = [
-        f"width {b['width']}: batch {b['batch_size']} (batch {b['smallest_batch']} costs "
+        f"width {b['width']}: batch {b['batch_size']}"
+        + (", the largest measured, so still falling" if b["batch_size"] == largest else "")
+        + f" (batch {b['smallest_batch']} costs "
         f"{b['smallest_over_cheapest']:.0f}x{' as much per sample' if i == 0 else ''})"
         for i, b in enumerate(batches_that_pay(rows, device, within))
     ]
     return (
         f"On {device}, the smallest batch within {within:.0%} of the cheapest cost per sample: "
         + "; ".join(parts)
-        + ". Past it, a larger batch buys little."
+        + ". Past it, a larger batch buys little, where the grid measured past it."
     )

@@ -13,7 +13,7 @@ one placement against another) names an effect only when
 Otherwise the verdict says which rule it stopped at: ``"no verdict (...)"`` or ``"no
 difference detected (n seeds each)"``, never "no worse", which a handful of noisy runs
 cannot show. In quick mode, where the runs are too short to learn, it says so: "quick
-mode: learning not judged".
+mode: no learning verdict".
 
 Returns are reported as a run's *best* and *final* greedy return side by side
 (:func:`best_and_final`): a run that solved and then forgot is not a run that solved.
@@ -92,7 +92,7 @@ def compare_learning(
         )
         if quick_mode() if quick is None else quick:
             return LearningVerdict(
-                "no verdict", f"quick mode: learning not judged (too short to learn: {numbers})"
+                "no verdict", f"quick mode: no learning verdict (too short to learn: {numbers})"
             )
         return LearningVerdict("no verdict", f"no verdict (neither learned: {numbers})")
     ranges = f"{a} {_span(a_returns)}, {b} {_span(b_returns)}, {seeds} seeds each"
