@@ -247,7 +247,9 @@ def test_the_summary_line_gives_c1s_outcome_without_repeating_its_sentence():
     ]
     step = {"cpu": _timing(300, 10), "env_only": _timing(10, 1)}
     lines = timing_report.findings(timers, grid, step, 11, {"cpu": _timing(310, 10)})
-    assert lines[1] == "Batching stops paying at batch 16 (width 8, the largest measured: it may pay further)."
+    assert lines[1] == (
+        "Batching stops paying at batch 16 (width 8, the largest measured: it may pay further)."
+    )
     assert lines[2].endswith("11 PyTorch operators; C1's CPU half: held.")
     lines = timing_report.findings(timers, grid, step, 11, {"cpu": _timing(60, 1)})
     assert lines[2].endswith("C1's CPU half: no clear effect.")
