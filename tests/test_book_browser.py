@@ -119,16 +119,12 @@ WIDE_JS = """() => Array.from(document.querySelectorAll(".cell_output pre"))
     .filter((output) => output.scrollWidth > output.clientWidth + 1)
     .map((output) => output.textContent.trim().slice(0, 80))"""
 """The printed outputs wider than their column: a reader would scroll sideways for them."""
-OVERFLOW_JS = """() => {
-    const column = document.querySelector("article") || document.body;
-    const right = column.getBoundingClientRect().right;
-    return Array.from(column.querySelectorAll("table"))
-        .filter((table) => table.getBoundingClientRect().right > right + 1
-                           || table.parentElement.scrollWidth > table.parentElement.clientWidth + 1)
-        .map((table) => table.textContent.trim().replace(/\\s+/g, " ").slice(0, 80));
-}"""
-"""The tables wider than the content column, or scrolled inside their wrapper: a reader would
-scroll sideways for a column of them."""
+OVERFLOW_JS = """() => Array.from(document.querySelectorAll("table"))
+    .filter((table) => table.parentElement.scrollWidth > table.parentElement.clientWidth + 2
+                       || table.getBoundingClientRect().right > document.documentElement.clientWidth)
+    .map((table) => table.textContent.trim().replace(/\\s+/g, " ").slice(0, 80))"""
+"""The tables wider than their column (their wrapper scrolls, or would) or than the window:
+a reader would scroll sideways for a column of them."""
 SMART_DASH = re.compile(r"\s–[a-z]")
 """An en dash where a command's ``--`` was (``ledger –readme``): typography broke a command."""
 LINKS_JS = """() => [
