@@ -121,7 +121,7 @@ WIDE_JS = """() => Array.from(document.querySelectorAll(".cell_output pre"))
 """The printed outputs wider than their column: a reader would scroll sideways for them."""
 OVERFLOW_JS = """() => Array.from(document.querySelectorAll("table"))
     .filter((table) => table.parentElement.scrollWidth > table.parentElement.clientWidth + 2
-                       || table.getBoundingClientRect().right > document.documentElement.clientWidth)
+        || table.getBoundingClientRect().right > document.documentElement.clientWidth)
     .map((table) => table.textContent.trim().replace(/\\s+/g, " ").slice(0, 80))"""
 """The tables wider than their column (their wrapper scrolls, or would) or than the window:
 a reader would scroll sideways for a column of them."""
