@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass
+from functools import cache
 
 import nbformat
 
@@ -126,10 +127,15 @@ def printed_minutes(number: str, modes: dict[str, list[results.Record]]) -> floa
         return [r.data["printed_words"][name] for r in records
                 if name in r.data.get("printed_words", {})]  # fmt: skip
 
-    counts = counted(modes.get("quick", [])) or counted(
-        [r for runs in by_machine().values() for r in runs.get("quick", [])]
-    )
+    counts = counted(modes.get("quick", [])) or counted(_every_quick_run())
     return statistics.median(counts) / WORDS_PER_MINUTE if counts else 0.0
+
+
+@cache
+def _every_quick_run() -> list[results.Record]:
+    """Every machine's quick-mode run-time records, read from disk once per process (a page
+    of paths asks for them per notebook and machine)."""
+    return [r for runs in by_machine().values() for r in runs.get("quick", [])]
 
 
 def teaching_minutes(
