@@ -4,15 +4,15 @@
    ``torch.compile`` at 64 to 1,048,576 elements: where the compiled call is slower at 64
    elements, its fixed cost (the Python wrappers around the generated kernel) is the
    difference. Then the same graph as the package compiles a piece
-   (:func:`hetero_tutorial.core.compiled.compiled`), its steady calls with the guards
-   checked, and skipped (:func:`~hetero_tutorial.core.compiled.unguarded`) around each call
+   (:func:`hetero_tutorial.speed.compiler.compiled`), its steady calls with the guards
+   checked, and skipped (:func:`~hetero_tutorial.speed.compiler.unguarded`) around each call
    and around a whole round of calls, as a PPO iteration holds it; and PPO's minibatch step
    (``--step-size`` transitions, a graph that reads far more than one tensor) checked and
    unguarded around the round. Setting the stance costs microseconds: around each call, the
    difference is what skipping the guards gains net of it.
 2. **CartPole's transition, with and without the CPU forms.** The package's one transition
    (:meth:`BatchedCartPole.transition`) eager, compiled as ``compile=True`` compiles it
-   (with the flags as bytes, the environments' form in :mod:`hetero_tutorial.core.cpu_forms`),
+   (with the flags as bytes, the environments' form in :mod:`hetero_tutorial.speed.cpu_forms`),
    and compiled inside ``cpu_forms(False)`` (bool flags). Same first states, same actions,
    the random draw left out.
 3. **Storing flags.** ``x.abs() > 2.4`` compiled, returned as bool, against the same flags
@@ -20,7 +20,7 @@
    kernels store a bool tensor element by element.
 4. **tanh against its sigmoid form.** ``torch.tanh(x)`` and ``2 * torch.sigmoid(2 * x) - 1``
    (the same function, what the policies' hidden layers compute inside a compiled graph:
-   :func:`hetero_tutorial.core.cpu_forms.tanh`), eager and compiled, on a hidden layer's
+   :func:`hetero_tutorial.speed.cpu_forms.tanh`), eager and compiled, on a hidden layer's
    activations (2 networks x batch x 64 units): on the series' CPUs PyTorch's tanh kernel,
    and the one Inductor generates, cost several times a sigmoid.
 
@@ -45,9 +45,9 @@ from functools import partial
 import torch
 
 from hetero_tutorial import compile_cache, make_batched_env
-from hetero_tutorial.core.compiled import compiled as compiled_piece
-from hetero_tutorial.core.compiled import unguarded
-from hetero_tutorial.core.cpu_forms import cpu_forms
+from hetero_tutorial.speed.compiler import compiled as compiled_piece
+from hetero_tutorial.speed.compiler import unguarded
+from hetero_tutorial.speed.cpu_forms import cpu_forms
 from hetero_tutorial.studies.compiling import minibatch_learner
 
 Around = dict[str, Callable[[], AbstractContextManager]]
@@ -111,7 +111,8 @@ def step_variants(size: int) -> tuple[dict[str, Callable[[], object]], Around]:
     """PPO's compiled minibatch step at ``size`` transitions, its guards checked and
     unguarded around the round (one learner: the same graph)."""
     learner, rollout, storage = minibatch_learner(size, "compile", torch.device("cpu"))
-    step = partial(learner.minibatch_step, rollout, torch.randperm(size), storage)
+    picks = torch.randperm(size)[None]  # one minibatch
+    step = partial(learner.step, rollout, picks, storage, learner.clip_tensor)
     variants = {"PPO step, guards checked": step, "PPO step, unguarded round": step}
     return variants, {"PPO step, unguarded round": lambda: unguarded([learner.step])}
 

@@ -19,16 +19,16 @@ from hetero_tutorial import (
     results,
     train,
 )
-from hetero_tutorial.core.compiled import compile_cache
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
 from hetero_tutorial.rl.envs.spec import env_spec
-from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.gail.discriminator import DiscriminatorLearner
 from hetero_tutorial.rl.overlapped.process_engine import ProcessEngine
 from hetero_tutorial.rl.overlapped.worker import RolloutRequest
 from hetero_tutorial.rl.ppo.policy import make_policy
 from hetero_tutorial.rl.ppo.runs import greedy_returns
+from hetero_tutorial.speed.compiler import compile_cache
+from hetero_tutorial.speed.flat import FlatParameters
 
 __all__ = [
     "DDPGConfig",

@@ -14,25 +14,7 @@ import gymnasium as gym
 import pytest
 import torch
 
-from hetero_tutorial.core import compiled as compiled_module
-from hetero_tutorial.core.compiled import (
-    COMPILE_MODES,
-    break_even_iterations,
-    compile_mode_of,
-    compile_switches,
-    compile_unavailable,
-    compiled,
-    require_compile_mode,
-    unguarded,
-)
-from hetero_tutorial.core.cpu_forms import (
-    LIBRARY_ROWS,
-    NARROW,
-    cpu_forms,
-    flags,
-    paired_product,
-    tanh,
-)
+import hetero_tutorial.speed.compiler as compiled_module
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import QUICK_ENV_VAR
 from hetero_tutorial.core.paths import REPO_DIR
@@ -42,11 +24,30 @@ from hetero_tutorial.rl.buffers import Batch
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.envs.batched import BATCHED_ENV_IDS, make_batched_env
-from hetero_tutorial.rl.ppo.collectors import GRAPH_STEPS, BatchedCollector
+from hetero_tutorial.rl.ppo.collectors import BatchedCollector
 from hetero_tutorial.rl.ppo.config import PPOConfig
-from hetero_tutorial.rl.ppo.learner import GRAPH_MINIBATCHES, PPOLearner
+from hetero_tutorial.rl.ppo.learner import PPOLearner
 from hetero_tutorial.rl.ppo.runs import train
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
+from hetero_tutorial.speed.compiler import (
+    COMPILE_MODES,
+    break_even_iterations,
+    compile_mode_of,
+    compile_switches,
+    compile_unavailable,
+    compiled,
+    require_compile_mode,
+    unguarded,
+)
+from hetero_tutorial.speed.cpu_forms import (
+    LIBRARY_ROWS,
+    NARROW,
+    cpu_forms,
+    flags,
+    paired_product,
+    tanh,
+)
+from hetero_tutorial.speed.graphs import GRAPH_MINIBATCHES, GRAPH_STEPS
 from hetero_tutorial.studies.compiling import forward_grid_rows
 
 NOTEBOOKS = REPO_DIR / "notebooks"

@@ -38,7 +38,7 @@ def _notebook(prefix: str) -> nbformat.NotebookNode:
 def test_the_kinds_say_that_dispatch_is_counted_with_the_calling_line():
     stacks = Counter(
         {
-            ("iteration (ppo/trainer.py:1)", "paired_product (core/cpu_forms.py:84)"): 6,
+            ("iteration (ppo/trainer.py:1)", "paired_product (speed/cpu_forms.py:84)"): 6,
             ("iteration (ppo/trainer.py:1)", "Module._wrapped_call_impl (modules/module.py:1)"): 1,
             ("iteration (ppo/trainer.py:1)", "CartPoleEnv.step (classic_control/cartpole.py:1)"): 3,
         }

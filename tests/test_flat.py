@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from hetero_tutorial.rl.flat import Adam, FlatParameters, clip_norm_
 from hetero_tutorial.rl.nets import GaussianActorCritic, mlp
+from hetero_tutorial.speed.flat import FlatParameters, FunctionalAdam, clip_norm_
 
 
 class OneFloatFirst(nn.Module):
@@ -22,7 +22,9 @@ class OneFloatFirst(nn.Module):
         return self.net(x) * self.log_std.exp()
 
 
-def learner_step(params, optimizer: Adam, loss: torch.Tensor, max_norm: float) -> torch.Tensor:
+def learner_step(
+    params, optimizer: FunctionalAdam, loss: torch.Tensor, max_norm: float
+) -> torch.Tensor:
     """One step as the learners take it: gradients, laid out as the parameters are, clipped,
     then Adam. Returns the norm before clipping."""
     grads = params.gradients(torch.autograd.grad(loss, params.module_parameters))
@@ -95,7 +97,8 @@ def test_adam_steps_as_torch_adam_with_a_changing_rate(fused, compiled):
     reference = nn.Parameter(start.clone())
     optimizer = torch.optim.Adam([reference], lr=1e-3, eps=1e-5, fused=fused)
     weights = start.clone()
-    adam = Adam([weights], 1e-3, eps=1e-5, fused=fused, compiled=compiled)
+    mode = "compile" if compiled else "eager"
+    adam = FunctionalAdam([weights], 1e-3, eps=1e-5, fused=fused, mode=mode)
     for i, grad in enumerate(grads):
         rate = 1e-3 * (1 - i / 5)  # an annealed rate, as PPOLearner.anneal sets it
         optimizer.param_groups[0]["lr"] = rate

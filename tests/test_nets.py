@@ -6,7 +6,6 @@ from test_flat import learner_step
 from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
 from hetero_tutorial.rl.nets import (
     DiscreteActorCritic,
     GaussianActorCritic,
@@ -16,6 +15,7 @@ from hetero_tutorial.rl.nets import (
 )
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import ppo_loss
+from hetero_tutorial.speed.flat import FlatParameters, PerTensorParameters
 
 
 def _member_forward(paired: PairedMLP, member: int, x: torch.Tensor) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""The package's private PyTorch names are the ones core/torch_private.py lists, no more and no
+"""The package's private PyTorch names are the ones speed/torch_private.py lists, no more and no
 fewer, each still present in this PyTorch, whose release the list names."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from hetero_tutorial.core.torch_private import CHECKED_ON, PRIVATE_NAMES
+from hetero_tutorial.speed.torch_private import CHECKED_ON, PRIVATE_NAMES
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hetero_tutorial"
 
@@ -67,11 +67,11 @@ def test_the_package_uses_the_private_names_listed_and_no_others():
             used.setdefault(name, []).append(str(path.relative_to(PACKAGE)))
     unlisted = {name: where for name, where in used.items() if name not in PRIVATE_NAMES}
     assert not unlisted, (
-        f"private PyTorch names not in core/torch_private.py: {unlisted}. Use a public call, "
+        f"private PyTorch names not in speed/torch_private.py: {unlisted}. Use a public call, "
         "or list the name there with the reason no public call does its job"
     )
     stale = set(PRIVATE_NAMES) - set(used)
-    assert not stale, f"listed in core/torch_private.py but no longer used: drop {stale}"
+    assert not stale, f"listed in speed/torch_private.py but no longer used: drop {stale}"
 
 
 def test_every_listed_name_is_in_this_pytorch_and_its_release_was_checked():
@@ -84,6 +84,6 @@ def test_every_listed_name_is_in_this_pytorch_and_its_release_was_checked():
         assert found is not None, f"this PyTorch ({torch.__version__}) has no {name}"
     release = torch.__version__.split("+")[0]
     assert release in CHECKED_ON, (
-        f"PyTorch {release} is not among the releases core/torch_private.py was checked on "
+        f"PyTorch {release} is not among the releases speed/torch_private.py was checked on "
         f"{CHECKED_ON}: run the tests on it, and add it there once they pass"
     )

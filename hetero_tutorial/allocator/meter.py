@@ -4,7 +4,7 @@ The :class:`LiveMeter` times PPO's own code, not a model of it: the rollout's
 :meth:`~hetero_tutorial.rl.ppo.collectors.GymCollector.act`,
 :func:`~hetero_tutorial.rl.ppo.advantages.compute_advantages`, the storage's
 :meth:`~hetero_tutorial.rl.ppo.storage.RolloutStorage.flat_batch` copy, the learner's
-:meth:`~hetero_tutorial.rl.ppo.learner.PPOLearner.minibatch_step` and the parameters'
+:attr:`~hetero_tutorial.rl.ppo.learner.PPOLearner.step` on one minibatch and the parameters'
 ``copy_from``, each on the device a cell names, built as
 :class:`~hetero_tutorial.rl.ppo.trainer.PPOTrainer` builds them.
 """
@@ -22,11 +22,11 @@ import torch._dynamo  # see the note below the imports
 from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.devices import synchronize
 from hetero_tutorial.core.timing import measure
-from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
 from hetero_tutorial.rl.ppo.advantages import compute_advantages
 from hetero_tutorial.rl.ppo.collectors import GymCollector
 from hetero_tutorial.rl.ppo.learner import PPOLearner
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
+from hetero_tutorial.speed.flat import FlatParameters, PerTensorParameters
 
 # The first optimiser a Python process builds imports torch._dynamo, which takes seconds, once.
 # Training pays that anyway; importing it with this module keeps the one-off out of the first
@@ -203,7 +203,8 @@ class LiveMeter:
     def _update(self, device: torch.device) -> Callable[[], object]:
         """One gradient step on a minibatch sliced from the shuffled rollout."""
         parts, size = self.parts(device), self.config.minibatch_size
-        return lambda: parts.learner.minibatch_step(parts.batch, slice(0, size), parts.storage)
+        learner, rows = parts.learner, [slice(0, size)]
+        return lambda: learner.step(parts.batch, rows, parts.storage, learner.clip_tensor)
 
     def _transfer(self, source: torch.device, target: torch.device) -> Callable[[], object]:
         """The rollout copied from its storage to the update device (pinned, as a trainer does)."""

@@ -19,10 +19,10 @@ from torch import nn
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.rl.envs.spec import EnvSpec, env_spec, space_spec
-from hetero_tutorial.rl.nets import PairedMLP
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.policy import make_policy
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
+from hetero_tutorial.speed import PairedMLP
 
 LAYER_KINDS = {nn.Linear: "mlp", PairedMLP: "mlp", nn.Conv2d: "cnn"}
 """The layers whose cost a signature can describe, and the network kind each implies."""
@@ -57,7 +57,7 @@ def network_kind(network: nn.Module) -> str:
         elif is_leaf and has_weights:
             raise UsageError(
                 f"unknown network type: it has a {type(module).__name__} layer. The allocator "
-                "knows MLPs (nn.Linear or nets.PairedMLP layers) and CNNs (nn.Conv2d, then "
+                "knows MLPs (nn.Linear or speed.PairedMLP layers) and CNNs (nn.Conv2d, then "
                 "nn.Linear layers)."
             )
     if not kinds:

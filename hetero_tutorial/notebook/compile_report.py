@@ -14,11 +14,11 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown
 from matplotlib.figure import Figure
 
-from hetero_tutorial.core import cpu_forms
 from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged, withheld
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import compile_race
+from hetero_tutorial.speed import cpu_forms
 from hetero_tutorial.studies.compiling import HIDDEN, SIZE_NAMES
 
 PIECE_WORDS = {
@@ -344,7 +344,7 @@ def reference_line(record: Any) -> str:
 
 FORMS_CAUSE = (
     "different code: the act is the paired actor-critic, written in the CPU forms inside a "
-    "CPU graph (core/cpu_forms.py), this MLP plain nn.Linear and nn.Tanh layers"
+    "CPU graph (speed/cpu_forms.py), this MLP plain nn.Linear and nn.Tanh layers"
 )
 
 

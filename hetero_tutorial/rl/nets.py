@@ -1,22 +1,22 @@
 """The networks of the series: MLPs, PPO actor-critics, DDPG actor and critic, a Nature CNN.
 
 All are plain ``nn.Module``s with no device logic: where they run is the
-placement's business. The paired networks' product and tanh are written through
-:mod:`hetero_tutorial.core.cpu_forms`, the compiled path's CPU forms behind one switch
-(eagerly, the plain ``torch.baddbmm`` and ``torch.tanh``). Orthogonal initialisation with
-the usual gains follows the PPO implementation details that CleanRL documents.
+placement's business. PPO's actor and critic run as one :class:`~hetero_tutorial.speed.PairedMLP`
+by default, a speed trick (two networks in one batched product per layer) behind the speed
+door, or as two ordinary MLPs (:class:`SeparateMLPs`, CleanRL's shape). Orthogonal
+initialisation with the usual gains follows the PPO implementation details that CleanRL
+documents.
 """
 
 from __future__ import annotations
 
 import math
-from itertools import pairwise
 
 import torch
 from torch import nn
 
-from hetero_tutorial.core import cpu_forms
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.speed import PairedMLP
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -53,48 +53,6 @@ def mlp(
         width = hidden
     modules.append(_init(nn.Linear(width, out_features), out_gain))
     return nn.Sequential(*modules)
-
-
-class PairedMLP(nn.Module):
-    """Two MLPs of the same shape evaluated together: PPO's actor and critic.
-
-    Layer ``i`` of both networks is one batched matrix multiply (``torch.baddbmm``)
-    on weights stacked as ``(2, in, out)``, where two ``nn.Linear`` layers would
-    make two calls. For the small networks of classic control the cost of a call,
-    not its arithmetic, sets the price (notebook 00), so pairing the networks
-    nearly halves the cost of their forward and backward passes. The two members
-    share no weights: member 0 is one network, member 1 the other.
-    """
-
-    def __init__(
-        self,
-        in_features: int,
-        hidden: int,
-        out_features: int,
-        out_gains: tuple[float, float],
-        layers: int = 2,
-    ) -> None:
-        super().__init__()
-        _require_sizes(in_features, hidden, out_features, layers)
-        sizes = [in_features, *[hidden] * layers, out_features]
-        self.weights = nn.ParameterList()
-        self.biases = nn.ParameterList()
-        for fan_in, fan_out in pairwise(sizes):
-            last = len(self.weights) == layers
-            weight = torch.empty(2, fan_in, fan_out)
-            for member, gain in enumerate(out_gains if last else (math.sqrt(2), math.sqrt(2))):
-                nn.init.orthogonal_(weight[member], gain)
-            self.weights.append(nn.Parameter(weight))
-            self.biases.append(nn.Parameter(torch.zeros(2, 1, fan_out)))
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Both networks' outputs for the same input ``x`` (B, in): two (B, out) tensors."""
-        h = x.expand(2, *x.shape)
-        for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
-            h = cpu_forms.paired_product(bias, h, weight)  # bias + h @ weight, both networks
-            if index < len(self.weights) - 1:
-                h = cpu_forms.tanh(h)
-        return h[0], h[1]
 
 
 class SeparateMLPs(nn.Module):

@@ -37,13 +37,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from hetero_tutorial.core.compiled import (
-    CompiledPiece,
-    break_even_iterations,
-    compile_switches,
-    compile_unavailable,
-    compiled,
-)
 from hetero_tutorial.core.devices import resolve_device, synchronize
 from hetero_tutorial.core.errors import UsageError, require_positive
 from hetero_tutorial.core.machine_load import guarded
@@ -53,12 +46,19 @@ from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
 from hetero_tutorial.rl.envs.batched import make_batched_env
 from hetero_tutorial.rl.envs.spec import env_spec
-from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, mlp
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import PPOLearner
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
+from hetero_tutorial.speed.compiler import (
+    CompiledPiece,
+    break_even_iterations,
+    compile_switches,
+    compile_unavailable,
+    compiled,
+)
+from hetero_tutorial.speed.flat import FlatParameters
 from hetero_tutorial.studies.crossover import GRID_IN_FEATURES, GRID_OUT_FEATURES
 from hetero_tutorial.studies.crossover_grid import crossover_widths
 
@@ -127,8 +127,8 @@ def _env_step_call(size: int, mode: str, device: torch.device) -> Callable[[], A
 
 def _update_call(size: int, mode: str, device: torch.device) -> Callable[[], Any]:
     learner, rollout, storage = minibatch_learner(size, mode, device)
-    pick = torch.randperm(size, device=device)  # the step gathers its minibatch, as in training
-    return lambda: learner.minibatch_step(rollout, pick, storage)
+    picks = torch.randperm(size, device=device)[None]  # one minibatch, gathered as in training
+    return lambda: learner.step(rollout, picks, storage, learner.clip_tensor)
 
 
 def minibatch_learner(
@@ -527,10 +527,10 @@ def step_breakdown(
         twin.step = CompiledPiece(
             twin.gradient_steps, "compile", "the profiled twin", None, traces_autograd=True
         )
-        pick = torch.randperm(size, device=device)
+        picks = torch.randperm(size, device=device)[None]
         for _ in range(3):  # compile and warm up
             call()
-            twin.minibatch_step(rollout, pick, storage)
+            twin.step(rollout, picks, storage, twin.clip_tensor)
         timing = compare({"step": call}, device=device, warmup=1, repeats=repeats, inner=calls)
         from hetero_tutorial.profiling.torch_profiler import native_stderr_silenced
 
@@ -538,7 +538,7 @@ def step_breakdown(
         # silenced: Kineto's "USDT: ... profiler_start" log line on the process's stderr
         with native_stderr_silenced(), torch.profiler.profile(record_shapes=True) as profile:
             for _ in range(calls):
-                twin.minibatch_step(rollout, pick, storage)
+                twin.step(rollout, picks, storage, twin.clip_tensor)
         profiled_s = (time.perf_counter() - began) / calls
         peak = _peak_flops_per_s(device)
     products = [e for e in profile.events() if e.name in MATMULS]

@@ -6,9 +6,9 @@ each call costs microseconds of overhead whatever its size. Our PPO's three tric
 each cut the number of calls, without changing what is computed:
 
 * ``paired_networks``: layer ``i`` of the actor and of the critic is one batched
-  matmul (:class:`~hetero_tutorial.rl.nets.PairedMLP`) instead of two;
+  matmul (:class:`~hetero_tutorial.speed.PairedMLP`) instead of two;
 * ``flat_parameters``: every parameter lives in one tensor
-  (:class:`~hetero_tutorial.rl.flat.FlatParameters`), so zeroing, clipping and the
+  (:class:`~hetero_tutorial.speed.flat.FlatParameters`), so zeroing, clipping and the
   Adam step are a call or two instead of one per parameter tensor;
 * ``gather_per_epoch``: the rollout is shuffled with one gather per epoch and
   minibatches are slices of it, instead of a gather per minibatch.

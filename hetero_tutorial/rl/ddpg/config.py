@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero_tutorial.core.compiled import compile_mode_of, require_compile_switches
 from hetero_tutorial.core.errors import UsageError, require_positive
 from hetero_tutorial.rl.buffers import DESIGNS
+from hetero_tutorial.speed import compile_mode_of, require_compile_switches
 
 
 @dataclass
@@ -80,5 +80,5 @@ class DDPGConfig:
     @property
     def compile_mode(self) -> str:
         """The mode the update runs in: "eager", "compile" or "cudagraphs", torch's own words
-        for what ``compile`` and ``cudagraphs`` ask (see core/compiled.py)."""
+        for what ``compile`` and ``cudagraphs`` ask (see speed/compiler.py)."""
         return compile_mode_of(self.compile, self.cudagraphs)

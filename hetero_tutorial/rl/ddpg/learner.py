@@ -14,7 +14,7 @@ Eager and compiled runs call the same update (:meth:`DDPGLearner.update`) throug
 :attr:`DDPGLearner.step`, the update in the config's compile mode; with ``config.compile``
 ``torch.compile`` traces it whole into one graph: both losses, their
 backward passes (``torch.autograd.grad``), both Adam steps (``torch.optim``'s functional
-form: see :class:`~hetero_tutorial.rl.flat.Adam`) and the averaging. Acting stays eager, by
+form: see :class:`~hetero_tutorial.speed.FunctionalAdam`) and the averaging. Acting stays eager, by
 design: one observation's forward is a call of a few operations, where a compiled call's
 guards cost about what its fusing saves (``bench compile``'s ``act`` at batch 1 measures
 which way it goes on a machine).
@@ -29,13 +29,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from hetero_tutorial.core.compiled import compiled
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement, gym_envs_only
 from hetero_tutorial.rl.buffers import Batch
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
-from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import DeterministicActor, QCritic
+from hetero_tutorial.speed import FlatParameters, compiled
 
 ADAM_EPS = 1e-8
 """Adam's epsilon (PyTorch's default, as CleanRL's DDPG has it), eager and compiled alike."""
@@ -83,18 +82,15 @@ class DDPGLearner:
         self.noise_std = config.exploration_noise * (space.high - space.low) / 2
         self.noise = np.random.default_rng(seed)
         device = placement.update_device
+        targets = (self.actor_target_flat.data, self.critic_target_flat.data)
         self.step = compiled(
-            self.update, config.compile_mode, device, "DDPG's update", traces_autograd=True
-        )
+            self.update, config.compile_mode, device, "DDPG's update", traces_autograd=True,
+            updates=targets,
+        )  # fmt: skip
         """:meth:`update` in the config's compile mode (first call timed apart): what the
         trainer calls"""
-        compiling = self.step.mode != "eager"
-        self.actor_optimizer = self.actor_flat.adam(config.actor_lr, ADAM_EPS, compiling)
-        self.critic_optimizer = self.critic_flat.adam(config.critic_lr, ADAM_EPS, compiling)
-        optimizers = (self.actor_optimizer, self.critic_optimizer)
-        self.step.writes_in_place(
-            *(flat.data for flat in self.flats), *(t for o in optimizers for t in o.written)
-        )
+        self.actor_optimizer = self.actor_flat.adam(config.actor_lr, ADAM_EPS, self.step.mode)
+        self.critic_optimizer = self.critic_flat.adam(config.critic_lr, ADAM_EPS, self.step.mode)
 
     @property
     def flats(self) -> tuple[FlatParameters, ...]:

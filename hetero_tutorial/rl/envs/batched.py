@@ -26,14 +26,14 @@ would need the host to know whether any episode ended).
 
 ``compile=True`` runs the step's tensor work (physics, termination, time limit, autoreset,
 observations) compiled by ``torch.compile`` (with ``cudagraphs=True`` too: and CUDA-graphed,
-on CUDA; see :mod:`hetero_tutorial.core.compiled`): its dozens of small operations fused
+on CUDA; see :mod:`hetero_tutorial.speed.compiler`): its dozens of small operations fused
 into a few kernels. What is compiled is what runs eagerly, :meth:`~_BatchedEnv.transition`,
 one function written out of place (the new state is computed, then written back once), as
-JAX environments are. One of its lines, the flags, asks :mod:`hetero_tutorial.core.cpu_forms`
-how to write it inside a graph compiled for a CPU. The draw of first states and the checks stay
-eager, outside it: ``torch.compile`` cannot trace a ``torch.Generator`` (it would cut the
-graph in two there), and drawing from the env's own generator is what makes the compiled
-step draw the same numbers as the eager one.
+JAX environments are. One of its lines, the flags, asks the speed door
+(:func:`hetero_tutorial.speed.flags`) how to write it inside a graph compiled for a CPU. The
+draw of first states and the checks stay eager, outside it: ``torch.compile`` cannot trace a
+``torch.Generator`` (it would cut the graph in two there), and drawing from the env's own
+generator is what makes the compiled step draw the same numbers as the eager one.
 """
 
 from __future__ import annotations
@@ -47,15 +47,15 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-from hetero_tutorial.core import cpu_forms
-from hetero_tutorial.core.compiled import (
+from hetero_tutorial.core.devices import resolve_device, same_device
+from hetero_tutorial.core.errors import UsageError, require_positive
+from hetero_tutorial.speed import (
     CompiledPiece,
     compile_mode_of,
     compiled,
+    flags,
     require_compile_switches,
 )
-from hetero_tutorial.core.devices import resolve_device, same_device
-from hetero_tutorial.core.errors import UsageError, require_positive
 
 BATCHED_ENV_IDS = ("CartPole-v1", "Pendulum-v1")
 """The environments :func:`make_batched_env` can build."""
@@ -114,8 +114,10 @@ class _BatchedEnv:
     def _compile_transition(self, mode: str) -> None:
         """:meth:`transition` in ``mode`` for this instance (eagerly, with one line saying
         why, where compiling cannot run here)."""
-        self.compiled_step = compiled(self.transition, mode, self.device, f"the {self.env_id} step")
-        self.compiled_step.writes_in_place(*self.state_tensors)
+        self.compiled_step = compiled(
+            self.transition, mode, self.device, f"the {self.env_id} step",
+            updates=self.state_tensors,
+        )  # fmt: skip
 
     @property
     def state(self) -> torch.Tensor:
@@ -195,7 +197,7 @@ class _BatchedEnv:
 
         Returns obs, reward, terminated, truncated and info as :meth:`step` does, except
         that inside a graph compiled for a CPU the three flags are bytes
-        (:func:`~hetero_tutorial.core.cpu_forms.flags`): read them as
+        (:func:`~hetero_tutorial.speed.flags`): read them as
         ``flag.view(torch.bool)`` outside the graph (free), ``flag.bool()`` inside one.
         """
         moved, reward, terminated = self._advance(self._state, actions)  # s_{t+1}: D rows (N,)
@@ -208,7 +210,7 @@ class _BatchedEnv:
         self._state.copy_(torch.stack(rows))
         self._elapsed.copy_(steps.masked_fill(done, 0))
         obs, final_obs = self._observe(rows), self._observe(moved)
-        terminated, truncated, done = cpu_forms.flags(terminated, truncated, done)
+        terminated, truncated, done = flags(terminated, truncated, done)
         return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
 
     @property

@@ -14,9 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hetero_tutorial.core.compiled import compiled, say_fallback
-from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.nets import mlp
+from hetero_tutorial.speed import FlatParameters, compiled, say_fallback
 
 ADAM_EPS = 1e-8
 """torch.optim.Adam's default"""
@@ -93,7 +92,7 @@ class DiscriminatorLearner:
     ) -> None:
         self.obs_dim, self.penalty = obs_dim, penalty
         self.discriminator = Discriminator(obs_dim, action_dim, hidden).to(device)
-        # Its parameters live in one flat tensor (see rl/flat.py), as DDPG's do: the gradient
+        # Its parameters live in one flat tensor (see speed/flat.py), as DDPG's do: the gradient
         # and the optimizer step are one call each, and the step traces as one graph.
         self.flat = FlatParameters(self.discriminator)
         what = "GAIL's discriminator update"
@@ -102,8 +101,7 @@ class DiscriminatorLearner:
         mode = "compile" if compile and penalty == 0 else "eager"
         self.step = compiled(self.update, mode, device, what, traces_autograd=True)
         """:meth:`update`, eagerly or compiled: what a round calls"""
-        self.optimizer = self.flat.adam(lr, ADAM_EPS, self.step.mode != "eager")
-        self.step.writes_in_place(self.flat.data, *self.optimizer.written)
+        self.optimizer = self.flat.adam(lr, ADAM_EPS, self.step.mode)
 
     def update(self, expert: torch.Tensor, policy: torch.Tensor) -> torch.Tensor:
         """One step on ``expert`` and ``policy`` rows (state and action side by side, on the

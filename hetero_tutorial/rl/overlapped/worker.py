@@ -26,12 +26,12 @@ import torch
 
 from hetero_tutorial.rl.envs.spec import spec_of
 from hetero_tutorial.rl.envs.vector import make_vector_env
-from hetero_tutorial.rl.flat import FlatParameters
 from hetero_tutorial.rl.ppo.advantages import compute_advantages
 from hetero_tutorial.rl.ppo.collectors import GymCollector
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.policy import make_policy
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
+from hetero_tutorial.speed import FlatParameters
 
 CLOCK = time.time
 """An overlapped run's one clock (seconds): system-wide, unlike ``time.perf_counter``."""

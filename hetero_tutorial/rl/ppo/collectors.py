@@ -25,10 +25,11 @@ interface, :class:`Collector`; the placement's ``batched_envs`` chooses between 
   A step is one function of tensors, :meth:`BatchedCollector.rollout_step`: act, the
   environments' transition, the bootstrap, the episode returns and the step's row of
   storage. Eagerly it runs as written, some forty PyTorch calls at microseconds each; with
-  ``config.compile`` ``torch.compile`` traces it whole, :data:`GRAPH_STEPS` steps in a row
-  to a graph (:meth:`BatchedCollector.rollout_steps`). Only the draws of the environments'
-  first states stay outside, from their own generator, so that both modes draw the same
-  numbers.
+  ``config.compile`` ``torch.compile`` traces it whole, a few steps in a row to a graph
+  (:meth:`BatchedCollector.rollout_steps`; how many:
+  :func:`~hetero_tutorial.speed.rollout_steps_per_call`). Only the draws of the
+  environments' first states stay outside, from their own generator, so that both modes
+  draw the same numbers.
 
 The *tensor interface* the batched collector needs of its environments:
 ``reset(seed=...)`` returns ``(obs (N, obs_dim) tensor, info)``;
@@ -45,14 +46,12 @@ environments.
 
 from __future__ import annotations
 
-import math
 from typing import Protocol
 
 import numpy as np
 import torch
 from torch import nn
 
-from hetero_tutorial.core.compiled import compiled
 from hetero_tutorial.core.devices import same_device
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import Placement
@@ -61,6 +60,7 @@ from hetero_tutorial.rl.envs.spec import EnvSpec, VectorEnvs
 from hetero_tutorial.rl.envs.vector import make_vector_env
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
+from hetero_tutorial.speed import compiled, rollout_steps_per_call
 
 
 class Collector(Protocol):
@@ -209,15 +209,6 @@ ROW_FIELDS = ("obs", "actions", "logprobs", "values", "rewards", "dones")
 """What one step of a batched rollout stores: the storage's first fields, in its order."""
 
 
-GRAPH_STEPS = 4
-"""Rollout steps to a call of :meth:`BatchedCollector.rollout_steps` (fewer where the
-rollout's length is no multiple of it: their greatest common divisor), one compiled graph.
-Each call of a compiled graph costs the same outside its kernels, whatever they compute:
-Dynamo's guards, the code that calls the kernels, our Python between calls. Four steps a call
-pay it a quarter as often, for a larger graph that takes longer to compile, once (``bench
-compile`` and the peers race measure the steady speed and the compile seconds)."""
-
-
 class BatchedCollector:
     """Steps batched tensor environments with the rollout policy, on one device, into storage.
 
@@ -245,8 +236,10 @@ class BatchedCollector:
         self.envs, self.spec, self.policy, self.storage = envs, spec, policy, storage
         self.config, self.device, self.seed = config, device, seed
         self.generator = torch.Generator(device).manual_seed(seed)  # sampling noise, on the device
-        self.obs: torch.Tensor | None = None  # the environments reset at the first collect
         on = {"device": device}
+        self.obs = torch.zeros(config.num_envs, *spec.obs_shape, **on)
+        """(N, ...): the observations each step overwrites in place"""
+        self.started = False  # the environments reset at the first collect
         self.episode_returns = torch.zeros(config.num_envs, **on)  # (N,) running returns
         self.finished = torch.empty(config.num_steps, config.num_envs, **on)
         """(T, N): the return of the episode that ended at step t in env i, NaN if none did"""
@@ -263,10 +256,12 @@ class BatchedCollector:
             )
         self.row_columns = slice(0, storage.columns[ROW_FIELDS[-1]].stop)
         """the storage columns one step writes: :data:`ROW_FIELDS`"""
-        self.step = compiled(self.rollout_steps, config.compile_mode, device, "PPO's rollout steps")
+        self.step = compiled(
+            self.rollout_steps, config.compile_mode, device, "PPO's rollout steps",
+            updates=(*envs.state_tensors, self.episode_returns, self.obs),
+        )  # fmt: skip
         """:meth:`rollout_steps` in the config's compile mode (first call timed apart)"""
-        self.step.writes_in_place(*envs.state_tensors, self.episode_returns)
-        steps, state = math.gcd(config.num_steps, GRAPH_STEPS), envs.state_tensors[0]
+        steps, state = rollout_steps_per_call(config.num_steps), envs.state_tensors[0]
         self.initial = torch.empty(steps, *state.shape, **on)
         """(steps, D, N): the first states drawn for one call of :attr:`step`"""
 
@@ -278,9 +273,9 @@ class BatchedCollector:
         """
         c, s = self.config, self.storage
         s.wait_for_copy_out()
-        if self.obs is None:
-            self.obs, _ = self.envs.reset(seed=self.seed)
-            self.step.writes_in_place(self.obs)  # each step overwrites it
+        if not self.started:
+            self.obs.copy_(self.envs.reset(seed=self.seed)[0])
+            self.started = True
         first_step = self.global_step
         noise = self.policy.sample_noise((c.num_steps, c.num_envs), self.generator)  # on device
         rows = s.data[:, :, self.row_columns]  # (T, N, row): each call writes its steps'
@@ -318,7 +313,7 @@ class BatchedCollector:
         else:
             env_actions = action.clamp(self.action_low, self.action_high)
         next_obs, reward, terminated, truncated, info = self.envs.transition(env_actions, initial)
-        terminated, truncated, done = (  # bytes where compiled for a CPU (cpu_forms.flags)
+        terminated, truncated, done = (  # bytes where compiled for a CPU (speed.flags)
             flag.bool() for flag in (terminated, truncated, info["_final_obs"])
         )
         # Where a time limit cut the episode, gamma * V(final observation): the values of

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from hetero_tutorial.core.compiled import compile_mode_of, require_compile_switches
 from hetero_tutorial.core.errors import UsageError, require_minibatch_fits, require_positive
+from hetero_tutorial.speed import compile_mode_of, require_compile_switches
 
 
 @dataclass
@@ -131,7 +131,7 @@ class PPOConfig:
     @property
     def compile_mode(self) -> str:
         """The mode the compiled pieces run in: "eager", "compile" or "cudagraphs", torch's
-        own words for what ``compile`` and ``cudagraphs`` ask (see core/compiled.py)."""
+        own words for what ``compile`` and ``cudagraphs`` ask (see speed/compiler.py)."""
         return compile_mode_of(self.compile, self.cudagraphs)
 
     @property

@@ -7,30 +7,29 @@ transfer brought to the update device, one gradient step per minibatch, and brin
 diagnostics back in one copy.
 
 Eager and compiled runs call the same steps (:meth:`PPOLearner.gradient_steps`); with
-``config.compile`` ``torch.compile`` traces :data:`GRAPH_MINIBATCHES` of them into one graph:
-the minibatch's gather from the rollout, the loss, its backward pass, the clipping and Adam.
-Two choices make that possible. The gradient comes from ``torch.autograd.grad`` (the same
-backward pass as ``loss.backward()``, returned instead of accumulated), which Dynamo traces
-where asked (see :mod:`hetero_tutorial.core.compiled`); and Adam steps through
-``torch.optim``'s functional form (:class:`~hetero_tutorial.rl.flat.Adam`), because
-``Optimizer.step`` cuts a graph on purpose. A graph cut at the backward pass and at the
+``config.compile`` ``torch.compile`` traces a few of them into one graph (how many:
+:func:`~hetero_tutorial.speed.minibatches_per_call`): the minibatch's gather from the
+rollout, the loss, its backward pass, the clipping and Adam. Two choices make that possible.
+The gradient comes from ``torch.autograd.grad`` (the same backward pass as
+``loss.backward()``, returned instead of accumulated), which Dynamo traces where asked (see
+:mod:`hetero_tutorial.speed.compiler`); and Adam steps through ``torch.optim``'s functional
+form (:class:`~hetero_tutorial.speed.FunctionalAdam`), because ``Optimizer.step`` cuts a
+graph on purpose. A graph cut at the backward pass and at the
 optimizer, as LeanRL's compiled PPO accepts, measured 2.4x slower here (``bench compile``
 measures the gain of the one graph).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-from hetero_tutorial.core.compiled import compiled
-from hetero_tutorial.rl.flat import clip_norm_
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.policy import Parameters
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
+from hetero_tutorial.speed import clip_norm_, compiled, minibatches_per_call
 
 
 def ppo_loss(
@@ -76,19 +75,6 @@ ADAM_EPS = 1e-5
 """Adam's epsilon, CleanRL's."""
 
 
-GRAPH_MINIBATCHES = 4
-"""Minibatch steps one compiled graph holds (fewer where the update's steps, its epochs
-times its minibatches, are no multiple of it: their greatest common divisor, so that every
-call runs the one graph; two of RL Zoo's ten at 8 environments). Each call of a compiled
-graph costs the same outside its kernels (the guards, the code that calls the graph: tens
-of microseconds on a CPU), as the rollout's do
-(:data:`~hetero_tutorial.rl.ppo.collectors.GRAPH_STEPS`); four steps a call pay it a quarter
-as often. Four beat two at 1,024 environments on the series' CPU, and eight were no faster
-than four, within the measured spread; a larger graph compiles longer from a cold cache.
-``bench compile`` and the peers race measure the steady speed and the compile seconds.
-Eager steps take the same groups (the grouping changes nothing there)."""
-
-
 class PPOLearner:
     """The update: epochs of clipped-surrogate minibatch steps, on the update device."""
 
@@ -103,13 +89,11 @@ class PPOLearner:
             traces_autograd=True,
         )  # fmt: skip
         """:meth:`gradient_steps` in the config's compile mode (first call timed apart)"""
-        compiling = self.step.mode != "eager"
-        self.optimizer = params.adam(config.learning_rate, ADAM_EPS, compiling)
+        self.optimizer = params.adam(config.learning_rate, ADAM_EPS, self.step.mode)
         # A compiled graph guards the Python numbers it reads: a learning rate or clipping
         # coefficient that decays every iteration would compile it again. The steps read
         # them from 0-d tensors on the device, refilled by anneal.
         self.clip_tensor = torch.tensor(self.clip_coef, device=device)
-        self.step.writes_in_place(*params.tensors, *self.optimizer.written)
 
     def anneal(self, iteration: int) -> None:
         """Set the learning rate and the clipping coefficient for ``iteration``: each decays
@@ -122,24 +106,6 @@ class PPOLearner:
         if c.anneal_clip:
             self.clip_coef = c.clip_coef * left
             self.clip_tensor.fill_(self.clip_coef)
-
-    def minibatch_steps(
-        self,
-        rollout: list[torch.Tensor],
-        picks: torch.Tensor | Sequence[slice],
-        storage: RolloutStorage,
-    ) -> list[tuple[torch.Tensor, ...]]:
-        """One gradient step per minibatch of ``picks`` (the rows of each, (k, size), or
-        slices) of ``rollout`` (tensors laid out like ``storage``'s), in order; returns each
-        step's ``(loss, ratio, log_ratio)``. Compiled: one call of the graph."""
-        return self.step(rollout, picks, storage, self.clip_tensor)
-
-    def minibatch_step(
-        self, rollout: list[torch.Tensor], pick: torch.Tensor | slice, storage: RolloutStorage
-    ) -> tuple[torch.Tensor, ...]:
-        """:meth:`minibatch_steps` of one minibatch (compiled: a graph of one step)."""
-        picks = pick[None] if isinstance(pick, torch.Tensor) else [pick]
-        return self.minibatch_steps(rollout, picks, storage)[0]
 
     def gradient_steps(
         self,
@@ -194,11 +160,11 @@ class PPOLearner:
             # Or each step gathers its minibatch's rows (a compiled graph specialises on a
             # slice's bounds): every epoch's minibatches in turn, a graph's worth to a call.
             picks = orders[:, : minibatches * c.minibatch_size].reshape(-1, c.minibatch_size)
-            per_call = math.gcd(len(picks), GRAPH_MINIBATCHES)  # equal groups: one graph
+            per_call = minibatches_per_call(len(picks))  # equal groups: one graph
             calls = ((batch, group) for group in picks.split(per_call))
         extra = None
         for rollout, group in calls:
-            steps = self.minibatch_steps(rollout, group, storage)
+            steps = self.step(rollout, group, storage, self.clip_tensor)
             extra = self.extra_stats(steps[0]) if extra is None else extra
         # Diagnostics of the last minibatch, as CleanRL logs them, and a subclass's own.
         loss, ratio, log_ratio = steps[-1]

@@ -13,9 +13,9 @@ from torch import nn
 
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.rl.envs.spec import EnvSpec
-from hetero_tutorial.rl.flat import FlatParameters, PerTensorParameters
 from hetero_tutorial.rl.nets import DiscreteActorCritic, GaussianActorCritic
 from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.speed import FlatParameters, PerTensorParameters
 
 Parameters = FlatParameters | PerTensorParameters
 

@@ -36,7 +36,6 @@ import torch
 from torch import nn
 from torch.profiler import record_function
 
-from hetero_tutorial.core.compiled import CompiledPiece, unguarded
 from hetero_tutorial.core.placement import Placement, require_placement
 from hetero_tutorial.core.timing import PhaseTimer
 from hetero_tutorial.core.transfers import CopyCounter
@@ -47,6 +46,7 @@ from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.learner import PPOLearner
 from hetero_tutorial.rl.ppo.policy import make_policy, place_policy
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
+from hetero_tutorial.speed import CompiledPiece, unguarded
 
 PHASES = ("rollout", "advantages", "transfer", "update", "weight_sync")
 """The timed phases of an iteration, in the order they run (the allocator prices the same)."""
@@ -171,7 +171,7 @@ class PPOTrainer:
     def run_iteration(self) -> None:
         """Run the next iteration (a rollout and an update), timed; the first one under the
         copy counter, if asked; once compiled pieces have compiled, with their guards
-        unchecked (see core/compiled.py's unguarded, and why that is safe here). (A *step*
+        unchecked (see speed/compiler.py's unguarded, and why that is safe here). (A *step*
         is one environment step, as in DDPG.)"""
         index = len(self.iteration_seconds)
         counting = self.counter is not None and index == 0

@@ -36,7 +36,7 @@ Without it, every ``torch.compile`` of one function (a network's forward, one me
 class) shares one cache and one limit of 8 recompiles: notebook 08's grid, the same forward
 at twelve shapes in full mode, would pass it, and under ``fullgraph=True`` that is an error.
 A piece runs through ``torch.compile`` and ``torch.compiler`` only; the private names the
-package still uses, and why, are listed in :mod:`hetero_tutorial.core.torch_private`.
+package still uses, and why, are listed in :mod:`hetero_tutorial.speed.torch_private`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,7 @@ from torch.utils._python_dispatch import is_in_torch_dispatch_mode
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
-from hetero_tutorial.core.torch_private import CHECKED_ON
+from hetero_tutorial.speed.torch_private import CHECKED_ON
 
 COMPILE_MODES = ("eager", "compile", "cudagraphs")
 """How a piece runs: as written, compiled by torch.compile, or compiled and CUDA-graphed."""
@@ -231,6 +231,21 @@ trains with ``{"stance": "fail_on_recompile"}`` here instead, which checks every
 guards and raises where one fails."""
 
 
+def keep_in_place(mode: str, tensors: Iterable[torch.Tensor]) -> None:
+    """Keep ``tensors``, which a piece in ``mode`` updates in place (weights, optimizer state,
+    the environments' state), where a captured graph writes them.
+
+    Under ``"cudagraphs"`` they are marked as static addresses: the captured graph then writes
+    them where they live. CUDA graph trees copy any other input into a buffer of their own at
+    each replay, so they decline to capture a graph that mutates one (it would write the
+    copy); :attr:`CompiledPiece.graph_skips` counts such refusals. Nothing to do in the other
+    modes.
+    """
+    if mode == "cudagraphs":
+        for tensor in tensors:
+            torch._dynamo.mark_static_address(tensor)
+
+
 class CompiledPiece:
     """A function in one compile mode; times its start apart from the later calls.
 
@@ -240,7 +255,7 @@ class CompiledPiece:
     ``graph_skips``: how many graphs CUDA graph trees declined to capture for it (they then
     run uncaptured: correct, and as slow as ``"compile"``), over all its calls; 0 outside
     ``"cudagraphs"``. ``inductor``: Inductor's options for the compiled modes (None: its
-    defaults).
+    defaults). ``updates``: the tensors the piece updates in place (see :func:`keep_in_place`).
     """
 
     def __init__(
@@ -251,8 +266,10 @@ class CompiledPiece:
         fallback: str | None,
         inductor: dict[str, Any] | None = None,
         traces_autograd: bool = False,
+        updates: Sequence[torch.Tensor] = (),
     ) -> None:
         self.eager_fn, self.what, self.mode, self.fallback = fn, what, mode, fallback
+        keep_in_place(mode, updates)
         self.tracing = (
             torch._dynamo.config.patch(trace_autograd_ops=True)
             if traces_autograd and mode != "eager"
@@ -281,20 +298,6 @@ class CompiledPiece:
         self.steady_calls = 0
         self.graph_skips = 0
         functools.update_wrapper(self, fn)
-
-    def writes_in_place(self, *tensors: torch.Tensor) -> None:
-        """Declare the tensors the piece updates in place (weights, optimizer state, the
-        environments' state) that it reads as inputs or attributes, before its first call.
-
-        Under ``"cudagraphs"`` they are marked as static addresses: the captured graph then
-        writes them where they live. CUDA graph trees copy any other input into a buffer of
-        their own at each replay, so they decline to capture a graph that mutates one (it
-        would write the copy); :attr:`graph_skips` counts such refusals. Nothing to do in
-        the other modes.
-        """
-        if self.mode == "cudagraphs":
-            for tensor in tensors:
-                torch._dynamo.mark_static_address(tensor)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.mode != "eager" and is_in_torch_dispatch_mode(include_infra_modes=False):
@@ -334,6 +337,7 @@ def compiled(
     device: torch.device | str,
     what: str,
     traces_autograd: bool = False,
+    updates: Sequence[torch.Tensor] = (),
 ) -> CompiledPiece:
     """``fn`` in ``mode`` for ``device``: eagerly, with one line saying why, where ``mode``
     cannot run here (see :func:`compile_unavailable`). ``what`` names the piece in that line.
@@ -341,8 +345,9 @@ def compiled(
     ``traces_autograd``: ``fn`` differentiates (``torch.autograd.grad``, a learner's step).
     Dynamo cuts a graph there unless its switch ``trace_autograd_ops`` is on; on, the
     backward pass joins the graph, so that one piece of code, the step as CleanRL writes it,
-    runs eagerly and compiled. The switch is private (:mod:`~hetero_tutorial.core.torch_private`)
+    runs eagerly and compiled. The switch is private (:mod:`~hetero_tutorial.speed.torch_private`)
     and set only around the piece's calls; a PyTorch without it runs the piece eagerly.
+    ``updates``: the tensors ``fn`` updates in place (:func:`keep_in_place`).
     """
     reason = compile_unavailable(device, mode)
     tracing = traces_autograd and mode != "eager"
@@ -352,7 +357,7 @@ def compiled(
         say_fallback(what, reason)
         return CompiledPiece(fn, "eager", what, reason)
     inductor = CPU_OPTIONS if torch.device(device).type == "cpu" else None
-    return CompiledPiece(fn, mode, what, None, inductor, traces_autograd)
+    return CompiledPiece(fn, mode, what, None, inductor, traces_autograd, updates)
 
 
 @contextmanager

@@ -23,27 +23,27 @@ PRIVATE_NAMES: dict[str, str] = {
         "imports it (seconds, once), which would otherwise land in a measuring budget"
     ),
     "torch._dynamo.config.patch": (
-        "core/compiled.py sets Dynamo's switch trace_autograd_ops around a learner's "
+        "speed/compiler.py sets Dynamo's switch trace_autograd_ops around a learner's "
         "compiled step, so that torch.autograd.grad, the backward pass, is traced into "
         "the step's one graph (off, Dynamo cuts the graph there, and torch.compile has no "
         "public option for it); a PyTorch without the switch runs the step eagerly"
     ),
     "torch._dynamo.config": (
-        "core/compiled.py asks whether this PyTorch has the switch trace_autograd_ops "
+        "speed/compiler.py asks whether this PyTorch has the switch trace_autograd_ops "
         "(above) before a learner's step compiles, so that it runs eagerly, saying why"
     ),
     "torch._dynamo.is_dynamo_supported": (
-        "core/compiled.py asks whether torch.compile supports this Python and platform "
+        "speed/compiler.py asks whether torch.compile supports this Python and platform "
         "before a piece compiles, so that it runs eagerly, saying why; torch.compile "
         "itself only raises, at the first call"
     ),
     "torch._dynamo.mark_static_address": (
-        "core/compiled.py (writes_in_place): under CUDA graphs, a tensor a captured graph "
+        "speed/compiler.py (keep_in_place): under CUDA graphs, a tensor a captured graph "
         "updates in place must keep its address, or CUDA graph trees decline the graph; "
         "torch.compiler has no public way to say so"
     ),
     "torch._dynamo.utils.counters": (
-        "core/compiled.py counts the graphs CUDA graph trees declined (cudagraph_skips), "
+        "speed/compiler.py counts the graphs CUDA graph trees declined (cudagraph_skips), "
         "studies/compiling.py the graphs and graph breaks of one traced step: no public "
         "call reports either"
     ),
@@ -52,7 +52,7 @@ PRIVATE_NAMES: dict[str, str] = {
         "CUDA_VISIBLE_DEVICES, as torch.cuda.utilization does, to read NVML's own samples"
     ),
     "torch._inductor.runtime.cache_dir_utils.default_cache_dir": (
-        "core/compiled.py (compile_cache) tells Inductor's default cache folder, which "
+        "speed/compiler.py (compile_cache) tells Inductor's default cache folder, which "
         "importing Inductor writes into TORCHINDUCTOR_CACHE_DIR, from one a learner set"
     ),
     "torch.utils._python_dispatch.TorchDispatchMode": (
@@ -61,7 +61,7 @@ PRIVATE_NAMES: dict[str, str] = {
         "extension point is documented, its base class lives in a private module"
     ),
     "torch.utils._python_dispatch.is_in_torch_dispatch_mode": (
-        "core/compiled.py runs a compiled piece eagerly under such a mode (the copy "
+        "speed/compiler.py runs a compiled piece eagerly under such a mode (the copy "
         "counter), where Dynamo refuses to trace"
     ),
 }

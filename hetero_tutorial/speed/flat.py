@@ -6,7 +6,7 @@ twelve parameter tensors pays it twelve times to clip its gradients and step
 the optimizer. With every parameter a view into one flat tensor, and the
 gradients laid out the same way (:meth:`FlatParameters.gradients`), each of
 those is one or two calls, and copying the weights to another device is a
-single copy. :class:`Adam` is the learners' optimizer: ``torch.optim.Adam``'s
+single copy. :class:`FunctionalAdam` is the learners' optimizer: ``torch.optim.Adam``'s
 rule through its functional form, which a compiled step can trace.
 
 Build it after the module has moved to its device (``module.to(...)`` would
@@ -29,6 +29,7 @@ from torch import nn
 from torch.optim.adam import adam
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.speed.compiler import keep_in_place
 
 SEGMENT_ALIGNMENT = 16
 """Each parameter's segment starts at a multiple of this many elements (64 bytes of float32)."""
@@ -90,11 +91,12 @@ class FlatParameters:
                 pieces.append(grad.new_zeros(pad))
         return [torch.cat(pieces)]
 
-    def adam(self, lr: float, eps: float, compiled: bool = False) -> Adam:
-        """Adam over the flat tensor: one fused kernel where PyTorch has one and the step
-        runs eagerly (the CPU and CUDA); compiled, the plain form that Inductor fuses."""
-        fused = not compiled and self.data.device.type in ("cpu", "cuda")
-        return Adam(self.tensors, lr, eps, fused, compiled)
+    def adam(self, lr: float, eps: float, mode: str = "eager") -> FunctionalAdam:
+        """Adam over the flat tensor, for a step in ``mode`` (a compiled piece's): one fused
+        kernel where PyTorch has one and the step runs eagerly (the CPU and CUDA); compiled,
+        the plain form that Inductor fuses."""
+        fused = mode == "eager" and self.data.device.type in ("cpu", "cuda")
+        return FunctionalAdam(self.tensors, lr, eps, fused, mode)
 
     def copy_from(self, source: FlatParameters) -> None:
         """Overwrite these weights with ``source``'s: one copy, whichever devices they are on."""
@@ -112,7 +114,7 @@ def clip_norm_(grads: Sequence[torch.Tensor], max_norm: float) -> torch.Tensor:
     return norm
 
 
-class Adam:
+class FunctionalAdam:
     """``torch.optim.Adam`` over ``tensors``, stepped by its functional form,
     ``torch.optim.adam.adam`` (public: in that module's ``__all__``): the same rule and
     state, with the gradients passed in.
@@ -126,12 +128,14 @@ class Adam:
     counts on the CPU unless the kernel is fused), so that no step waits for a device.
     ``fused``: PyTorch's one-kernel Adam (eager steps on a CPU or CUDA, as CleanRL's
     optimizers take it there); a compiled step takes the plain form, which Inductor fuses
-    with the rest of the graph (the fused kernel cannot be traced).
+    with the rest of the graph (the fused kernel cannot be traced). ``mode``: the compile mode
+    of the step that calls it (:data:`~hetero_tutorial.speed.compiler.COMPILE_MODES`).
     """
 
     def __init__(
-        self, tensors: Sequence[torch.Tensor], lr: float, eps: float, fused: bool, compiled: bool
+        self, tensors: Sequence[torch.Tensor], lr: float, eps: float, fused: bool, mode: str
     ) -> None:
+        compiled = mode != "eager"
         self.tensors = list(tensors)
         """what a step moves, in place"""
         self.exp_avgs = [torch.zeros_like(t) for t in tensors]
@@ -142,6 +146,7 @@ class Adam:
         self.lr: float | torch.Tensor = torch.tensor(lr, device=device) if compiled else lr
         """the learning rate: set it with :meth:`set_lr`"""
         self.eps, self.fused = eps, fused
+        keep_in_place(mode, [*self.tensors, *self.written])
 
     def set_lr(self, lr: float) -> None:
         """Set the learning rate of the next steps (in place where it is a tensor)."""
@@ -184,9 +189,9 @@ class PerTensorParameters:
         """The gradients of :attr:`module_parameters`, one per tensor: as they come."""
         return list(grads)
 
-    def adam(self, lr: float, eps: float, compiled: bool = False) -> Adam:
+    def adam(self, lr: float, eps: float, mode: str = "eager") -> FunctionalAdam:
         """Adam over every parameter tensor, one tensor at a time (CleanRL's on a CPU)."""
-        return Adam(self.tensors, lr, eps, fused=False, compiled=compiled)
+        return FunctionalAdam(self.tensors, lr, eps, fused=False, mode=mode)
 
     @torch.no_grad()
     def copy_from(self, source: PerTensorParameters) -> None:
