@@ -71,7 +71,7 @@ def test_c1s_cpu_half_is_a_finding_over_the_two_timings(first, second, words):
     assert said.startswith("C1's CPU half, one step: ")
     assert "two timings, middle halves" in said and words in said
     outcome = timing_report.c1_cpu_finding(first, second).outcome.value
-    assert {"inside": "held", "below": "broken", "above": "broken"}.get(
+    assert {"inside": "held", "below": "did not hold", "above": "did not hold"}.get(
         words.split()[0], "no clear effect"
     ) == outcome
 
@@ -224,7 +224,7 @@ def test_the_peer_line_names_cleanrls_settings_and_points_to_notebook_07(monkeyp
 
 
 def test_a_folded_listing_is_left_out_of_the_reading_count():
-    from hetero_tutorial.app.cards import FOLDED
+    from hetero_tutorial.app.words import FOLDED
 
     folded = baseline_report.folded(Markdown("```python\nx = 1\n```"), "one line")
     assert folded.data.startswith("<details><summary>one line</summary>")

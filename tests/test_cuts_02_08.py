@@ -265,9 +265,9 @@ def test_the_plain_forward_takes_the_acts_side_or_the_finding_says_it_broke(pair
     said = str(compile_report.forward_finding(_grid(low, high), [act], forms=True))
     same_side = (low > 1.0) == (act_side == "faster")
     if same_side:
-        assert said.endswith(": held") and "broke" not in said
+        assert said.endswith(": held") and "did not hold" not in said
     else:
-        assert "the expectation broke" in said
+        assert "the expectation did not hold" in said
         assert "different code: the act is the paired actor-critic" in said
         assert "another batch (16, the act's 8)" in said
 
@@ -286,7 +286,7 @@ def test_a_straddling_forward_or_act_gives_no_verdict_of_direction():
 def test_a_break_without_a_checkable_cause_says_none_explains_it():
     act = _speedup("act", 16, 1.5, 1.2, 1.8)
     said = str(compile_report.forward_finding(_grid(0.5, 0.6), [act], forms=False))
-    assert "the expectation broke; no cause this run can check explains it" in said
+    assert "the expectation did not hold; no cause this run can check explains it" in said
 
 
 def test_a_busy_grid_is_not_judged_in_one_short_clause(monkeypatch):

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetero_tutorial.allocator import trials
+from hetero_tutorial.allocator import criterion
 from hetero_tutorial.core.findings import Outcome
-from hetero_tutorial.notebook import allocator_report, hybrid_report
+from hetero_tutorial.notebook import allocator_report, curriculum_findings, hybrid_report
 from hetero_tutorial.studies import threads
 from hetero_tutorial.studies.threads import (
     FASTER,
@@ -177,7 +177,7 @@ def test_the_thread_check_decides_only_from_enough_pairs(pairs, chosen, other, s
         _row(EVERY, chosen, 1, iterations=[chosen] * pairs),
         _row([], other, 2, iterations=[other] * pairs),
     ]
-    (row,) = trials.criterion(rows)
+    (row,) = criterion.criterion(rows)
     assert row["threads_verdict"].startswith(starts)
 
 
@@ -220,10 +220,10 @@ def test_training_against_the_estimate_is_a_finding(ratio, other):
     ]
     finding = allocator_report.estimate_finding(_decision("mlp-256", estimate, estimate), rows[0],
                                                 rows)  # fmt: skip
-    assert finding.outcome is (Outcome.HELD if ratio > 1 else Outcome.BROKEN)
+    assert finding.outcome is (Outcome.HELD if ratio > 1 else Outcome.NOT_HELD)
     text = str(finding)
     if ratio < 1:
-        assert "below the estimate (at least 1.00x)" in text and "the expectation broke" in text
+        assert "below the estimate (at least 1.00x)" in text and "the expectation did not hold" in text
         cause = "the estimate runs high on this machine: the thread check (2 thread(s)) ran below"
         assert (cause in text) is (other < 1)
         assert ("no cause this run can check explains it" in text) is (other >= 1)
@@ -280,26 +280,26 @@ def _summary(allocator_sums, best_sums, measuring=0.5, same=False):
     """A curriculum of one stage: the allocator's configuration against one fixed contender."""
     label = "all-cpu, 1 thread" if same else "hybrid, 1 thread"
     step = {"stage": "mlp-64", "decision_seconds": measuring, "held": False,
-            "seconds": {p: sum(best_sums) for p in trials.FIXED_PLANS}
+            "seconds": {p: sum(best_sums) for p in criterion.FIXED_PLANS}
             | {"allocator": sum(allocator_sums)},
-            "rows": {p: label for p in trials.FIXED_PLANS}, "by_threads": {}}  # fmt: skip
-    totals = {p: sum(best_sums) for p in trials.FIXED_PLANS}
+            "rows": {p: label for p in criterion.FIXED_PLANS}, "by_threads": {}}  # fmt: skip
+    totals = {p: sum(best_sums) for p in criterion.FIXED_PLANS}
     totals["allocator"] = sum(allocator_sums) + measuring
     return {"stages": ["mlp-64"], "timeline": [step], "totals": totals, "threads": {},
-            "iteration_sums": {p: list(best_sums) for p in trials.FIXED_PLANS}
+            "iteration_sums": {p: list(best_sums) for p in criterion.FIXED_PLANS}
             | {"allocator": list(allocator_sums)}}  # fmt: skip
 
 
 def test_the_curriculum_line_says_whether_the_measuring_repays():
     same = [0.1] * 5
-    line = allocator_report.curriculum_line(_summary(same, same, same=True))
+    line = curriculum_findings.curriculum_line(_summary(same, same, same=True))
     assert line.endswith("its choices were that contender's own, so the measuring never repays.")
     assert "lost 500 ms" in line
-    faster = allocator_report.curriculum_line(_summary([0.09] * 5, [0.1, 0.1, 0.1, 0.1, 0.1]))
+    faster = curriculum_findings.curriculum_line(_summary([0.09] * 5, [0.1, 0.1, 0.1, 0.1, 0.1]))
     assert "past the noise: the measuring repays after about 50 iterations." in faster
-    slower = allocator_report.curriculum_line(_summary([0.11] * 5, [0.1] * 5))
+    slower = curriculum_findings.curriculum_line(_summary([0.11] * 5, [0.1] * 5))
     assert slower.endswith("so the measuring never repays.") and "ran slower (" in slower
-    unclear = allocator_report.curriculum_line(_summary([0.09, 0.11, 0.1, 0.1, 0.1], [0.1] * 5))
+    unclear = curriculum_findings.curriculum_line(_summary([0.09, 0.11, 0.1, 0.1, 0.1], [0.1] * 5))
     assert "ran no faster past the noise" in unclear
 
 

@@ -47,7 +47,7 @@ def test_a_range_inside_holds_and_says_so(points: list[float], kind: str) -> Non
     finding = _finding(expected, b, c)
     assert finding.outcome is Outcome.HELD
     assert finding.sentence().endswith(": held")
-    assert "broke" not in finding.sentence()
+    assert "did not hold" not in finding.sentence()
 
 
 @given(four, st.sampled_from(["above", "below", "over a ceiling", "under a floor"]), st.booleans())
@@ -63,8 +63,8 @@ def test_a_range_wholly_outside_breaks_and_says_by_how_much(
     }[case]
     finding = _finding(expected, low, high, checks=(Check("a separate run set it", check),))
     words = finding.sentence()
-    assert finding.outcome is Outcome.BROKEN
-    assert "the expectation broke" in words
+    assert finding.outcome is Outcome.NOT_HELD
+    assert "the expectation did not hold" in words
     side = "above" if low > expected.high else "below"
     assert f"{side} the " in words
     gap = expected.gap(finding.measured.value)
@@ -86,7 +86,7 @@ def test_a_range_across_an_edge_is_no_clear_effect(points: list[float], case: st
     finding = _finding(expected, low, high)
     assert finding.outcome is Outcome.UNCLEAR
     assert "no clear effect" in finding.sentence()
-    assert "held" not in finding.sentence() and "broke" not in finding.sentence()
+    assert "held" not in finding.sentence() and "did not hold" not in finding.sentence()
 
 
 @given(expectations(), figures)
@@ -97,7 +97,7 @@ def test_one_figure_gives_no_verdict_and_says_where_it_fell(
     words = finding.sentence()
     assert finding.outcome is Outcome.NO_VERDICT
     assert "no verdict" in words and "(one seed)" in words
-    assert "held" not in words and "broke" not in words
+    assert "held" not in words and "did not hold" not in words
     assert expected.place(value) in words
 
 
@@ -110,13 +110,13 @@ def test_every_outcome_is_reachable_including_broken() -> None:
         _finding(ideal, 1.2, 1.5).outcome,
         Finding("one", Spread(1.47, how="one seed"), ideal).outcome,
     }
-    assert seen == {Outcome.HELD, Outcome.BROKEN, Outcome.UNCLEAR, Outcome.NO_VERDICT}
+    assert seen == {Outcome.HELD, Outcome.NOT_HELD, Outcome.UNCLEAR, Outcome.NO_VERDICT}
 
 
 def test_the_edge_itself_counts_as_inside() -> None:
     bound = Expectation.between(1.0, 1.06, "the sampling model")
     assert _finding(bound, 1.0, 1.06).outcome is Outcome.HELD
-    assert _finding(bound, 1.061, 1.07).outcome is Outcome.BROKEN
+    assert _finding(bound, 1.061, 1.07).outcome is Outcome.NOT_HELD
     assert _finding(bound, 0.5, 0.99).sentence().count("below") == 1
 
 
@@ -126,7 +126,7 @@ def test_a_busy_study_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("hetero_tutorial.core.findings.withheld", lambda *figures: busy)
     finding = _finding(Expectation.at_most(1.36, "the ideal"), 1.4, 1.5)
     assert finding.outcome is Outcome.NOT_JUDGED
-    assert "broke" not in finding.sentence()
+    assert "did not hold" not in finding.sentence()
     assert machine_load.BUSY_WORDS in finding.sentence()
 
 

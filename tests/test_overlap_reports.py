@@ -117,7 +117,7 @@ def test_a_run_past_its_ideal_says_the_ideal_broke_and_what_the_run_can_check():
         "dropped_rollouts": 0,
     }
     words = str(overlap_findings.ideal_finding(past))
-    assert "above its ideal (at most 1.36x) by 8%: the expectation broke" in words
+    assert "above its ideal (at most 1.36x) by 8%: the expectation did not hold" in words
     assert (
         "this run's own, 70.0 and 25.0 ms, set a ceiling of 1.66x" in words
         and "dropped" not in words

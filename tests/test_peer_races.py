@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetero_tutorial.core import results
 
@@ -276,3 +278,19 @@ def test_a_race_script_serves_one_contestant_as_a_worker(tmp_path):
     metrics = json.loads(done.stdout.strip().splitlines()[-1])
     assert metrics["stored"] == 2000 and metrics["sample_per_s"] > 0 and metrics["add_per_s"] > 0
     assert metrics["bytes_per_transition"] == 4 * (3 + 1 + 3 + 3)  # one float32 row each
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    returns=st.lists(st.sampled_from([100.0, 474.9, 475.0, 500.0]), max_size=12),
+    hold=st.integers(1, 4),
+)
+def test_the_rejax_race_solves_by_the_series_rule(returns, hold):
+    """device_ppo_peers.py's rule (written out for the peers' venvs) is solved_at's: the
+    first of the first ``hold`` evaluations in a row at 475, or none."""
+    from hetero_tutorial.studies.device_ppo import solved_at
+
+    evaluations = [(8192 * (i + 1), mean) for i, mean in enumerate(returns)]
+    index = solved_at(evaluations, 475.0, hold)
+    expected = None if index is None else evaluations[index][0]
+    assert importlib.import_module("device_ppo_peers").solving(evaluations, hold) == expected

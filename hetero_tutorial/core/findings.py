@@ -7,7 +7,7 @@ figure), the sentence is a :class:`Finding`'s. Its words come from the outcome, 
 outcome has words:
 
 * ``held``: the measured range lies inside the expected one;
-* ``broken``: the measured range lies wholly outside it; the sentence says so, by how much,
+* ``did not hold``: the measured range lies wholly outside it; the sentence says so, by how much,
   and lists the causes this run can check that apply (:class:`Check`), or says none does;
 * ``no clear effect``: the measured range reaches both sides of the expectation's edge;
 * ``no verdict``: one repeat (one seed, one round) measured no range; the sentence still
@@ -16,7 +16,9 @@ outcome has words:
   guard, :func:`~hetero_tutorial.core.machine_load.withheld`).
 
 "No verdict" and "no clear effect" mean one thing each across the series: no spread was
-measured, against a spread that straddles.
+measured, against a spread that straddles. The words are the ledger's verdicts' too
+(:class:`~hetero_tutorial.ledger.rules.Status`): "held" and "did not hold" say the same of a
+claim as of a finding.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from hetero_tutorial.core.timing import Spread
 
 class Outcome(str, enum.Enum):
     HELD = "held"
-    BROKEN = "broken"
+    NOT_HELD = "did not hold"
     UNCLEAR = "no clear effect"
     NO_VERDICT = "no verdict"
     NOT_JUDGED = "not judged"
@@ -90,7 +92,7 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Check:
-    """A cause of a broken expectation that the run itself can check: ``applies`` is what
+    """A cause of an expectation that did not hold that the run itself can check: ``applies`` is what
     this run's own figures say (a separate run set the expectation, a different column was
     read, one seed was measured)."""
 
@@ -120,7 +122,7 @@ class Finding:
         if low >= self.expected.low and high <= self.expected.high:
             return Outcome.HELD
         if high < self.expected.low or low > self.expected.high:
-            return Outcome.BROKEN
+            return Outcome.NOT_HELD
         return Outcome.UNCLEAR
 
     def _figure(self) -> str:
@@ -153,10 +155,10 @@ class Finding:
             )
         value = self.measured.value
         place, gap = self.expected.place(value), _percent(self.expected.gap(value))
-        if outcome is Outcome.BROKEN:
+        if outcome is Outcome.NOT_HELD:
             return (
                 f"{self.subject}: {figure}, {place} {self._against()} by {gap}: "
-                f"the expectation broke; {self._causes()}"
+                f"the expectation did not hold; {self._causes()}"
             )
         if place == "inside":
             where = f"inside {self._against()}"

@@ -382,7 +382,7 @@ def cleanrl_line(record: Record | None, point: str = "8 envs") -> str:
 
 
 PPO_RACE_FOLD = (
-    "The race's table, and every point where a peer is ahead (its seconds to solve follow "
-    "the race's own rule: the last three evaluations at 475, timed to the first of them)"
+    "The race's table, and every point where a peer is ahead (seconds to solve: to the first "
+    "of three evaluations in a row at 475, the series' one rule of solved)"
 )
 """What the device PPO race's folded table holds."""

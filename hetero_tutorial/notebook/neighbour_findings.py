@@ -105,6 +105,6 @@ def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[
             found = "as fast" if as_fast else "slower"
             lines.append(
                 f'You guessed "{guess}" beside a neighbour on another core; it ran {found}: '
-                f"{'your guess held' if held else 'your guess broke'}."
+                f"{'your guess held' if held else 'your guess did not hold'}."
             )
     return lines

@@ -54,8 +54,8 @@ _KIND_PATTERNS = (
     ("per call", r"modules/module\.py|torch/_ops\.py|_ops\.py|contextlib\.py|"
                  r"overrides\.py|optim/optimizer\.py|_python_dispatch|_compile\.py|eval_frame"),
     ("arithmetic", r"autograd/graph\.py|autograd/__init__\.py|_engine_run_backward|rl/nets\.py|"
-                   r"core/cpu_forms\.py|"
-                   r"rl/flat\.py|optim/adam\.py|functional\.py|_tensor\.py|linalg"),
+                   r"speed/cpu_forms\.py|speed/paired\.py|"
+                   r"speed/flat\.py|optim/adam\.py|functional\.py|_tensor\.py|linalg"),
     ("environment", r"gymnasium|classic_control|vector/|wrappers/|spaces/|envs\.py|envs/|"
                     r"cartpole|pendulum"),
     ("loop", r"ppo/\w+\.py|ppo\.py"),
