@@ -29,7 +29,7 @@ flame graph and the test slice's reports), ``summary.txt``, ``summary.json`` and
     .venv/bin/python benchmarks/gpu_reference.py --unpack /path/to/gpu_reference.partall.tar.gz
 
 puts each record under ``data/reference/<machine>/`` (and its flame graph under
-``profiles/``); then ``python -m hetero_tutorial ledger --readme``.
+``profiles/``); then ``python -m tools.docs regenerate`` (``make docs``).
 
 ``--dry-run`` runs every step on the CPU with the dry budgets of :mod:`gpu_schedule` (a test
 does, so the script cannot rot): the same command lines but for their budgets. A full run
@@ -367,7 +367,7 @@ def merge_ddpg(work: Path, seeds: list[str], pinned: bool) -> dict[str, list[str
     process saw only the one core it was pinned to.
     """
     from hetero_tutorial.core import results
-    from hetero_tutorial.studies.buffer_designs import summarise_fields
+    from hetero_tutorial.studies.ddpg_buffers import summarise_fields
 
     missing = {}
     for design in schedule.DDPG_DESIGNS:

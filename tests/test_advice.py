@@ -3,7 +3,7 @@
 import statistics
 from types import SimpleNamespace
 
-from hetero_tutorial.allocator import trials
+from hetero_tutorial.allocator.curriculum import curriculum, worth
 from hetero_tutorial.core import results
 from hetero_tutorial.ledger import advice
 from hetero_tutorial.ledger.claims import group_by_kind
@@ -40,21 +40,21 @@ def _curriculum(allocator_s, jitter, decision_s=0.0):
                         placement=SimpleNamespace(rollout_device="cpu", update_device="cuda:0"))
         for stage in stages
     ]  # fmt: skip
-    return trials.curriculum(decisions, rows, stages), rows
+    return curriculum(decisions, rows, stages), rows
 
 
 def test_worth_names_a_saving_only_past_the_paired_spread():
-    clear = trials.worth(_curriculum(0.5, 0.02)[0])
+    clear = worth(_curriculum(0.5, 0.02)[0])
     assert clear["best"] == ", ".join(FIXED) and clear["saved"] is True
     assert clear["spread"].value == 2.0 and clear["spread"].measured
-    noisy = trials.worth(_curriculum(0.98, 0.1)[0])  # 2% faster by median, iterations +-20%
+    noisy = worth(_curriculum(0.98, 0.1)[0])  # 2% faster by median, iterations +-20%
     assert noisy["saved"] is None
-    lost = trials.worth(_curriculum(1.0, 0.0, decision_s=0.5)[0])  # the same speed, plus measuring
+    lost = worth(_curriculum(1.0, 0.0, decision_s=0.5)[0])  # the same speed, plus measuring
     assert lost["saved"] is False and lost["measuring_s"] == 1.0
 
 
 def test_allocator_advice_and_notebook_sentence_read_the_same_verdict():
-    from hetero_tutorial.notebook.allocator_report import curriculum_sentence
+    from hetero_tutorial.notebook.curriculum_findings import curriculum_sentence
 
     summary, rows = _curriculum(0.98, 0.1)
     old = {k: v for k, v in summary.items() if not k.endswith("iteration_sums")}  # older record
@@ -140,18 +140,12 @@ def test_one_seed_of_ddpg_gives_the_buffer_advice_no_verdict_not_no_clear_effect
     assert "though DDPG ran slower with it" in advice.buffer(group_by_kind(two))["advice"]
 
 
-def test_a_busy_part_of_the_thread_answer_says_not_judged_not_not_measured(monkeypatch):
+def test_a_busy_part_of_the_thread_answer_says_not_judged_not_not_measured():
     """10's thread advice read "03's width sweep not measured yet" where 03 ran busy."""
     hybrid = _record("bench.hybrid", {"width_sweep": []})
-    allocator = _record("bench.allocator", {"criterion": {}})
-    monkeypatch.setattr(
-        advice,
-        "quiet_records",
-        lambda records: ({"bench.allocator": [allocator]}, {"bench.hybrid": "03 ran busy"}),
-    )
-    monkeypatch.setattr(advice, "QUESTIONS", (advice.threads,))
-    (found,) = [
-        i for i in advice.advice(group_by_kind([hybrid])) if i["question"].endswith("threads")
-    ]
+    hybrid.provenance["machine_load"] = {"busy": True, "study": "03", "seconds": 2.0}
+    allocator = _record("bench.allocator", {"criterion": CHECKS})
+    found = advice.threads(group_by_kind([hybrid, allocator]))
     assert "03's width sweep: not judged (busy machine)" in found["advice"]
     assert "not measured yet: run notebook 03" not in found["advice"]
+    assert "05's thread checks" not in found["advice"]  # quiet: read, not missing

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from hetero_tutorial.allocator import cnn, trials
+from hetero_tutorial.allocator import cnn, criterion, curriculum, trials
 from hetero_tutorial.allocator.allocator import Allocator
 from hetero_tutorial.allocator.cnn import CNNConfig, workload
 from hetero_tutorial.allocator.fixed_rule import fixed_rule_placement, select_device
@@ -209,7 +209,7 @@ def test_on_sixteen_cores_the_decision_keeps_within_its_budget():
                         meter=lambda workload: WarmingMeter(cost, clock), clock=clock)  # fmt: skip
     assert chooser.threads == (1, 2, 4, 8, 16)
     decision = chooser.decide(workload(TINY_CNN))
-    assert decision.measure_seconds <= chooser.budget_s < trials.DECISION_LIMIT_S
+    assert decision.measure_seconds <= chooser.budget_s < criterion.DECISION_LIMIT_S
     assert decision.chosen.name == "all-accelerator"  # every device was measured
     assert "all-cpu, 16 threads" in decision.skipped
 
@@ -358,7 +358,7 @@ def test_criterion_compares_configurations_each_run_once():
         config_row(["hybrid", "allocator"], SPLIT, 1.0),
         config_row(["all-cpu"], CPU_ALL, 1.2),
     ]
-    (row,) = trials.criterion(rows)
+    (row,) = criterion.criterion(rows)
     assert row["best_fixed"] == "hybrid" and row["slowdown"] == 0.0
     assert (row["slowdown_low"], row["slowdown_high"]) == (0.0, 0.0)  # one configuration: exact
     assert row["within_tolerance"] is True and row["decision_ok"] and row["configurations"] == 3
@@ -367,11 +367,11 @@ def test_criterion_compares_configurations_each_run_once():
     # Choosing the CPU when the split is faster is 20% slower: outside the tolerance.
     rows[1]["plans"], rows[2]["plans"] = ["hybrid"], ["all-cpu", "allocator"]
     rows[2]["decision_seconds"] = 0.5
-    (slow,) = trials.criterion(rows)
+    (slow,) = criterion.criterion(rows)
     assert slow["slowdown"] == pytest.approx(0.2) and slow["within_tolerance"] is False
     assert slow["slowdown_low"] == pytest.approx(0.2)  # iterations scale alike: no spread
     with pytest.raises(UsageError, match="lack some of the plans"):
-        trials.criterion(rows[:1])
+        criterion.criterion(rows[:1])
 
 
 def test_a_slightly_faster_allocator_inside_a_wide_paired_spread_is_unclear():
@@ -380,21 +380,21 @@ def test_a_slightly_faster_allocator_inside_a_wide_paired_spread_is_unclear():
         config_row(["fixed-rule", "all-accelerator", "hybrid", "all-cpu"], GPU_ALL, 1.0),
         config_row(["allocator"], SPLIT, 0.99, spread=0.1),
     ]
-    (row,) = trials.criterion(rows)
+    (row,) = criterion.criterion(rows)
     assert row["slowdown"] < 0 and row["within_tolerance"] is None
 
 
 def test_the_allocators_thread_choice_is_checked_against_the_others():
     every = ["fixed-rule", "hybrid", "all-cpu", "all-accelerator", "allocator"]
     chosen_one = [config_row(every, CPU_ALL, 1.0, threads=1), config_row([], CPU_ALL, 0.8, 2)]
-    (wrong,) = trials.criterion(chosen_one)
+    (wrong,) = criterion.criterion(chosen_one)
     assert wrong["configurations"] == 1 and wrong["slowdown"] == 0.0  # criterion: trivially
     assert wrong["threads_best"] == 2 and wrong["threads_verdict"].startswith("wrong")
     noisy = [config_row(every, CPU_ALL, 1.0, 1, spread=0.1), config_row([], CPU_ALL, 0.97, 2)]
-    (close,) = trials.criterion(noisy)
+    (close,) = criterion.criterion(noisy)
     assert close["threads_verdict"].startswith("as good as 2 thread(s) within the noise")
     right = [config_row(every, CPU_ALL, 0.8, threads=2), config_row([], CPU_ALL, 1.0, 1)]
-    assert trials.criterion(right)[0]["threads_verdict"].startswith("right")
+    assert criterion.criterion(right)[0]["threads_verdict"].startswith("right")
 
 
 def test_compare_runs_each_configuration_once_and_reads_as_a_curriculum():
@@ -407,15 +407,15 @@ def test_compare_runs_each_configuration_once_and_reads_as_a_curriculum():
         assert len(mine) == 2 and sorted(r["threads"] for r in mine) == [1, 2]
         assert sum(len(r["plans"]) for r in mine) == 5
         assert all(len(r["iteration_seconds"]) == 2 for r in mine)
-    summary = trials.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
+    summary = curriculum.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
     assert [step["held"] for step in summary["timeline"]] == [d.held for d in decisions]
     spent = sum(r["total_seconds"] for r in rows if "allocator" in r["plans"])
     decided = sum(d.measure_seconds for d in decisions)
     assert summary["totals"]["allocator"] == pytest.approx(spent + decided)
-    assert set(summary["saved"]) == set(trials.FIXED_PLANS)
+    assert set(summary["saved"]) == set(criterion.FIXED_PLANS)
     assert set(summary["threads"]) == {"1", "2"}
-    criterion = trials.criterion(rows)
-    assert all(row["threads_verdict"] for row in criterion)
+    verdicts = criterion.criterion(rows)
+    assert all(row["threads_verdict"] for row in verdicts)
 
 
 def test_compare_refuses_a_network_given_twice():
@@ -435,7 +435,7 @@ def test_a_decision_measured_before_the_comparison_is_paid_in_it_once():
     assert decisions[0].from_cache
     chosen = {r["network"]: r["decision_seconds"] for r in rows if "allocator" in r["plans"]}
     assert chosen["mlp-8"] == first.measure_seconds
-    summary = trials.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
+    summary = curriculum.curriculum(decisions, rows, ["mlp-8", "mlp-16"])
     measuring = sum(step["decision_seconds"] for step in summary["timeline"])
     assert measuring == first.measure_seconds + decisions[1].measure_seconds
 
@@ -451,7 +451,7 @@ def test_bench_allocator_writes_decisions_and_rows(tmp_path):
     assert record.kind == "bench.allocator" and record.data["frames"] == "synthetic"
     assert [d["network"] for d in record.data["decisions"]] == ["mlp-8", "cnn-512"]
     plans = {plan for row in record.data["rows"] for plan in row["plans"]}
-    assert plans == set(trials.PLANS)
+    assert plans == set(criterion.PLANS)
     allocator_rows = [r for r in record.data["rows"] if "allocator" in r["plans"]]
     assert all(r["decision_seconds"] is not None for r in allocator_rows)
 

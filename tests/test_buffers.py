@@ -4,12 +4,6 @@ import numpy as np
 import pytest
 import torch
 
-from hetero_tutorial.app.bench.buffers import (
-    SyntheticTransitions,
-    copies_per_batch,
-    fill,
-    neighbour_fraction,
-)
 from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.notebook.solutions.replay_buffers import ring_slots
@@ -20,6 +14,12 @@ from hetero_tutorial.rl.buffers import (
     TrajectoryReplayBuffer,
     make_buffer,
     raw_bytes_per_transition,
+)
+from hetero_tutorial.studies.buffer_designs import (
+    SyntheticTransitions,
+    copies_per_batch,
+    fill,
+    neighbour_fraction,
 )
 
 OBS_DIM, ACTION_DIM = 3, 1
@@ -348,7 +348,7 @@ def test_the_buffer_studys_own_process_returns_its_rows_or_its_error_and_ends():
 
     cpu = [torch.device("cpu")]
     rows, pinned = study.in_own_process((300, 16, cpu, 2, 0, 1))
-    assert {row["design"] for row in rows} == set(DESIGNS) and pinned == []
+    assert {row.design for row in rows} == set(DESIGNS) and pinned == []
     with pytest.raises(UsageError, match="capacity"):
         study.in_own_process((0, 16, cpu, 2, 0, 1))
     left = [p.cmdline() for p in psutil.Process().children(recursive=True)]

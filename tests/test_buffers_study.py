@@ -3,7 +3,7 @@
 import pytest
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.studies.buffer_designs import summarise_fields, time_ratio, unpaired_reason
+from hetero_tutorial.studies.ddpg_buffers import summarise_fields, time_ratio, unpaired_reason
 
 
 def _run(buffer, seed, seconds, **settings):
@@ -55,3 +55,23 @@ def test_a_run_recorded_with_a_compile_mode_pairs_with_the_same_switches(mode, s
     assert unpaired_reason(old, same) is None
     other = _record("tensor", [1.0], (0,), compile=not compile, cudagraphs=False)
     assert "besides the buffer (compile" in unpaired_reason(old, other)
+
+
+def test_the_typed_rows_read_committed_records_back_and_write_the_same_fields():
+    """A study hands its rows to a report as dataclasses; the records in data/reference/ read
+    back into them, and write out the fields they were read from, key for key and in order."""
+    from hetero_tutorial.core import results
+    from hetero_tutorial.studies.buffer_rows import BufferStudy
+    from hetero_tutorial.studies.ddpg_buffers import DDPGSummary
+
+    buffers = results.load_references("bench.buffers")
+    ddpg = results.load_references("bench.ddpg")
+    assert buffers and ddpg
+    for record in buffers:
+        study = BufferStudy.from_fields(record.data)
+        assert study.rows and all(row.sample_transitions_per_s > 0 for row in study.rows)
+        assert list(study.fields().items()) == list(record.data.items())
+    for record in ddpg:
+        summary = DDPGSummary.from_fields(record.data)
+        assert all(run.total_steps > run.learning_starts for run in summary.runs)
+        assert list(summary.fields().items()) == list(record.data.items())

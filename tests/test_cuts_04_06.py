@@ -10,21 +10,32 @@ matplotlib.use("Agg")
 
 from hetero_tutorial.notebook import buffer_race, buffer_report, overlap_report
 from hetero_tutorial.studies import overlap, overlap_findings
+from hetero_tutorial.studies.buffer_rows import SamplingRow
+from hetero_tutorial.studies.ddpg_buffers import DDPGRun, DDPGSummary
 
 # --- 04 -------------------------------------------------------------------------------------
 
 
-def _run(rate: float, ends: list[int], total: int = 800, starts: int = 300) -> dict:
+def _run(rate: float, ends: list[int], total: int = 800, starts: int = 300) -> DDPGRun:
     config = {"total_steps": total, "count_copies_steps": 100, "learning_starts": starts}
-    return {"env_steps_per_s": rate, "seconds_per_episode": 200 / rate * 1.3,
-            "episode_end_steps": ends, "config": config}  # fmt: skip
+    return DDPGRun.from_dict({"env_steps_per_s": rate, "seconds_per_episode": 200 / rate * 1.3,
+                              "episode_end_steps": ends, "config": config})  # fmt: skip
+
+
+def _summary(**given) -> DDPGSummary:
+    """A DDPG summary with ``given`` figures (the others, unread below, zero)."""
+    unread = {"buffer": "transition", "placement": "all-cpu", "seeds": [0],
+              "env_steps_per_s": 0.0, "seconds_per_episode": 0.0,
+              "copies_per_1000_samples": 0.0, "eval_return_mean": 0.0,
+              "eval_return_by_seed": [0.0], "eval_return_spread": 0.0, "runs": []}  # fmt: skip
+    return DDPGSummary(**unread | given)
 
 
 def _summaries(rates: dict[str, float], ends: list[int], total: int = 800) -> dict:
     return {
-        d: {"buffer": d, "env_steps_per_s": r, "seconds_per_episode": 200 / r * 1.3,
-            "eval_return_mean": -1400.0, "eval_return_by_seed": [-1400.0], "seeds": [0],
-            "runs": [_run(r, ends, total)]}
+        d: _summary(buffer=d, env_steps_per_s=r, seconds_per_episode=200 / r * 1.3,
+                    eval_return_mean=-1400.0, eval_return_by_seed=[-1400.0], seeds=[0],
+                    runs=[_run(r, ends, total)])
         for d, r in rates.items()
     }  # fmt: skip
 
@@ -59,18 +70,20 @@ def test_the_bars_rank_the_buffers_as_the_table_does():
     assert what == "seconds per episode"
 
 
-def _costs_rows() -> list[dict]:
+def _costs_rows() -> list[SamplingRow]:
+    unread = {"bytes_per_transition": 0.0, "raw_bytes_per_transition": 34,
+              "neighbour_fraction": 0.0, "copies_per_batch": 0}  # fmt: skip
     return [
-        {"design": d, "capacity": 1000, "device": "cpu", "batch_size": 256,
-         "sample_transitions_per_s": rate, "add_transitions_per_s": 300_000.0}
+        SamplingRow(design=d, capacity=1000, device="cpu", batch_size=256,
+                    sample_transitions_per_s=rate, add_transitions_per_s=300_000.0, **unread)
         for d, rate in (("transition", 700_000.0), ("trajectory", 5_000_000.0),
                         ("tensor", 10_000_000.0))
     ]  # fmt: skip
 
 
-def _ddpg(rates: dict[str, list[float]]) -> dict[str, dict]:
+def _ddpg(rates: dict[str, list[float]]) -> dict[str, DDPGSummary]:
     return {
-        d: {"env_steps_per_s": statistics.median(r), "runs": [{"env_steps_per_s": x} for x in r]}
+        d: _summary(env_steps_per_s=statistics.median(r), runs=[_run(x, []) for x in r])
         for d, r in rates.items()
     }
 
@@ -86,7 +99,8 @@ def test_the_ddpg_speed_names_its_costs_once_and_words_each_side_of_the_bound():
     assert said.startswith("The buffer's cost a step (one batch sampled, one transition added")
     assert said.count(" us") == 3  # each buffer's cost said once, not in every finding
     trajectory, tensor = said.split("Pattern B against pattern A")[1].split("Tensor against")
-    assert "above the bound these costs set" in trajectory and "the expectation broke" in trajectory
+    assert "above the bound these costs set" in trajectory
+    assert "the expectation did not hold" in trajectory
     assert "held" in tensor
     below = buffer_report.ddpg_speed_sentence(
         _ddpg({"transition": base, "trajectory": [139.0, 141.0], "tensor": [115.0, 117.0]}),
@@ -100,8 +114,8 @@ def test_the_ddpg_speed_names_its_costs_once_and_words_each_side_of_the_bound():
 
 def test_one_seed_prints_no_per_design_spread_lines(monkeypatch):
     monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "1")
-    one = {d: {"seeds": [0], "eval_return_by_seed": [-1400.0], "eval_return_spread": 0.0,
-               "runs": [{"config": {"total_steps": 800}}]}
+    one = {d: _summary(seeds=[0], eval_return_by_seed=[-1400.0], eval_return_spread=0.0,
+                       runs=[_run(100.0, [], total=800)])
            for d in ("transition", "trajectory", "tensor")}  # fmt: skip
     lines = buffer_report.stability_lines(one)
     assert len(lines) == 1 and lines[0].startswith("quick mode: no learning verdict")
@@ -160,7 +174,8 @@ def test_the_ideal_table_words_every_outcome_and_gives_causes_only_outside():
     straddles = _entry(backend="ray", ideal=1.45, speed=(1.4, 1.3, 1.6))
     one_seed = _entry(backend="ray", lag=0, ideal=1.0, speed=(1.02, 1.02, 1.02), seeds=1)
     text = overlap_report.ideal_table([SEQUENTIAL, above, inside, straddles, one_seed]).data
-    assert "| mp, 1 worker, lag 1 | 1.47x (1.44-1.50x) | 1.36x | above by 8%: broken |" in text
+    row = "| mp, 1 worker, lag 1 | 1.47x (1.44-1.50x) | 1.36x | above by 8%: did not hold |"
+    assert row in text
     assert "| mp, 1 worker, lag 0 | 1.20x (1.10-1.30x) | 1.50x | inside: held |" in text
     assert "| ray, 1 worker, lag 1 | 1.40x (1.30-1.60x) | 1.45x | inside: no clear effect |" in text
     assert "| ray, 1 worker, lag 0 | 1.02x | 1.00x | above by 2%: no verdict |" in text
@@ -232,7 +247,7 @@ def test_c7s_speed_is_a_finding_against_the_articles_slower():
     assert "hybrid against all-CPU, steps/s: 0.84x" in slower and ": held." in slower
     faster = ddpg_placements.speed_sentence(rows([120.0, 125.0, 118.0]))
     assert "above the article's C7, slower than all-CPU (0.85x) (at most 1.00x)" in faster
-    assert "the expectation broke" in faster
+    assert "the expectation did not hold" in faster
     assert "no clear effect" in ddpg_placements.speed_sentence(rows([95.0, 104.0, 100.0]))
     one = [dict(r, chunk_steps_per_s=r["chunk_steps_per_s"][:1]) for r in rows([80.0])]
     assert "no verdict" in ddpg_placements.speed_sentence(one)

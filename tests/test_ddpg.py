@@ -21,7 +21,7 @@ from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.ddpg.runs import result_of, train
 from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
-from hetero_tutorial.studies.buffer_designs import train_designs
+from hetero_tutorial.studies.ddpg_buffers import train_designs
 from hetero_tutorial.studies.ddpg_placements import placement_comparison
 
 SMALL = {"hidden": 32, "batch_size": 32, "count_copies_steps": 20}

@@ -135,9 +135,9 @@ def test_a_profile_step_gives_py_spy_a_timeout_inside_its_own(monkeypatch, tmp_p
 
 
 def test_a_failed_ddpg_seed_leaves_the_others_records_naming_it(monkeypatch, tmp_path):
-    from hetero_tutorial.studies import buffer_designs
+    from hetero_tutorial.studies import ddpg_buffers
 
-    monkeypatch.setattr(buffer_designs, "summarise_fields", lambda runs: {"runs": runs})
+    monkeypatch.setattr(ddpg_buffers, "summarise_fields", lambda runs: {"runs": runs})
     for design in schedule.DDPG_DESIGNS:
         for seed in ("0", "2"):  # seed 1 failed: it wrote nothing
             record = results.Record("bench.ddpg", {"runs": [{"seed": int(seed)}]})

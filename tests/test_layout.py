@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hetero_tutorial"
-LAYERS = ("core", "rl", "profiling", "studies", "allocator", "ledger", "notebook", "app")
+LAYERS = ("core", "speed", "rl", "profiling", "studies", "allocator", "ledger", "notebook", "app")
 """The folders from the ground up: a folder may import its own modules and those of the
 folders before it, never one after it."""
 MAX_MODULE_LINES = 450
@@ -30,8 +30,6 @@ LONG_MODULES = {
     "forward grid, whole PPO and DDPG runs and a step's breakdown, on shared timing helpers",
     "studies/overlap.py": "notebook 06's study: the seed-by-seed driver of the overlapped and "
     "sequential runs, the rows and summaries it writes, and the sequential timeline",
-    "studies/buffer_designs.py": "two jobs, due a split by job: the designs timed alone "
-    "(throughput, memory, correlation, pinned sampling) and DDPG trained with each design",
     "profiling/stacks.py": "one job, long for its data: the table of transfer patterns, each "
     "with its reason, and the parser, phase finder and shares that read samples by it",
     "profiling/pyspy.py": "py-spy's whole life cycle: finding it, launching a run in its own "
@@ -202,13 +200,38 @@ def test_the_top_level_names_resolve_and_load_lazily():
     assert done.stdout.strip() == "False"
 
 
-def test_core_and_rl_stand_alone():
-    """The ground imports no other folder; the algorithms import only the ground."""
+def test_core_speed_and_rl_stand_alone():
+    """The ground imports no other folder; the speed door only the ground; the algorithms
+    the ground and the door."""
     for name, targets in GRAPH.items():
         if _folder(name) == "core":
             assert {_folder(t) for t in targets} <= {"core"}, name
+        if _folder(name) == "speed":
+            assert {_folder(t) for t in targets} <= {"core", "speed"}, name
         if _folder(name) == "rl":
-            assert {_folder(t) for t in targets} <= {"core", "rl"}, name
+            assert {_folder(t) for t in targets} <= {"core", "speed", "rl"}, name
+
+
+def test_rl_reaches_speed_only_through_its_door():
+    """``rl/`` imports the speed door's names (``from hetero_tutorial.speed import ...``),
+    never one of its modules; and no compile word of the door's appears in ``rl/``'s code."""
+    through_a_module = sorted(
+        f"{name} imports {target}"
+        for name, targets in GRAPH.items()
+        if _folder(name) == "rl"
+        for target in targets
+        if _folder(target) == "speed" and target != "hetero_tutorial.speed"
+    )
+    assert not through_a_module, "\n".join(through_a_module)
+    words = ("cpu_forms", "GRAPH_MINIBATCHES", "GRAPH_STEPS", "gcd", "writes_in_place")
+    found = sorted(
+        f"{path.relative_to(PACKAGE)}:{number}: {word}"
+        for path in (PACKAGE / "rl").rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        for word in words
+        if word in line
+    )
+    assert not found, "the speed door's words in rl/:\n" + "\n".join(found)
 
 
 RL_ROOMS = {
@@ -220,7 +243,7 @@ RL_ROOMS = {
     "gail": {"envs", "", "ppo", "gail"},
 }
 """Inside ``rl/``: what each folder may import besides ``core/`` ("": the modules directly in
-``rl/``, i.e. nets, flat, buffers, evaluation). PPO and DDPG never import each other; the
+``rl/``, i.e. nets, buffers, evaluation). PPO and DDPG never import each other; the
 overlapped engine and GAIL run PPO's own code."""
 
 
@@ -335,3 +358,44 @@ def test_the_layout_section_names_every_folder_and_the_size_caps():
         assert not missing, f"CONTRIBUTING.md's Layout does not name rl/{room}/'s {missing}"
     caps = (f"{MAX_MODULE_LINES} lines", "LONG_MODULES", f"past {MAX_LONG_MODULE_LINES}")
     assert all(cap in layout for cap in caps), "CONTRIBUTING.md's Layout should state the size caps"
+
+
+TOOLS = PACKAGE.parent / "tools"
+"""The repository's tools (``tools/docs/``: the README's tables, the cards, the book, the
+instructor's sheet): beside the package, outside its wheel (tests/test_wheel.py)."""
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """The first part of every absolute name ``path`` imports, anywhere in its body."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_package_never_imports_the_repositorys_tools():
+    """The tools import the package; the package never imports them: no wheel holds
+    ``tools/``, so such an import would fail on every learner's machine."""
+    wrong = sorted(
+        str(path.relative_to(PACKAGE.parent))
+        for path in MODULES.values()
+        if "tools" in _top_level_imports(path)
+    )
+    assert not wrong, f"the package imports the repository's tools: {wrong}"
+
+
+def test_the_tools_stay_short_and_the_layout_names_them():
+    """The size cap holds in ``tools/`` too (no exceptions there), and CONTRIBUTING.md's
+    Layout names the folder."""
+    modules = sorted(TOOLS.rglob("*.py"))
+    assert modules, "no tools/ beside the package"
+    long = {
+        str(path.relative_to(TOOLS)): lines
+        for path in modules
+        if (lines := _lines(path)) > MAX_MODULE_LINES
+    }
+    assert not long, f"tools over {MAX_MODULE_LINES} lines: {long}. Split them by job"
+    assert "tools/docs/" in _layout(), "CONTRIBUTING.md's Layout names no folder tools/docs/"

@@ -18,7 +18,7 @@ from hetero_tutorial.profiling import reading
 from hetero_tutorial.rl.ddpg.learner import DDPGLearner
 from hetero_tutorial.rl.ppo.advantages import gae
 from hetero_tutorial.studies import crossover, crossover_findings
-from hetero_tutorial.studies.buffer_designs import time_ratio
+from hetero_tutorial.studies.ddpg_buffers import time_ratio
 
 
 def test_progress_prints_one_line_where_widgets_do_not_render(capsys, monkeypatch):

@@ -92,9 +92,9 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Check:
-    """A cause of an expectation that did not hold that the run itself can check: ``applies`` is what
-    this run's own figures say (a separate run set the expectation, a different column was
-    read, one seed was measured)."""
+    """A cause, which the run itself can check, of an expectation that did not hold:
+    ``applies`` is what this run's own figures say (a separate run set the expectation, a
+    different column was read, one seed was measured)."""
 
     cause: str
     applies: bool

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hetero_tutorial.allocator.trials import paired_sums, worth
+from hetero_tutorial.allocator.curriculum import paired_sums, worth
 from hetero_tutorial.core.machine_load import NOT_JUDGED
-from hetero_tutorial.core.results import Record
+from hetero_tutorial.core.results import Record, busy_line
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.claims import quiet_records
 from hetero_tutorial.ledger.rules import Records
-from hetero_tutorial.studies.buffer_designs import fastest_sampler, unpaired_reason
+from hetero_tutorial.studies.buffer_rows import fastest_sampler
 from hetero_tutorial.studies.crossover_grid import BATCH_WITHIN, batches_that_pay
+from hetero_tutorial.studies.ddpg_buffers import unpaired_reason
 from hetero_tutorial.studies.threads import (
     MIN_PAIRS,
     ROLES,
@@ -33,8 +34,18 @@ Advice = dict[str, str]
 
 
 def _newest(records: Records, kind: str) -> Record | None:
-    found = records.get(kind, [])
+    """The newest record of ``kind`` measured on a quiet machine (nothing is drawn from a
+    busy study's record), or None."""
+    found = [r for r in records.get(kind, []) if busy_line(r) is None]
     return max(found, key=lambda r: r.provenance["date"]) if found else None
+
+
+def _part_missing(records: Records, kind: str, notebook: str, part: str) -> str:
+    """Why one part of a two-part answer has no figures: every record of ``kind`` ran on a
+    busy machine (not judged), or none was made (not measured yet)."""
+    if records.get(kind):
+        return f"{notebook}'s {part}: {NOT_JUDGED}"
+    return f"{notebook}'s {part} not measured yet: run notebook {notebook}"
 
 
 def _missing(question: str, notebook: str, kind: str) -> Advice:
@@ -161,7 +172,7 @@ def threads(records: Records) -> Advice:
         else:
             missing.append("03's width sweep ran at one thread count, so it says nothing here")
     else:
-        missing.append("03's width sweep not measured yet: run notebook 03")
+        missing.append(_part_missing(records, "bench.hybrid", "03", "width sweep"))
     checks: list[dict] = []
     if allocator is not None:
         sources.append(allocator.kind)
@@ -171,7 +182,7 @@ def threads(records: Records) -> Advice:
         choices = thread_choice_sentence(checks)
         figure += [f"05, per whole iteration: {choices}"] if choices else []
     else:
-        missing.append("05's thread checks not measured yet: run notebook 05")
+        missing.append(_part_missing(records, "bench.allocator", "05", "thread checks"))
     ranges = one_answer(effects, checks)
     advice = "by width, a whole iteration: " + one_answer_sentence(ranges)
     if missing:
@@ -214,7 +225,7 @@ def buffer(records: Records) -> Advice:
         )
         return {"question": question, "advice": advice, "figure": figure, "source": study.kind}
     advice = TENSOR_BUFFER if winner == "tensor" else names[winner]
-    runs = {r.data["buffer"]: r for r in records.get("bench.ddpg", [])}
+    runs = {r.data["buffer"]: r for r in records.get("bench.ddpg", []) if busy_line(r) is None}
     if winner != "transition" and {winner, "transition"} <= set(runs):
         unpaired = unpaired_reason(runs["transition"].data, runs[winner].data)
         if unpaired is not None:
@@ -308,22 +319,11 @@ def advice(records: Records) -> list[Advice]:
     """Every recommendation for the machine whose ``records`` these are; a question whose
     record came from a busy machine gets no advice, only the reason (nothing is drawn from it)."""
     quiet, busy = quiet_records(records)
-    items = [question(quiet) for question in QUESTIONS]
+    items = [question(records) for question in QUESTIONS]  # each reads quiet records only
     for item in items:
         if item["source"] in busy and not quiet.get(item["source"]):
             item |= {"advice": busy[item["source"]], "figure": ""}
-        for kind, notebook in UNJUDGED_PARTS.items():  # one part of a two-part answer ran busy
-            if kind in busy and not quiet.get(kind):
-                missing = f"{notebook}'s {PARTS[kind]} not measured yet: run notebook {notebook}"
-                judged = f"{notebook}'s {PARTS[kind]}: not judged (busy machine)"
-                item["advice"] = item["advice"].replace(missing, judged)
     return items
-
-
-UNJUDGED_PARTS = {"bench.hybrid": "03", "bench.allocator": "05"}
-"""The records that answer part of one question (the threads), by the notebook that writes
-them: where one ran busy, that part says so instead of "not measured yet"."""
-PARTS = {"bench.hybrid": "width sweep", "bench.allocator": "thread checks"}
 
 
 def markdown(items: list[Advice], hardware: str = "this machine") -> str:

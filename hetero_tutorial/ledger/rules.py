@@ -18,8 +18,8 @@ from typing import Any
 
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread
-from hetero_tutorial.studies.buffer_designs import unpaired_reason
 from hetero_tutorial.studies.crossover_grid import crossover_cells, crossover_widths
+from hetero_tutorial.studies.ddpg_buffers import unpaired_reason
 from hetero_tutorial.studies.sweeps import speedups
 
 

@@ -390,9 +390,9 @@ def tricks_table(rows: list[dict[str, Any]]) -> Markdown:
     """One row per PPO speed trick of :func:`hetero_tutorial.studies.ppo_tricks.trick_speeds`."""
     columns = {
         "trick": "trick",
-        "with_steps_per_s": "steps/s with it",
-        "without_steps_per_s": "steps/s without it",
-        "ratio": "ratio (median of rounds)",
+        "with_steps_per_s": "steps/s with it (median)",
+        "without_steps_per_s": "steps/s without it (median)",
+        "ratio": "ratio, median of the paired rounds'",
         "spread": "range over rounds",
     }
     shown = [{**row, "spread": f"{row['ratio_low']:.2f}-{row['ratio_high']:.2f}x"} for row in rows]

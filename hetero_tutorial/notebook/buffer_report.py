@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from itertools import pairwise
 from typing import Any
 
@@ -23,6 +24,8 @@ from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.studies.buffer_rows import BufferStudy, GatherRow, SamplingRow
+from hetero_tutorial.studies.ddpg_buffers import DDPGRun, DDPGSummary
 from hetero_tutorial.studies.learning import compare_learning
 
 count = "{:,.0f}".format
@@ -36,18 +39,18 @@ def copies_sentence(copies: dict[str, int], target: str) -> str:
     return text + f". The tensor buffer moves a batch in {copies['tensor']} copy."
 
 
-def _at(rows: list[dict[str, Any]], capacity: int, device: str = "cpu") -> dict[str, dict]:
-    return {r["design"]: r for r in rows if r["capacity"] == capacity and r["device"] == device}
+def _at(rows: list[SamplingRow], capacity: int, device: str = "cpu") -> dict[str, SamplingRow]:
+    return {r.design: r for r in rows if r.capacity == capacity and r.device == device}
 
 
-def memory_table(rows: list[dict[str, Any]]) -> Markdown:
+def memory_table(rows: list[SamplingRow]) -> Markdown:
     """Bytes per stored transition of each design at the largest capacity, against the raw."""
-    largest = max(r["capacity"] for r in rows)
+    largest = max(r.capacity for r in rows)
     shown = [
         {
             "design": d,
-            "bytes": r["bytes_per_transition"],
-            "x raw": r["bytes_per_transition"] / r["raw_bytes_per_transition"],
+            "bytes": r.bytes_per_transition,
+            "x raw": r.bytes_per_transition / r.raw_bytes_per_transition,
         }
         for d, r in _at(rows, largest).items()
     ]
@@ -57,11 +60,11 @@ def memory_table(rows: list[dict[str, Any]]) -> Markdown:
         {"bytes": "{:.1f}".format, "x raw": "{:.2f}".format},
         timed=False,
     )
-    raw = rows[0]["raw_bytes_per_transition"]
+    raw = rows[0].raw_bytes_per_transition
     return Markdown(f"{largest:,} transitions stored; raw fields: {raw} bytes\n\n{table.data}")
 
 
-def speed_table(rows: list[dict[str, Any]]) -> Markdown:
+def speed_table(rows: list[SamplingRow]) -> Markdown:
     columns = {
         "design": "design",
         "capacity": "capacity",
@@ -77,22 +80,22 @@ def speed_table(rows: list[dict[str, Any]]) -> Markdown:
         "capacity": count,
         "neighbour_fraction": "{:.3f}".format,
     }
-    return markdown_table(rows, columns, formats)
+    return markdown_table([asdict(row) for row in rows], columns, formats)
 
 
 @judged()
-def sampling_sentence(rows: list[dict[str, Any]]) -> str:
+def sampling_sentence(rows: list[SamplingRow]) -> str:
     """The designs' sampling rates to the CPU at the largest capacity, as ratios with the
     spread of the two medians' IQRs (``Spread.of_medians``): a ratio from another run is
     the same figure only where it falls inside that spread."""
-    largest = max(r["capacity"] for r in rows)
+    largest = max(r.capacity for r in rows)
     found = _at(rows, largest)
 
     def faster(top: str, bottom: str) -> Spread:
-        return Spread.of_medians(_batch_seconds(found[bottom]), _batch_seconds(found[top]))
+        return Spread.of_medians(found[bottom].batch_seconds(), found[top].batch_seconds())
 
     return (
-        f"At {largest:,} transitions, batches of {rows[0]['batch_size']} to the CPU: the tensor "
+        f"At {largest:,} transitions, batches of {rows[0].batch_size} to the CPU: the tensor "
         "buffer is "
         f"{faster('tensor', 'transition')} pattern A, pattern B "
         f"{faster('trajectory', 'transition')} pattern A, the tensor buffer "
@@ -104,22 +107,16 @@ SLOWED = 0.05
 """A fall in sampling rate with capacity worth explaining (pattern A's and the tensor buffer's)."""
 
 
-def _batch_seconds(row: dict[str, Any]) -> dict[str, float]:
-    """A sampling row's median seconds per batch and their IQR (``Spread.of_medians``)."""
-    return {"median_s": row["batch_size"] / row["sample_transitions_per_s"],
-            "iqr_s": row.get("sample_iqr_s")}  # fmt: skip
-
-
 @judged()
-def capacity_sentence(rows: list[dict[str, Any]], gathers: list[dict[str, Any]]) -> str:
+def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
     """How much each design's sampling to the CPU slowed from the smallest capacity to the
     largest, and what a bare table's random and contiguous gathers say about why."""
-    small, large = min(r["capacity"] for r in rows), max(r["capacity"] for r in rows)
+    small, large = min(r.capacity for r in rows), max(r.capacity for r in rows)
     change, slowed = {}, {}
     for design, before in _at(rows, small).items():
         after = _at(rows, large)[design]
-        change[design] = after["sample_transitions_per_s"] / before["sample_transitions_per_s"] - 1
-        seconds = Spread.of_medians(_batch_seconds(after), _batch_seconds(before))
+        change[design] = after.sample_transitions_per_s / before.sample_transitions_per_s - 1
+        seconds = Spread.of_medians(after.batch_seconds(), before.batch_seconds())
         slowed[design] = seconds.beyond(1.0) is True  # the IQRs apart: slower past the noise
     text = (
         f"From {small:,} to {large:,} transitions, sampling to the CPU changed by "
@@ -139,17 +136,17 @@ def capacity_sentence(rows: list[dict[str, Any]], gathers: list[dict[str, Any]])
         f" The tensor buffer, with no Python object per transition, lost {share:.0%} as much "
         "as pattern A did: Python objects are not the whole cause."
     )
-    g_small, g_large, batch = gathers[0], gathers[-1], rows[0]["batch_size"]
-    random = g_large["random_s"] / g_small["random_s"]
-    contiguous = g_large["contiguous_s"] / g_small["contiguous_s"]
+    g_small, g_large, batch = gathers[0], gathers[-1], rows[0].batch_size
+    random = g_large.random_s / g_small.random_s
+    contiguous = g_large.contiguous_s / g_small.contiguous_s
     text += (
         f" A bare float32 table, no buffer at all: {batch} random rows took {random:.2f}x as "
-        f"long at {g_large['capacity']:,} rows ({g_large['table_bytes'] / 2**20:.0f} MiB) as at "
-        f"{g_small['capacity']:,}, {batch} contiguous rows {contiguous:.2f}x"
+        f"long at {g_large.capacity:,} rows ({g_large.table_bytes / 2**20:.0f} MiB) as at "
+        f"{g_small.capacity:,}, {batch} contiguous rows {contiguous:.2f}x"
     )
     # per interleaved repeat: how much more the random gather slowed than the contiguous one
-    fields = ("random_samples", "contiguous_samples")
-    paired = zip(*(g[f] for f in fields for g in (g_large, g_small)), strict=True)
+    paired = zip(g_large.random_samples, g_small.random_samples,
+                 g_large.contiguous_samples, g_small.contiguous_samples, strict=True)  # fmt: skip
     spread = Spread.of_ratios([(rl / rs) / (cl / cs) for rl, rs, cl, cs in paired], per="repeat")
     side = spread.beyond(1.0)
     if side is True:
@@ -168,14 +165,14 @@ def capacity_sentence(rows: list[dict[str, Any]], gathers: list[dict[str, Any]])
     return text
 
 
-def pinned(study: dict[str, Any]) -> Markdown | None:
+def pinned(study: BufferStudy) -> Markdown | None:
     """Hybrid DDPG's pinned sampling path beside the same buffer unpinned; where it was not
     timed (no CUDA), why, as the notebook's GPU prose (one line per notebook without a GPU)."""
-    if not study.get("pinned_rows"):
-        gpu_paragraph(f"Pinned path: {study.get('pinned_note') or 'not timed'}.")
+    if not study.pinned_rows:
+        gpu_paragraph(f"Pinned path: {study.pinned_note or 'not timed'}.")
         return None
     return markdown_table(
-        study["pinned_rows"],
+        [asdict(row) for row in study.pinned_rows],
         {
             "capacity": "capacity",
             "device": "to",
@@ -202,19 +199,19 @@ MIN_TIMED_EPISODES = 5
 """Fewest whole episodes with updates per run for their median to stand beside steps/s."""
 
 
-def timed_episodes(run: dict[str, Any]) -> int:
-    """How many whole episodes of one DDPG run's record fields ran with timed updates: those
-    its ``seconds_per_episode`` is the median of (as the trainer counts them)."""
-    config, ends = run["config"], run.get("episode_end_steps", [])
-    timed = config["total_steps"] - config.get("count_copies_steps", 0)
-    return sum(a > config["learning_starts"] and b <= timed for a, b in pairwise(ends))
+def timed_episodes(run: DDPGRun) -> int:
+    """How many whole episodes of one DDPG run ran with timed updates: those its
+    ``seconds_per_episode`` is the median of (as the trainer counts them)."""
+    timed = run.total_steps - run.count_copies_steps
+    ends = pairwise(run.episode_end_steps)
+    return sum(a > run.learning_starts and b <= timed for a, b in ends)
 
 
-def _fewest_episodes(summaries: dict[str, dict[str, Any]]) -> int:
-    return min(timed_episodes(run) for s in summaries.values() for run in s["runs"])
+def _fewest_episodes(summaries: dict[str, DDPGSummary]) -> int:
+    return min(timed_episodes(run) for s in summaries.values() for run in s.runs)
 
 
-def ddpg_table(summaries: dict[str, dict[str, Any]]) -> Markdown:
+def ddpg_table(summaries: dict[str, DDPGSummary]) -> Markdown:
     """Each buffer's DDPG speed and greedy returns. Seconds per episode only where every run
     timed :data:`MIN_TIMED_EPISODES` whole episodes; otherwise a line says why it is left out
     (a median of one or two episodes can rank the buffers against their steps/s)."""
@@ -232,43 +229,43 @@ def ddpg_table(summaries: dict[str, dict[str, Any]]) -> Markdown:
         "seconds_per_episode": "{:.2f}".format,
         "eval_return_by_seed": lambda returns: ", ".join(map(whole, returns)),
     }
-    fewest = _fewest_episodes(summaries)
+    fewest, rows = _fewest_episodes(summaries), [s.fields() for s in summaries.values()]
     if fewest >= MIN_TIMED_EPISODES:
-        return markdown_table(list(summaries.values()), columns, formats)
+        return markdown_table(rows, columns, formats)
     del columns["seconds_per_episode"]
-    table = markdown_table(list(summaries.values()), columns, formats)
+    table = markdown_table(rows, columns, formats)
     return Markdown(
         f"{table.data}\n\nNo s / episode: a run timed {fewest} whole episode(s) with updates, "
         "too few for a median."
     )
 
 
-def episode_seconds(summaries: dict[str, dict[str, Any]]) -> tuple[dict[str, float], str]:
+def episode_seconds(summaries: dict[str, DDPGSummary]) -> tuple[dict[str, float], str]:
     """Seconds per episode per buffer for the bars beside the article's rounds, and what they
     are: the measured median where the table shows it (:func:`ddpg_table`), else an episode's
     steps at the buffer's env steps/s, so that the bars rank the buffers as the table does."""
     if _fewest_episodes(summaries) >= MIN_TIMED_EPISODES:
-        return {d: s["seconds_per_episode"] for d, s in summaries.items()}, "seconds per episode"
-    ends = summaries["transition"]["runs"][0]["episode_end_steps"]
+        return {d: s.seconds_per_episode for d, s in summaries.items()}, "seconds per episode"
+    ends = summaries["transition"].runs[0].episode_end_steps
     length = int(np.median(np.diff(ends)))
-    found = {d: length / s["env_steps_per_s"] for d, s in summaries.items()}
+    found = {d: length / s.env_steps_per_s for d, s in summaries.items()}
     return found, f"seconds per {length} steps (one episode, from steps/s)"
 
 
-def buffer_costs(rows: list[dict[str, Any]], batch_size: int, capacity: int) -> dict[str, float]:
+def buffer_costs(rows: list[SamplingRow], batch_size: int, capacity: int) -> dict[str, float]:
     """Seconds a DDPG step spends in its buffer, per design: one batch sampled to the CPU and
     one transition added, as section 2 timed them at the capacity nearest ``capacity``."""
-    nearest = min({r["capacity"] for r in rows}, key=lambda c: abs(c - capacity))
+    nearest = min({r.capacity for r in rows}, key=lambda c: abs(c - capacity))
     return {
-        d: batch_size / r["sample_transitions_per_s"] + 1 / r["add_transitions_per_s"]
+        d: batch_size / r.sample_transitions_per_s + 1 / r.add_transitions_per_s
         for d, r in _at(rows, nearest).items()
     }
 
 
 @judged()
 def ddpg_speed_sentence(
-    summaries: dict[str, dict[str, Any]],
-    rows: list[dict[str, Any]],
+    summaries: dict[str, DDPGSummary],
+    rows: list[SamplingRow],
     batch_size: int,
     capacity: int = 100_000,
 ) -> str:
@@ -276,10 +273,10 @@ def ddpg_speed_sentence(
     against the bound its buffer costs set (section 2's sampling and adding, timed at the
     capacity nearest ``capacity``: pass the transitions the DDPG buffers held). A buffer
     can change a step by at most what it costs, so the ratio lies between 1 and the model's
-    prediction, or the model broke."""
+    prediction, or the model did not hold."""
     cost = buffer_costs(rows, batch_size, capacity)
-    step_a = 1 / summaries["transition"]["env_steps_per_s"]
-    base = [run["env_steps_per_s"] for run in summaries["transition"]["runs"]]
+    step_a = 1 / summaries["transition"].env_steps_per_s
+    base = [run.env_steps_per_s for run in summaries["transition"].runs]
     names = {"transition": "pattern A", "trajectory": "pattern B", "tensor": "tensor"}
     lines = [
         "The buffer's cost a step (one batch sampled, one transition added, from section 2): "
@@ -287,11 +284,11 @@ def ddpg_speed_sentence(
         + f", of pattern A's {format_seconds(step_a)} step."
     ]
     for design in ("trajectory", "tensor"):
-        speeds = [run["env_steps_per_s"] for run in summaries[design]["runs"]]
+        speeds = [run.env_steps_per_s for run in summaries[design].runs]
         measured = Spread.of_pairs(
             speeds,
             base,
-            summaries[design]["env_steps_per_s"] / summaries["transition"]["env_steps_per_s"],
+            summaries[design].env_steps_per_s / summaries["transition"].env_steps_per_s,
             per="seed",
         )
         predicted = step_a / (step_a - cost["transition"] + cost[design])
@@ -314,29 +311,29 @@ def ddpg_speed_sentence(
     return " ".join(lines) + " (The article: 72 s against 53 s per round.)"
 
 
-def stability_lines(summaries: dict[str, dict[str, Any]], env_id: str = "Pendulum-v1") -> list[str]:
+def stability_lines(summaries: dict[str, DDPGSummary], env_id: str = "Pendulum-v1") -> list[str]:
     """Each design's final greedy returns by seed, then C8's learning question through the
     series' one rule (:func:`~hetero_tutorial.studies.learning.compare_learning`): pattern B
     and the tensor buffer each against pattern A. In quick mode nothing is judged."""
     lines = []
     for design, s in summaries.items():
-        if len(s["seeds"]) < 2:
+        if len(s.seeds) < 2:
             continue  # one seed: the table's greedy return is the whole story, no spread
-        returns = ", ".join(f"{r:.0f}" for r in s["eval_return_by_seed"])
+        returns = ", ".join(f"{r:.0f}" for r in s.eval_return_by_seed)
         lines.append(
             f"{design:10s} final greedy return by seed {returns} (one evaluation after "
-            f"training), spread over {len(s['seeds'])} seeds {s['eval_return_spread']:.0f}"
+            f"training), spread over {len(s.seeds)} seeds {s.eval_return_spread:.0f}"
         )
     if quick_mode():
-        steps = summaries["transition"]["runs"][0]["config"]["total_steps"]
+        steps = summaries["transition"].runs[0].total_steps
         lines.append(
             f"quick mode: no learning verdict ({steps:,} steps per run are too few to learn "
             f"{env_id}; the full mode runs longer, with more seeds)"
         )
         return lines
-    base = summaries["transition"]["eval_return_by_seed"]
+    base = summaries["transition"].eval_return_by_seed
     for design in ("trajectory", "tensor"):
-        arms = {design: summaries[design]["eval_return_by_seed"], "transition": base}
+        arms = {design: summaries[design].eval_return_by_seed, "transition": base}
         lines.append(f"{design} against transition: {compare_learning(arms, env_id)}")
     return lines
 
@@ -385,17 +382,15 @@ def references() -> Markdown | None:
     if not found:
         gpu_paragraph(results.NO_ACCELERATOR_REFERENCES)
         return None
-    rows = [
-        {
-            "machine": r.hardware,
-            "record": r.kind,
-            "date": r.provenance["date"][:10],
-            "buffer": r.data.get("buffer"),
-            "sps": r.data.get("env_steps_per_s"),
-            "rows": len(r.data.get("rows", [])) or None,
-        }
-        for r in found
-    ]
+    rows = []
+    for r in found:
+        shown = {"machine": r.hardware, "record": r.kind, "date": r.provenance["date"][:10]}
+        if r.kind == "bench.buffers":
+            shown["rows"] = len(BufferStudy.from_fields(r.data).rows) or None
+        else:
+            ddpg = DDPGSummary.from_fields(r.data)
+            shown |= {"buffer": ddpg.buffer, "sps": ddpg.env_steps_per_s}
+        rows.append(shown)
     return markdown_table(
         rows,
         {
@@ -460,16 +455,16 @@ def _short(value: float) -> str:
     return f"{value:g}"
 
 
-def buffer_sampling_rates(rows: Sequence[dict[str, Any]]) -> Figure:
+def buffer_sampling_rates(rows: Sequence[SamplingRow]) -> Figure:
     """Sampled transitions per second against buffer capacity: a line per design and device."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
-    devices = list(dict.fromkeys(r["device"] for r in rows))
-    for design in dict.fromkeys(r["design"] for r in rows):
+    devices = list(dict.fromkeys(r.device for r in rows))
+    for design in dict.fromkeys(r.design for r in rows):
         for device, style in zip(devices, ("-o", "--s", ":^"), strict=False):
             points = sorted(
-                (r["capacity"], r["sample_transitions_per_s"])
+                (r.capacity, r.sample_transitions_per_s)
                 for r in rows
-                if r["design"] == design and r["device"] == device
+                if r.design == design and r.device == device
             )
             capacities, rates = zip(*points, strict=True)
             ax.plot(capacities, rates, style, label=f"{design} -> {device}")
@@ -480,7 +475,7 @@ def buffer_sampling_rates(rows: Sequence[dict[str, Any]]) -> Figure:
         axis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel("buffer capacity (transitions)")
     ax.set_ylabel("sampled transitions per second")
-    ax.set_title(f"sampling batches of {rows[0]['batch_size']}")
+    ax.set_title(f"sampling batches of {rows[0].batch_size}")
     ax.legend()
     ax.grid(alpha=0.3, which="both")
     return fig

@@ -188,7 +188,7 @@ def drift_sentence(
     if earlier is None:
         return text
     if not earlier:
-        return text + " No earlier run of this CPU model is recorded in data/reference/."
+        return text + " No earlier run on this kind of machine is recorded in data/reference/."
     for record in earlier:
         then = record.data["policy_step"]["cpu"]["median_s"]
         inside = honest.low <= then <= honest.high
@@ -296,7 +296,7 @@ def against_reference(
     found = earlier_steps()
     if not found:
         return (
-            "No record of this CPU model in data/reference/: no figure can be held against "
+            "No record from this kind of machine in data/reference/: no figure can be held against "
             "one, so only the run-queue wait can mark these timings busy."
         )
     newest = max(found, key=lambda r: r.provenance["date"])
@@ -320,8 +320,8 @@ def against_reference(
             "the value update:", now["median_s"], old["median_s"], now["iqr_s"] / now["median_s"]
         )
     return (
-        f"Held against this CPU's record of {newest.provenance['date'][:10]}: a figure 3x or "
-        "more off it, with a tight spread, marks the study busy."
+        f"Held against the record of {newest.provenance['date'][:10]} from this kind of "
+        "machine: a figure 3x or more off it, with a tight spread, marks the study busy."
     )
 
 

@@ -24,31 +24,27 @@ copying it with ``non_blocking=True``, beside the same buffer without pinning.
 The synthetic transitions carry their step number in ``obs[0]``, so a batch tells
 which time steps it holds.
 
-DDPG itself is trained with each design side by side (:func:`train_designs`, a
-``bench.ddpg`` record per design), summarised over its seeds by :func:`summarise`;
-:func:`time_ratio` compares two designs' runs seed by seed, only where they ran the same
-settings and seeds (:func:`unpaired_reason`).
+:func:`time_designs` hands its rows to a report as dataclasses (a
+:class:`~hetero_tutorial.studies.buffer_rows.BufferStudy` of them); :func:`measure` writes
+them as the fields of a ``bench.buffers`` record.
+
+DDPG trained with each design is :mod:`hetero_tutorial.studies.ddpg_buffers`.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import statistics
 import tracemalloc
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
 import torch
 
-from hetero_tutorial.core.compiled import compile_switches
 from hetero_tutorial.core.devices import accelerator
-from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine_load import guarded
-from hetero_tutorial.core.placement import Placement, as_placement
-from hetero_tutorial.core.timing import Spread, compare
+from hetero_tutorial.core.timing import compare
 from hetero_tutorial.core.transfers import CopyCounter
 from hetero_tutorial.rl.buffers import (
     DESIGNS,
@@ -58,9 +54,7 @@ from hetero_tutorial.rl.buffers import (
     make_buffer,
     raw_bytes_per_transition,
 )
-from hetero_tutorial.rl.ddpg.config import DDPGConfig
-from hetero_tutorial.rl.ddpg.runs import DDPGResult, interleave
-from hetero_tutorial.rl.ddpg.trainer import DDPGTrainer
+from hetero_tutorial.studies.buffer_rows import BufferStudy, GatherRow, PinnedRow, SamplingRow
 
 OBS_DIM, ACTION_DIM = 3, 1
 """Pendulum-v1's observation and action sizes."""
@@ -145,7 +139,7 @@ def measure_capacity(
     repeats: int = 15,
     seed: int = 0,
     filled: tuple[dict[str, ReplayBuffer], dict[str, float], SyntheticTransitions] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[SamplingRow]:
     """One row per design x device for buffers of ``capacity`` transitions (see module doc);
     ``filled``: the buffers of :func:`filled_buffers` to time, instead of filling new ones."""
     buffers, memory, data = filled or filled_buffers(capacity, seed)
@@ -166,21 +160,21 @@ def measure_capacity(
         )
         for design, buffer in buffers.items():
             rows.append(
-                {
-                    "design": design,
-                    "capacity": capacity,
-                    "batch_size": batch_size,
-                    "device": str(device),
-                    "sample_transitions_per_s": batch_size / sample_timings[design].median,
-                    "sample_iqr_s": sample_timings[design].iqr,
-                    "add_transitions_per_s": adds_per_call / add_timings[design].median,
-                    "bytes_per_transition": memory[design],
-                    "raw_bytes_per_transition": raw_bytes_per_transition(OBS_DIM, ACTION_DIM),
-                    "neighbour_fraction": float(
+                SamplingRow(
+                    design=design,
+                    capacity=capacity,
+                    batch_size=batch_size,
+                    device=str(device),
+                    sample_transitions_per_s=batch_size / sample_timings[design].median,
+                    sample_iqr_s=sample_timings[design].iqr,
+                    add_transitions_per_s=adds_per_call / add_timings[design].median,
+                    bytes_per_transition=memory[design],
+                    raw_bytes_per_transition=raw_bytes_per_transition(OBS_DIM, ACTION_DIM),
+                    neighbour_fraction=float(
                         np.mean([neighbour_fraction(buffer.sample(batch_size)) for _ in range(20)])
                     ),
-                    "copies_per_batch": copies_per_batch(buffer, batch_size, device),
-                }
+                    copies_per_batch=copies_per_batch(buffer, batch_size, device),
+                )
             )
     return rows
 
@@ -198,7 +192,7 @@ def pinned_sampling(
     repeats: int = 15,
     seed: int = 0,
     filled: TensorReplayBuffer | None = None,
-) -> list[dict[str, Any]]:
+) -> list[PinnedRow]:
     """The tensor buffer sampling to a CUDA ``device`` from CPU storage, pinned and not.
 
     ``pin_memory=True`` is hybrid DDPG's path (:attr:`Placement.pin_storage`): each
@@ -220,16 +214,16 @@ def pinned_sampling(
         inner=20,
     )
     return [
-        {
-            "design": "tensor",
-            "pin_memory": pinned,
-            "capacity": capacity,
-            "batch_size": batch_size,
-            "device": str(device),
-            "sample_transitions_per_s": batch_size / timings[pinned].median,
-            "sample_iqr_s": timings[pinned].iqr,
-            "copies_per_batch": copies_per_batch(buffer, batch_size, device),
-        }
+        PinnedRow(
+            design="tensor",
+            pin_memory=pinned,
+            capacity=capacity,
+            batch_size=batch_size,
+            device=str(device),
+            sample_transitions_per_s=batch_size / timings[pinned].median,
+            sample_iqr_s=timings[pinned].iqr,
+            copies_per_batch=copies_per_batch(buffer, batch_size, device),
+        )
         for pinned, buffer in buffers.items()
     ]
 
@@ -247,7 +241,7 @@ def one_capacity(
     repeats: int = 15,
     seed: int = 0,
     threads: int | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[SamplingRow], list[PinnedRow]]:
     """One capacity's rows (:func:`measure_capacity`) and, for each CUDA device, its pinned
     rows (:func:`pinned_sampling`), from one filling of its buffers; ``threads``: PyTorch's
     CPU threads to time with (None: as they are)."""
@@ -278,7 +272,7 @@ def _send_one_capacity(sender: Connection, arguments: tuple[Any, ...]) -> None:
 
 def in_own_process(
     arguments: tuple[Any, ...],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[SamplingRow], list[PinnedRow]]:
     """:func:`one_capacity` of ``arguments`` in a fresh Python process (spawned: a new
     interpreter, no copy of this one's heap), its rows sent back through a pipe. A worker
     that dies raises here instead of leaving the caller waiting; leaving this function, by
@@ -310,17 +304,16 @@ def in_own_process(
 
 
 @guarded("the buffer sampling study")
-def measure(
+def time_designs(
     capacities: Sequence[int],
     batch_size: int,
     devices: Sequence[torch.device],
     repeats: int = 15,
     seed: int = 0,
     fresh_process: bool = True,
-) -> dict[str, Any]:
-    """The fields of a ``bench.buffers`` record: every design at every capacity and device,
-    and, for each CUDA device, the pinned path (``pinned_rows``; ``pinned_note`` says why
-    there are none).
+) -> BufferStudy:
+    """Every design at every capacity and device, and, for each CUDA device, the pinned path
+    (:class:`BufferStudy`).
 
     Each capacity is measured in a fresh Python process (``fresh_process``; False: in this
     one, as a test that replaces the timed functions needs). In one process the figures
@@ -337,13 +330,26 @@ def measure(
         found = run((capacity, batch_size, list(devices), repeats, seed, torch.get_num_threads()))
         rows += found[0]
         pinned += found[1]
-    return {
-        "batch_size": batch_size,
-        "designs": list(DESIGNS),
-        "rows": rows,
-        "pinned_rows": pinned,
-        "pinned_note": None if cuda else NO_PINNED_PATH,
-    }
+    return BufferStudy(
+        batch_size=batch_size,
+        designs=list(DESIGNS),
+        rows=rows,
+        pinned_rows=pinned,
+        pinned_note=None if cuda else NO_PINNED_PATH,
+    )
+
+
+def measure(
+    capacities: Sequence[int],
+    batch_size: int,
+    devices: Sequence[torch.device],
+    repeats: int = 15,
+    seed: int = 0,
+    fresh_process: bool = True,
+) -> dict[str, Any]:
+    """The fields of a ``bench.buffers`` record: :func:`time_designs`, as ``bench buffers``
+    writes it."""
+    return time_designs(capacities, batch_size, devices, repeats, seed, fresh_process).fields()
 
 
 class _Gathers:
@@ -368,7 +374,7 @@ class _Gathers:
 
 def row_gathers(
     capacities: Sequence[int], batch_size: int, repeats: int = 15, seed: int = 0
-) -> list[dict[str, Any]]:
+) -> list[GatherRow]:
     """Why sampling slows as a buffer grows, without any buffer: one row per capacity, the
     seconds to gather ``batch_size`` random rows of a bare ``(capacity, 10)`` float32 table
     (``random_s``, each repeat in ``random_samples``) and ``batch_size`` contiguous rows at a
@@ -384,187 +390,13 @@ def row_gathers(
         candidates[f"contiguous {capacity}"] = gathers.contiguous
     timings = compare(candidates, repeats=repeats, inner=20)
     return [
-        {
-            "capacity": capacity,
-            "table_bytes": gathers.table.nbytes,
-            "random_s": timings[f"random {capacity}"].median,
-            "contiguous_s": timings[f"contiguous {capacity}"].median,
-            "random_samples": list(timings[f"random {capacity}"].samples),
-            "contiguous_samples": list(timings[f"contiguous {capacity}"].samples),
-        }
+        GatherRow(
+            capacity=capacity,
+            table_bytes=gathers.table.nbytes,
+            random_s=timings[f"random {capacity}"].median,
+            contiguous_s=timings[f"contiguous {capacity}"].median,
+            random_samples=list(timings[f"random {capacity}"].samples),
+            contiguous_samples=list(timings[f"contiguous {capacity}"].samples),
+        )
         for capacity, gathers in tables.items()
     ]
-
-
-def fastest_sampler(rows: Sequence[dict[str, Any]], device: str = "cpu") -> dict[str, Any]:
-    """Which design sampled fastest to ``device`` at the largest capacity measured, and whether
-    past the noise.
-
-    Returns ``capacity``, ``rates`` (transitions per second, by design), ``best`` and
-    ``runner_up`` (by median rate), ``spread`` (the best's seconds per batch over the
-    runner-up's, spread by their IQRs: :meth:`Spread.of_medians`) and ``winner``: the best
-    design where that whole spread lies below 1, else None (no clear winner).
-    """
-    mine = [r for r in rows if r["device"] == device]
-    if not mine:
-        raise UsageError(f"no buffer rows sampled to {device}; measure it (bench buffers)")
-    capacity = max(r["capacity"] for r in mine)
-    at = {r["design"]: r for r in mine if r["capacity"] == capacity}
-    ranked = sorted(at, key=lambda design: -at[design]["sample_transitions_per_s"])
-    best, runner_up = ranked[0], ranked[1] if len(ranked) > 1 else None
-
-    def seconds(design: str) -> dict[str, float]:
-        row = at[design]
-        return {"median_s": row["batch_size"] / row["sample_transitions_per_s"],
-                "iqr_s": row.get("sample_iqr_s")}  # fmt: skip
-
-    spread = Spread.of_medians(seconds(best), seconds(runner_up)) if runner_up else Spread(1.0)
-    return {
-        "capacity": capacity,
-        "rates": {design: at[design]["sample_transitions_per_s"] for design in ranked},
-        "best": best,
-        "runner_up": runner_up,
-        "spread": spread,
-        "winner": best if spread.side(1.0, above=False) else None,
-    }
-
-
-@guarded("the DDPG buffer race")
-def train_designs(
-    config: DDPGConfig,
-    designs: Sequence[str] = DESIGNS,
-    placement: Placement | str = "all-cpu",
-    seed: int = 0,
-    *,
-    threads: int | None = 1,
-    eval_episodes: int = 10,
-    chunk_steps: int = 200,
-    progress: Callable[[int, int], None] | None = None,
-) -> dict[str, DDPGResult]:
-    """DDPG with ``config`` and each buffer design, interleaved ``chunk_steps`` at a time, as
-    :func:`~hetero_tutorial.rl.ddpg.runs.train_side_by_side` runs placements: a slow minute
-    of the machine costs every design alike. Results keyed by design."""
-    placement = as_placement(placement)
-    trainers = {
-        design: DDPGTrainer(replace(config, buffer=design), placement, seed, threads=threads)
-        for design in designs
-    }
-    return interleave(
-        trainers, eval_episodes=eval_episodes, chunk_steps=chunk_steps, progress=progress
-    )
-
-
-@guarded("the DDPG buffer race")
-def train_seeds(
-    config: DDPGConfig,
-    seeds: Sequence[int],
-    runs: dict[str, list[DDPGResult]],
-    *,
-    threads: int | None = 1,
-    eval_episodes: int = 10,
-    follow: Callable[[], Callable[[int, int], None]] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """:func:`train_designs` for each of ``seeds`` in turn, each result appended to ``runs``
-    (per design), so a notebook can spread its seeds over cells that each show a result.
-    Returns :func:`summarise` of every run in ``runs`` so far, per design. ``follow``: makes
-    one progress callback per seed (``Progress.follow``)."""
-    for seed in seeds:
-        together = train_designs(
-            config,
-            list(runs),
-            seed=seed,
-            threads=threads,
-            eval_episodes=eval_episodes,
-            progress=follow() if follow is not None else None,
-        )
-        for design, result in together.items():
-            runs[design].append(result)
-    return {design: summarise(found) for design, found in runs.items() if found}
-
-
-def summarise(results: Sequence[DDPGResult]) -> dict[str, Any]:
-    """The fields of a ``bench.ddpg`` record: runs of one configuration over several seeds."""
-    return summarise_fields([r.fields() for r in results])
-
-
-def summarise_fields(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`summarise` from the runs' record fields (as separate processes write them)."""
-    eval_means = [run["eval_return_mean"] for run in runs]
-    return {
-        "buffer": runs[0]["config"]["buffer"],
-        "placement": runs[0]["placement"],
-        "seeds": [run_settings(run)[0] for run in runs],
-        "env_steps_per_s": statistics.median(run["env_steps_per_s"] for run in runs),
-        "seconds_per_episode": statistics.median(run["seconds_per_episode"] for run in runs),
-        "copies_per_1000_samples": statistics.median(
-            run["copies_per_1000_samples"] for run in runs
-        ),
-        "eval_return_mean": statistics.mean(eval_means),
-        "eval_return_by_seed": eval_means,
-        "eval_return_spread": max(eval_means) - min(eval_means),
-        "runs": list(runs),
-    }
-
-
-def run_settings(run: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """``(seed, settings)`` of one DDPG run's record fields; the settings are everything that
-    shaped the run (config, placement, threads) but its buffer design and its seed.
-
-    Records written while ``DDPGConfig`` held the seed, the placement and the threads keep
-    them in ``config``; newer ones beside it, as PPO's do. Both read the same here.
-    """
-    settings = dict(run["config"])
-    if isinstance(settings.get("compile"), str):
-        # Records written while DDPGConfig's compile was a mode ("eager", "compile",
-        # "cudagraphs") read as the two switches that replaced it, so that an older run
-        # pairs with a newer one of the same settings. The records stay as measured.
-        settings |= compile_switches(settings["compile"])
-    if "seed" in settings:
-        seed = settings.pop("seed")
-    else:
-        seed = run["seed"]
-        settings |= {"placement": run["placement"], "threads": run["threads"]}
-    settings.pop("buffer", None)
-    return seed, settings
-
-
-def unpaired_reason(top: dict[str, Any], bottom: dict[str, Any]) -> str | None:
-    """Why two ``bench.ddpg`` records' runs cannot be paired seed by seed; None when they can.
-
-    A paired ratio means something only when the two ran the same seeds, in the same
-    order, with the same settings apart from the buffer: otherwise it compares other
-    workloads (another step count, width or placement), not two buffer designs.
-    """
-    runs = top.get("runs", []), bottom.get("runs", [])
-    read = [[run_settings(run) for run in side] for side in runs]
-    seeds = [[seed for seed, _ in side] for side in read]
-    if not seeds[0] or seeds[0] != seeds[1]:
-        return f"the two ran different seeds ({seeds[0]} and {seeds[1]}), so none pair up"
-    differ = sorted({
-        key
-        for (_, a), (_, b) in zip(*read, strict=True)
-        for key in a.keys() | b.keys()
-        if a.get(key) != b.get(key)
-    })  # fmt: skip
-    if differ:
-        return f"the two ran different settings besides the buffer ({', '.join(differ)})"
-    return None
-
-
-def time_ratio(top: dict[str, Any], bottom: dict[str, Any]) -> tuple[Spread, str]:
-    """``top``'s time per episode over ``bottom``'s (two ``bench.ddpg`` records' fields, whose
-    seeds ran side by side), spread by their seeds; where no whole episode ran with updates
-    (a short run), the inverse ratio of their speeds per step. Returns the spread and what
-    it is per (``"per episode"`` or ``"per step"``). Raises :class:`UsageError` when the two
-    cannot be paired (:func:`unpaired_reason`)."""
-    reason = unpaired_reason(top, bottom)
-    if reason is not None:
-        raise UsageError(f"cannot compare these DDPG runs: {reason}; run both designs together")
-    value = top["seconds_per_episode"] / bottom["seconds_per_episode"]
-    if np.isfinite(value):
-        runs = [[run["seconds_per_episode"] for run in r["runs"]] for r in (top, bottom)]
-        return Spread.of_pairs(*runs, value=value, per="seed"), "per episode"
-    value = bottom["env_steps_per_s"] / top["env_steps_per_s"]
-    runs = [[run["env_steps_per_s"] for run in r["runs"]] for r in (bottom, top)]
-    per = "per step (no whole episode ran with updates)"
-    return Spread.of_pairs(*runs, value=value, per="seed"), per

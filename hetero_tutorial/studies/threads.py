@@ -222,7 +222,7 @@ def _from_sweep(effect: dict[str, Any]) -> str:
 
 def _from_check(row: dict[str, Any]) -> str:
     """05's answer at one network, from its thread check's verdict (the words
-    :func:`~hetero_tutorial.allocator.trials.thread_check` writes): the count faster past the
+    :func:`~hetero_tutorial.allocator.criterion.thread_check` writes): the count faster past the
     noise, :data:`EITHER`, :data:`NOT_JUDGED` (busy), or :data:`NO_VERDICT` (fewer pairs
     than :data:`MIN_PAIRS`, or no check)."""
     verdict = row.get("threads_verdict") or ""

@@ -11,16 +11,7 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.core.devices import resolve_device
-from hetero_tutorial.studies.buffer_designs import (  # noqa: F401 (notebook 04 reads them from here)
-    SyntheticTransitions,
-    copies_per_batch,
-    default_devices,
-    fill,
-    measure,
-    measure_capacity,
-    neighbour_fraction,
-    pinned_sampling,
-)
+from hetero_tutorial.studies.buffer_designs import default_devices, measure
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

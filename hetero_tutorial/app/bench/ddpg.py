@@ -16,7 +16,7 @@ from hetero_tutorial.core.placement import ENV_ON_CPU_NAMES
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.options import add_ddpg_arguments, ddpg_config_from
 from hetero_tutorial.rl.ddpg.runs import DDPGResult, train
-from hetero_tutorial.studies.buffer_designs import summarise
+from hetero_tutorial.studies.ddpg_buffers import summarise
 
 RECORD_TAG = "buffer"
 """One record per buffer (see the package docstring)."""
