@@ -39,7 +39,7 @@ def test_the_drift_sentence_prints_the_range_to_quote_on_either_outcome():
     wide = timing_report.drift_sentence(_timing(106, 3.75), _timing(66.1, 10.3), 3.0, [])
     assert "wider than either timing's own spread" in wide
     assert "Quote against another run: 60.9 us to 108 us." in wide
-    assert "No earlier run of this CPU model is recorded" in wide
+    assert "No earlier run on this kind of machine is recorded" in wide
     steady = timing_report.drift_sentence(_timing(100, 4), _timing(101, 4), 3.0)
     assert "stayed within the timings' own spread" in steady
     assert "Quote against another run: 98 us to 103 us." in steady
@@ -124,11 +124,11 @@ def test_the_nearest_width_stands_in_and_a_grid_without_batch_1_says_so():
 def test_the_reference_check_says_when_this_cpu_has_no_record(monkeypatch, tmp_path):
     monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path)
     said = timing_report.against_reference(grid=_grid(33, 2, 60))
-    assert said.startswith("No record of this CPU model in data/reference/")
+    assert said.startswith("No record from this kind of machine in data/reference/")
     record = SimpleNamespace(provenance={"date": "2026-12-01T10:00:00+00:00"}, data={"grid": []})
     monkeypatch.setattr(timing_report, "earlier_steps", lambda: [record])
     said = timing_report.against_reference(grid=_grid(33, 2, 60))
-    assert said.startswith("Held against this CPU's record of 2026-12-01")
+    assert said.startswith("Held against the record of 2026-12-01 from this kind of machine")
 
 
 def test_the_grid_times_a_fast_cell_in_loops_and_says_how_many_calls():
