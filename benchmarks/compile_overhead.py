@@ -1,4 +1,4 @@
-"""What a compiled call costs, and how a step must be written to gain from it: four probes.
+"""What a compiled call costs, and how a step must be written to gain from it: five probes.
 
 1. **A compiled call's fixed cost, and its guards.** ``x * 2 + 1`` eagerly and under
    ``torch.compile`` at 64 to 1,048,576 elements: where the compiled call is slower at 64
@@ -23,12 +23,19 @@
    :func:`hetero_tutorial.speed.cpu_forms.tanh`), eager and compiled, on a hidden layer's
    activations (2 networks x batch x 64 units): on the series' CPUs PyTorch's tanh kernel,
    and the one Inductor generates, cost several times a sigmoid.
+5. **Inductor's public levers on PPO's minibatch step.** The same step (``--step-size``
+   transitions) compiled with the package's options (``cpp_wrapper``, Inductor's C++ wrapper),
+   with Inductor's defaults (a Python wrapper), and with ``max_autotune`` (Inductor times its
+   C++ GEMM templates against the matrix library for each product and keeps the faster; the
+   public option ``torch.compile(mode="max-autotune")`` sets), with and without the C++
+   wrapper. Each variant a learner of its own, the same seed; compiling takes minutes for
+   the autotuned ones.
 
 One PyTorch thread, every variant warmed up (compiled first), then ``--repeats`` rounds,
 the variants interleaved in each; the median seconds per call and the range over rounds.
 
     .venv/bin/python benchmarks/compile_overhead.py [--sizes 4096 65536] [--repeats 7]
-        [--step-size 256]
+        [--step-size 256] [--probes 1 2 3 4 5]
 
 Prints a table; writes nothing. A probe for the compiled path's targets (benchmarks/README.md).
 """
@@ -45,8 +52,8 @@ from functools import partial
 import torch
 
 from hetero_tutorial import compile_cache, make_batched_env
+from hetero_tutorial.speed.compiler import CPU_OPTIONS, CompiledPiece, unguarded
 from hetero_tutorial.speed.compiler import compiled as compiled_piece
-from hetero_tutorial.speed.compiler import unguarded
 from hetero_tutorial.speed.cpu_forms import cpu_forms
 from hetero_tutorial.studies.compiling import minibatch_learner
 
@@ -117,6 +124,30 @@ def step_variants(size: int) -> tuple[dict[str, Callable[[], object]], Around]:
     return variants, {"PPO step, unguarded round": lambda: unguarded([learner.step])}
 
 
+LEVERS: dict[str, dict[str, object] | None] = {
+    "package (cpp_wrapper)": CPU_OPTIONS,
+    "Inductor's defaults": None,
+    "max_autotune": {"max_autotune": True},
+    "max_autotune, cpp_wrapper": {"max_autotune": True, **CPU_OPTIONS},
+}
+"""Inductor's options per variant of probe 5 (None: its defaults)."""
+
+
+def lever_variants(size: int) -> tuple[dict[str, Callable[[], object]], Around]:
+    """PPO's compiled minibatch step at ``size`` transitions under each of :data:`LEVERS`,
+    unguarded around the round as a PPO iteration runs it."""
+    variants, around = {}, {}
+    for name, options in LEVERS.items():
+        learner, rollout, storage = minibatch_learner(size, "compile", torch.device("cpu"))
+        learner.step = CompiledPiece(
+            learner.gradient_steps, "compile", name, None, options, traces_autograd=True
+        )
+        picks = torch.randperm(size)[None]
+        variants[name] = partial(learner.step, rollout, picks, storage, learner.clip_tensor)
+        around[name] = partial(unguarded, [learner.step])
+    return variants, around
+
+
 def cartpole_variants(size: int) -> tuple[dict[str, Callable[[], object]], Around]:
     """CartPole's transition at ``size`` environments eager and compiled with and without
     the CPU forms, from the same first states and actions (no random draw): each variant
@@ -168,28 +199,37 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 65536])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--step-size", type=int, default=256)
+    parser.add_argument("--probes", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     args = parser.parse_args()
     torch.set_num_threads(1)
     compile_cache()
-    print("1. x * 2 + 1: size, variant, seconds per call (range over rounds), speed-up")
-    for size in (64, 4096, 65536, 1 << 20):
-        variants, around = affine_variants(size)
-        show(size, timed(variants, args.repeats, max(20, (1 << 22) // size), around), "eager")
-    variants, around = step_variants(args.step_size)
-    show(args.step_size, timed(variants, args.repeats, 200, around), "PPO step, guards checked")
-    print("\n2. CartPole's transition (no random draw): envs, variant, seconds per step")
-    for size in args.sizes:
-        calls = max(20, (1 << 21) // size)
-        variants, around = cartpole_variants(size)
-        show(size, timed(variants, args.repeats, calls, around), "eager")
-    print("\n3. Flags of one comparison, compiled: elements, stored as, seconds per call")
-    for size in args.sizes:
-        show(size, timed(flag_variants(size), args.repeats, max(20, (1 << 21) // size)), "bool")
-    print("\n4. tanh of a hidden layer (2 x batch x 64): batch, variant, seconds per call")
-    for batch in (8, 256, 1024):
-        show(
-            batch, timed(tanh_variants(batch), args.repeats, max(20, 4096 // batch)), "tanh, eager"
-        )
+    if 1 in args.probes:
+        print("1. x * 2 + 1: size, variant, seconds per call (range over rounds), speed-up")
+        for size in (64, 4096, 65536, 1 << 20):
+            variants, around = affine_variants(size)
+            show(size, timed(variants, args.repeats, max(20, (1 << 22) // size), around), "eager")
+        variants, around = step_variants(args.step_size)
+        show(args.step_size, timed(variants, args.repeats, 200, around), "PPO step, guards checked")
+    if 2 in args.probes:
+        print("\n2. CartPole's transition (no random draw): envs, variant, seconds per step")
+        for size in args.sizes:
+            calls = max(20, (1 << 21) // size)
+            variants, around = cartpole_variants(size)
+            show(size, timed(variants, args.repeats, calls, around), "eager")
+    if 3 in args.probes:
+        print("\n3. Flags of one comparison, compiled: elements, stored as, seconds per call")
+        for size in args.sizes:
+            calls = max(20, (1 << 21) // size)
+            show(size, timed(flag_variants(size), args.repeats, calls), "bool")
+    if 4 in args.probes:
+        print("\n4. tanh of a hidden layer (2 x batch x 64): batch, variant, seconds per call")
+        for batch in (8, 256, 1024):
+            calls = max(20, 4096 // batch)
+            show(batch, timed(tanh_variants(batch), args.repeats, calls), "tanh, eager")
+    if 5 in args.probes:
+        print("\n5. PPO's minibatch step under Inductor's levers: size, variant, seconds per step")
+        variants, around = lever_variants(args.step_size)
+        show(args.step_size, timed(variants, args.repeats, 100, around), "package (cpp_wrapper)")
 
 
 if __name__ == "__main__":

@@ -289,6 +289,16 @@ def test_compiling_ppo_needs_flat_parameters_and_eager_ppo_does_not():
     assert trainer.learner.step.mode == "eager" and trainer.done
 
 
+def test_a_compiled_step_refuses_one_gather_per_epoch_and_the_default_takes_its_own():
+    """gather_per_epoch=True is an eager trick: with compile=True it is refused, where it
+    was once ignored; unset, each mode gathers its own way."""
+    refused = PPOConfig.tuned("CartPole-v1", gather_per_epoch=True, compile=True)
+    with pytest.raises(UsageError, match="gather_per_epoch=True is for eager steps"):
+        refused.validate()
+    PPOConfig.tuned("CartPole-v1", gather_per_epoch=False, compile=True).validate()
+    assert PPOConfig.tuned("CartPole-v1", compile=True).gather_per_epoch is None
+
+
 def test_without_a_cpp_compiler_ppo_runs_eagerly_saying_why(monkeypatch, capsys):
     monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
     monkeypatch.setattr(compiled_module, "_SAID", set())

@@ -64,9 +64,11 @@ class PPOConfig:
     """speed: actor and critic layers as one batched matmul each (False: two MLPs, as CleanRL)"""
     flat_parameters: bool = True
     """speed: all parameters in one tensor, one call to zero, clip, step and copy them"""
-    gather_per_epoch: bool = True
-    """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch);
-    eager only: a compiled step gathers its own minibatch, inside its graph"""
+    gather_per_epoch: bool | None = None
+    """speed: shuffle the rollout with one gather per epoch (False: one gather per minibatch).
+    None (the default): per epoch eagerly, per minibatch where the steps are compiled (a
+    compiled step gathers its own minibatch, inside its graph); True with compile=True is
+    refused"""
     compile: bool = False
     """speed: torch.compile a batched rollout's steps and the update's minibatch steps"""
     cudagraphs: bool = False
@@ -166,6 +168,12 @@ class PPOConfig:
                 "compile=True needs flat_parameters=True: the compiled minibatch step is one "
                 "graph over the one flat parameter tensor. Set flat_parameters=True, or "
                 "compile=False"
+            )
+        if self.compile and self.gather_per_epoch:
+            raise UsageError(
+                "gather_per_epoch=True is for eager steps: a compiled step gathers its own "
+                "minibatch inside its graph. Leave gather_per_epoch unset (None: per epoch "
+                "eagerly, per minibatch compiled), set it False, or set compile=False"
             )
 
 

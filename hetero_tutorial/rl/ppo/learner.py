@@ -150,7 +150,7 @@ class PPOLearner:
             [torch.randperm(size, generator=self.generator) for _ in range(c.update_epochs)]
         ).to(batch[0].device)
         minibatches = size // c.minibatch_size
-        if c.gather_per_epoch and self.step.mode == "eager":
+        if c.gather_per_epoch is not False and self.step.mode == "eager":
             # Eagerly, one gather per epoch and minibatches that are slices of it.
             rows = [
                 slice(m * c.minibatch_size, (m + 1) * c.minibatch_size) for m in range(minibatches)
