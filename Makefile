@@ -10,7 +10,7 @@ BOOK_EXTRAS := $(EXTRAS),book
 
 .DEFAULT_GOAL := help
 .PHONY: help setup setup-book lab test lint unit notebooks run run-quick doctor format lock gpu-wheels gpu-wheels-check clean
-.PHONY: book book-test setup-browser install-cells install-test
+.PHONY: docs book book-test setup-browser install-cells install-test
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -64,8 +64,8 @@ unit: $(BOOK_STAMP) ## unit tests (quick mode, two workers; the notebook-quality
 	$(QUICK_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_busy_guard.py \
 		tests/test_gpu_reference_kill.py
 
-install-cells: setup ## put the hosted-runtime install cell (hetero_tutorial/app/hosted.py) into every notebook
-	$(BIN)/python -m hetero_tutorial.app.hosted
+install-cells: setup ## put the hosted-runtime install cell (tools/docs/hosted.py) into every notebook
+	$(BIN)/python -m tools.docs install-cells
 
 install-test: setup ## run the install cell in a fresh venv with only PyTorch and NumPy (minutes)
 	HETERO_TUTORIAL_INSTALL_TEST=1 $(BIN)/python -m pytest -q tests/test_hosted.py
@@ -83,14 +83,19 @@ notebooks: setup ## every notebook under nbmake (quick mode), one at a time, the
 	rm -rf build/nbmake && mkdir -p build/nbmake && cp notebooks/[0-9][0-9]_*.ipynb build/nbmake/
 	$(NBMAKE) $(addprefix build/nbmake/,$(notdir $(SERIES)))
 	HETERO_TUTORIAL_EXECUTED=build/nbmake $(BIN)/python -m pytest -q tests/test_notebook_quality.py
-	$(BIN)/python -m hetero_tutorial.app.answer_check
+	$(BIN)/python -m tools.docs check-answers
+
+# The repository's press (tools/docs/, outside the package: no wheel holds it) writes the
+# generated text and the book; it runs from the repository's root.
+docs: setup ## regenerate the README's and docs/'s tables and each notebook's run-time line from data/reference/
+	$(BIN)/python -m tools.docs regenerate
 
 book: $(BOOK_STAMP) ## the book (build/book/html/) from the executed notebooks: make run's (full mode), else make test's; TEACHER=1 adds the instructor's sheet
-	$(BIN)/python -m hetero_tutorial book $(if $(TEACHER),--teacher)
+	$(BIN)/python -m tools.docs book $(if $(TEACHER),--teacher)
 
 # make test's own book: from the quick copies nbmake just executed, whatever else build/ holds.
 book-test: $(BOOK_STAMP) ## build the book from build/nbmake/ and open every page in headless Chromium (skipped without it)
-	$(BIN)/python -m hetero_tutorial book --from build/nbmake
+	$(BIN)/python -m tools.docs book --from build/nbmake
 	HETERO_TUTORIAL_BOOK=build/book/html $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_book_browser.py
 
 setup-browser: ## install Debian's Chromium for the browser test (apt-get, as root; nothing if one is there)

@@ -1,14 +1,21 @@
-"""Sphinx's settings for the book (``python -m hetero_tutorial book`` assembles its pages).
+"""Sphinx's settings for the book (``python -m tools.docs book`` assembles its pages).
 
 Every choice here keeps the pages whole offline: notebooks are shown as they were
 executed (MyST-NB runs nothing), formulas are MathML written at build time, no widget
 script is loaded from a CDN, and Furo's files ship in its wheel.
 """
 
+import sys
+from pathlib import Path
+
+# The formulas' renderer is one of the repository's tools (tools/docs/book_math.py), which
+# no installed package holds: Sphinx imports it from the repository's root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 project = "hetero-tutorial"
 copyright = "2026, hetero-tutorial contributors (MIT License)"
 html_title = "hetero-tutorial: CPU or GPU for deep RL?"
-extensions = ["myst_nb", "hetero_tutorial.app.book_math"]
+extensions = ["myst_nb", "tools.docs.book_math"]
 
 nb_execution_mode = "off"  # the notebooks ran before: `make run` or `make test`
 nb_ipywidgets_js = {}  # MyST-NB's default loads require.js and the widget manager from CDNs

@@ -1,7 +1,7 @@
 """The instructor's sheet against a run: each rule agrees, mismatches or cannot tell."""
 
-from hetero_tutorial.app import answer_check
 from hetero_tutorial.core import results
+from tools.docs import answer_check
 
 
 def _record(kind, data):

@@ -13,11 +13,12 @@ import nbformat
 import pytest
 import torch
 
-from hetero_tutorial.app import book, readme, runner
+from hetero_tutorial.app import run_times, runner
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.ledger import verdicts as ledger
 from hetero_tutorial.ledger.claims import CLAIMS
+from tools.docs import book, readme
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +27,7 @@ def _executed_copies(directory: Path, mode: str | None) -> Path:
     """Copies of the stored notebooks, as a run in ``mode`` would leave them (no outputs:
     the book checks the code and the mode, not what it printed)."""
     directory.mkdir(parents=True)
-    for name in readme.series_notebooks():
+    for name in run_times.series_notebooks():
         notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
         if mode is not None:
             notebook.metadata[runner.EXECUTED_KEY] = {"mode": mode}
@@ -60,7 +61,7 @@ def test_missing_stale_or_mixed_notebooks_are_refused_with_the_command_to_run(
     with pytest.raises(UsageError, match="run `make notebooks`"):
         book.find_executed()
     directory = _executed_copies(tmp_path / "out", "full")
-    first, second = (directory / name for name in readme.series_notebooks()[:2])
+    first, second = (directory / name for name in run_times.series_notebooks()[:2])
     stale = nbformat.read(first, as_version=4)
     stale.cells.append(nbformat.v4.new_code_cell("print('added since the run')"))
     nbformat.write(stale, first)
@@ -87,7 +88,7 @@ def test_the_front_page_is_the_readmes_front_matter_and_says_which_run_it_shows(
     assert "## Where to go next" not in page  # it links files outside the book
     assert "CONTRIBUTING.md](" not in page
     assert "outputs of `make test`, in quick mode" in page
-    for name in readme.series_notebooks():
+    for name in run_times.series_notebooks():
         assert f"notebooks/{name.removesuffix('.ipynb')}\n" in page  # the contents
         assert f"(notebooks/{name})" in page  # the README's table links the page
     assert "ledger/some-machine\n" in page
@@ -150,7 +151,7 @@ def test_each_notebook_page_says_when_and_on_what_it_ran_and_links_to_colab_unde
     monkeypatch.setattr(book.hosted, "repository_url", lambda: url)
     executed = book.Executed(_executed_copies(tmp_path / "nb", "full"), "full", "make run")
     source = book.assemble(executed, tmp_path / "src")
-    for name in readme.series_notebooks():
+    for name in run_times.series_notebooks():
         stored = nbformat.read(executed.directory / name, as_version=4)
         if not book.gpu_story_here():
             book.hide_gpu_cells(stored)
@@ -193,7 +194,7 @@ def test_the_book_shows_no_exercise_placeholder_line_and_keeps_a_cell_that_said_
     book.hide_placeholder_outputs(notebook)
     tags = [cell.metadata.get("tags") for cell in notebook.cells]
     assert tags == [["remove-output"], ["remove-output"], None, None]
-    package = Path(book.__file__).parents[1]
+    package = Path(runner.__file__).parents[1]
     printers = "\n".join(
         path.read_text() for path in (package / "notebook").rglob("*.py")
     )  # where the exercises' lines are printed: each start is still what they print
@@ -204,7 +205,7 @@ def test_formulas_are_written_as_mathml():
     pytest.importorskip("latex2mathml")
     from docutils import nodes
 
-    from hetero_tutorial.app import book_math
+    from tools.docs import book_math
 
     translator = SimpleNamespace(body=[])
     for visit, node in (

@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 import psutil
 import pytest
 
-from hetero_tutorial.app.book import GPU_CELL
 from hetero_tutorial.core.paths import private_paths
 from hetero_tutorial.notebook.prose import gpu_story_here
 from hetero_tutorial.profiling.browser import BROWSERS, child_processes, headless_chromium
+from tools.docs.book import GPU_CELL
 
 if TYPE_CHECKING:  # Playwright is in the extra [book]; without it the tests skip
     from playwright.sync_api import Browser, ConsoleMessage, Request

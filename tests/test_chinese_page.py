@@ -1,9 +1,9 @@
 """The page for the article's readers: every verdict word translated, every claim judged."""
 
-from hetero_tutorial.app import book, chinese, kit
 from hetero_tutorial.core.machine_load import NOT_JUDGED
 from hetero_tutorial.ledger.claims import CLAIMS
 from hetero_tutorial.ledger.rules import Status
+from tools.docs import book, chinese, kit
 
 
 def test_every_verdict_word_the_ledger_prints_has_one_translation():

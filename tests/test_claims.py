@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from hetero_tutorial.app import cards, fill_ledger, readme
+from hetero_tutorial.app import fill_ledger, run_times
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.results import Record, RecordError
@@ -10,6 +10,7 @@ from hetero_tutorial.ledger import claims
 from hetero_tutorial.ledger import verdicts as ledger
 from hetero_tutorial.ledger.claims import Status, claim, group_by_kind, judge
 from hetero_tutorial.notebook.solutions.claims_ledger import speedup_and_time_saved
+from tools.docs import cards, readme
 
 GPU = {"type": "cuda", "device": "cuda:0", "name": "Test GPU"}
 
@@ -428,8 +429,8 @@ def test_the_readme_and_results_tables_match_the_reference_records():
         text = page.read_text()
         for name, build in sections.items():
             assert readme.section(text, name) == build(), (
-                f"{page.name} section {name!r} is stale: run python -m hetero_tutorial ledger "
-                "--readme"
+                f"{page.name} section {name!r} is stale: run `make docs` (python -m "
+                "tools.docs regenerate)"
             )
 
 
@@ -440,13 +441,13 @@ def _race_record(kind, pairs, stats, date="2026-12-01T00:00:00+00:00"):
 
 def test_the_front_pages_notebooks_carry_reading_minutes_and_the_newest_full_runs_machine():
     table = readme.notebooks_table()
-    names = readme.series_notebooks()
+    names = run_times.series_notebooks()
     rows = [line for line in table.splitlines() if line[:5].strip("| ").isdigit()]
     assert [row.split(" | ")[0].strip("| ") for row in rows] == [n[:2] for n in names]
     for row, name in zip(rows, names, strict=True):
         assert f"(notebooks/{name}) | {cards.reading_minutes(name):.0f} min |" in row
-    machine = readme.front_machine(readme.run_times_by_machine())
-    full = [r for r in cards.run_time_records() if r.data["mode"] == "full"]
+    machine = readme.front_machine(run_times.run_times_by_machine())
+    full = [r for r in run_times.run_time_records() if r.data["mode"] == "full"]
     assert machine == max(full, key=lambda r: r.provenance["date"]).hardware
     assert f"recorded runs on {machine}:" in table
 

@@ -144,7 +144,7 @@ def _run_times(mode, seconds, cells, date="2026-12-01T00:00:00+00:00"):
 
 
 def test_the_cards_run_time_is_one_line_the_median_of_each_machines_median():
-    from hetero_tutorial.app import cards
+    from tools.docs import cards
 
     sweep = {"cell": 14, "section": "4. A width sweep", "seconds": 50.0}
     fit = {"cell": 4, "section": "1. Side by side", "seconds": 10.0}

@@ -1,14 +1,14 @@
 """Every glossary term is linked from the first notebook whose prose uses it.
 
-A failure names the notebook and its unlinked terms; ``python -m
-hetero_tutorial.app.glossary_links`` lists them for every notebook at once.
+A failure names the notebook and its unlinked terms; ``python -m tools.docs glossary-links``
+lists them for every notebook at once.
 """
 
 import nbformat
 import pytest
 
-from hetero_tutorial.app import glossary_links
-from hetero_tutorial.app.glossary_links import NOTEBOOKS, anchor, missing_links
+from tools.docs import glossary_links
+from tools.docs.glossary_links import NOTEBOOKS, anchor, missing_links
 
 SERIES = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 

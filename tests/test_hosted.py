@@ -9,8 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from hetero_tutorial.app import hosted, readme
 from hetero_tutorial.core.paths import REPO_DIR
+from tools.docs import hosted, readme
 
 FRESH_ENV = "HETERO_TUTORIAL_INSTALL_TEST"
 

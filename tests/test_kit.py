@@ -10,8 +10,9 @@ import re
 
 import pytest
 
-from hetero_tutorial.app import answers, kit, readme, teaching, workshop
+from hetero_tutorial.app import run_times
 from hetero_tutorial.core import results
+from tools.docs import answers, kit, readme, teaching, workshop
 
 
 def test_the_kit_pages_generated_sections_match_the_reference_records():
@@ -19,14 +20,14 @@ def test_the_kit_pages_generated_sections_match_the_reference_records():
         text = (kit.DOCS_DIR / page).read_text()
         for name, build in sections.items():
             assert readme.section(text, name) == build(), (
-                f"docs/{page} section {name!r} is stale: run python -m hetero_tutorial "
-                "ledger --readme"
+                f"docs/{page} section {name!r} is stale: run `make docs` (python -m "
+                "tools.docs regenerate)"
             )
 
 
 def test_every_notebook_is_in_exactly_one_workshop_block():
     numbers = [number for block in workshop.BLOCKS for number in block.notebooks]
-    assert sorted(numbers) == [name[:2] for name in readme.series_notebooks()]
+    assert sorted(numbers) == [name[:2] for name in run_times.series_notebooks()]
 
 
 def _run_times(mode: str, cells: dict[str, list[float]], cores: int = 2) -> results.Record:
@@ -46,7 +47,7 @@ def _run_times(mode: str, cells: dict[str, list[float]], cores: int = 2) -> resu
 
 
 def test_a_block_runs_in_full_mode_in_class_only_within_the_series_limits(monkeypatch):
-    names = readme.series_notebooks()
+    names = run_times.series_notebooks()
     block = workshop.Block("test", (names[0][:2],))
     fits = _run_times("full", {name: [10.0, 20.0] for name in names})
     assert workshop.in_class(block, [fits]) == "full mode"
@@ -128,7 +129,7 @@ def test_every_word_in_italics_in_the_glossary_has_an_entry():
 def test_reading_time_counts_the_prose_a_learner_reads_not_the_code():
     import nbformat
 
-    from hetero_tutorial.app import cards
+    from tools.docs import cards
 
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
@@ -154,7 +155,7 @@ def test_the_half_day_fits_in_three_and_a_half_hours_with_its_prerequisites_met(
     assert teaching.unmet_prerequisites(teaching.HALF_DAY) == []
     assert teaching.unmet_prerequisites(teaching.FULL_PATH) == []
     taught = [n for path in teaching.PATHS[1:] for day in path.sessions for n in day]
-    assert sorted(taught) == [name[:2] for name in readme.series_notebooks()]
+    assert sorted(taught) == [name[:2] for name in run_times.series_notebooks()]
 
 
 def test_a_path_that_skips_a_prerequisite_is_told_what_it_leaves_unmet():
@@ -196,19 +197,42 @@ def test_the_sheet_has_one_entry_per_question_and_per_exercise():
         assert f"**{sign}" in signs
 
 
-def _subcommands() -> set[str]:
+def test_the_keys_markdown_has_figure_slots_the_sheet_fills_and_says_what_is_wrong(tmp_path):
+    """The key's prose is Markdown (tools/docs/answer_key.md); each ``{slot}`` in it names a
+    figure of answers.FIGURES, and an entry written wrong is refused, saying how to write it."""
+    from tools.docs import answer_key
+
+    entries = (*answer_key.QUESTIONS.values(), *answer_key.EXERCISES.values())
+    texts = [t for a in entries for t in (a.expected, a.surprise)]
+    texts += [sign.means for sign in answer_key.SEAT_SIGNS]
+    slots = {slot for text in texts for slot in re.findall(r"\{(\w+)\}", text)}
+    assert slots and slots <= set(answers.FIGURES), slots - set(answers.FIGURES)
+    assert all("\n" not in text and "  " not in text for text in texts)  # wrapped lines joined
+    key = tmp_path / "key.md"
+    key.write_text("## Questions\n\n### 00 Q1\n\nExpect: x\n\n## Exercises\n## When a seat shows\n")
+    with pytest.raises(ValueError, match="one starting 'Surprise: '"):
+        answer_key.read(key)
+    key.write_text(
+        "## Questions\n\n### Q1\n\nExpect: x\n\nSurprise: y\n\n## Exercises\n## When a seat shows\n"
+    )
+    with pytest.raises(ValueError, match="'00 Q1'"):
+        answer_key.read(key)
+    key.write_text("## Questions\n")
+    with pytest.raises(ValueError, match="no section ## Exercises, ## When a seat shows"):
+        answer_key.read(key)
+
+
+def _subcommands(parser) -> set[str]:
     import argparse
 
-    from hetero_tutorial.app import cli
-
-    parser = cli.build_parser()
     actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     return set(actions[0].choices)
 
 
 def _unknown_names(text: str) -> list[str]:
     """What a docs page names that does not exist: a test file, a notebook (file or title),
-    a make target, a ``python -m hetero_tutorial`` subcommand, a package name, a parameter."""
+    a make target, a ``python -m hetero_tutorial`` or ``python -m tools.docs`` subcommand, a
+    module's name (the package's or the tools'), a parameter."""
     import importlib
 
     import nbformat
@@ -223,7 +247,7 @@ def _unknown_names(text: str) -> list[str]:
         if not (REPO_DIR / "notebooks" / name).is_file()
     ]
     titles = {}
-    for name in readme.series_notebooks():
+    for name in run_times.series_notebooks():
         heading = nbformat.read(REPO_DIR / "notebooks" / name, as_version=4).cells[0].source
         titles[name[:2]] = heading.splitlines()[0].removeprefix(f"# {name[:2]} · ")
     for number, title in re.findall(r"^#+ (\d\d) · (.+)$", text, re.M):
@@ -233,10 +257,15 @@ def _unknown_names(text: str) -> list[str]:
     targets = set(re.findall(r"^([a-z][\w-]*):", makefile, re.M))
     unknown += [t for t in re.findall(r"`make ([a-z][\w-]*)", text) if t not in targets]
     unknown += [t for t in re.findall(r"\bmake ([a-z][\w-]*)`", text) if t not in targets]
-    commands = _subcommands()
-    used = re.findall(r"python -m hetero_tutorial\s+([a-z][\w-]*)", text)
-    unknown += [f"hetero_tutorial {c}" for c in used if c not in commands]
-    for dotted in re.findall(r"\bhetero_tutorial(?:\.\w+)+", text):
+    from hetero_tutorial.app import cli
+    from tools.docs.__main__ import build_parser
+
+    programs = {"hetero_tutorial": cli.build_parser(), "tools.docs": build_parser()}
+    for program, parser in programs.items():
+        commands = _subcommands(parser)
+        used = re.findall(rf"python -m {re.escape(program)}\s+([a-z][\w-]*)", text)
+        unknown += [f"{program} {c}" for c in used if c not in commands]
+    for dotted in re.findall(r"\b(?:hetero_tutorial|tools\.docs)(?:\.\w+)+", text):
         parts, found = dotted.split("."), None
         for cut in range(len(parts), 0, -1):
             try:
@@ -248,7 +277,8 @@ def _unknown_names(text: str) -> list[str]:
             break
         if found is None:
             unknown.append(dotted)
-    sources = "\n".join(p.read_text() for p in (REPO_DIR / "hetero_tutorial").rglob("*.py"))
+    folders = (REPO_DIR / "hetero_tutorial", REPO_DIR / "tools")
+    sources = "\n".join(p.read_text() for folder in folders for p in folder.rglob("*.py"))
     notebooks = "\n".join(p.read_text() for p in (REPO_DIR / "notebooks").glob("*.ipynb"))
     for name in re.findall(r"`([A-Z][A-Z0-9_]{2,})(?:\s*=[^`]*)?`", text):
         if not re.search(rf"\b{name}\b", sources + notebooks + makefile):
@@ -264,22 +294,23 @@ def test_every_name_a_docs_page_cites_exists(page):
 def test_the_name_check_finds_what_does_not_exist():
     page = (
         "Run `.venv/bin/pytest tests/test_nope.py`, open 42_nothing.ipynb, `make nothing`, "
-        "`python -m hetero_tutorial frobnicate`, `hetero_tutorial.app.kit.NO_SUCH`, set "
+        "`python -m hetero_tutorial frobnicate`, `tools.docs.kit.NO_SUCH`, set "
         "`NO_SUCH_PARAMETER = 1`.\n\n## 00 · A notebook that is not there\n"
         "Fine: tests/test_kit.py, `make book-test`, `python -m hetero_tutorial doctor`, "
-        "`hetero_tutorial.app.kit.PAGES`, `NATIVE = True`, `HETERO_TUTORIAL_QUICK=1`."
+        "`tools.docs.kit.PAGES`, `python -m tools.docs regenerate`, `NATIVE = True`, "
+        "`HETERO_TUTORIAL_QUICK=1`. Not fine: `python -m tools.docs frobnicate`."
     )
     assert _unknown_names(page) == [
         "tests/test_nope.py", "42_nothing.ipynb", "00 · A notebook that is not there",
-        "nothing", "hetero_tutorial frobnicate", "hetero_tutorial.app.kit.NO_SUCH",
-        "NO_SUCH_PARAMETER",
+        "nothing", "hetero_tutorial frobnicate", "tools.docs frobnicate",
+        "tools.docs.kit.NO_SUCH", "NO_SUCH_PARAMETER",
     ]  # fmt: skip
 
 
 def test_a_longest_cell_under_a_notebooks_old_title_is_named_by_todays():
-    from hetero_tutorial.app import cards
+    from tools.docs import cards
 
-    name = readme.series_notebooks()[-1]
+    name = run_times.series_notebooks()[-1]
     record = _run_times("full", {name: [1.0, 5.0]})
     record.data["cell_seconds"][name][1]["section"] = "08 · A title the notebook once had"
     section, seconds = cards.longest_cell([record], name)

@@ -6,8 +6,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from hetero_tutorial.app import cards
-from hetero_tutorial.app.book import GPU_CELL
+from tools.docs import cards
+from tools.docs.book import GPU_CELL
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MAX_CODE_LINES = 25
@@ -54,7 +54,7 @@ def test_the_run_time_line_comes_from_the_recorded_runs(path):
     written = cards.card_run_time(nbformat.read(path, as_version=4))
     assert written == cards.run_time_line(path.name), (
         "the card's run time is not the recorded runs' median: regenerate it with "
-        "`python -m hetero_tutorial ledger --readme`"
+        "`make docs` (python -m tools.docs regenerate)"
     )
 
 

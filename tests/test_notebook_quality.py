@@ -182,14 +182,15 @@ def test_the_checks_catch_what_they_look_for():
 
 SERIES_READING_MINUTES = 150
 """The series' reading budget: prose plus what its cells print in quick mode, at
-:data:`~hetero_tutorial.app.cards.WORDS_PER_MINUTE`: a half day of learning holds it."""
+:data:`~tools.docs.cards.WORDS_PER_MINUTE`: a half day of learning holds it."""
 NOTEBOOK_READING_MINUTES = 20
 
 
 def test_the_series_reads_within_its_budget(executed):
     """Words a learner reads on the way through: the prose outside folded ``<details>``
     blocks, and what the cells print (text, tables, listings) in quick mode."""
-    from hetero_tutorial.app.cards import WORDS_PER_MINUTE, printed_words, prose_words
+    from hetero_tutorial.app.words import printed_words, prose_words
+    from tools.docs.cards import WORDS_PER_MINUTE
 
     minutes = {
         name: (prose_words(notebook) + printed_words(notebook)) / WORDS_PER_MINUTE
@@ -202,7 +203,7 @@ def test_the_series_reads_within_its_budget(executed):
 
 
 def test_the_reading_count_leaves_folded_detail_and_pictures_out():
-    from hetero_tutorial.app.cards import printed_words, prose_words
+    from hetero_tutorial.app.words import printed_words, prose_words
 
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [

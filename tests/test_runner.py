@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hetero_tutorial.app import doctor, readme, runner
+from hetero_tutorial.app import doctor, run_times, runner
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 
@@ -49,11 +49,11 @@ def test_the_run_times_record_names_the_runner_command(monkeypatch, tmp_path):
 
 
 def test_run_time_totals_sum_the_series_and_name_the_notebooks_not_recorded(monkeypatch):
-    monkeypatch.setattr(readme, "series_notebooks", lambda: SERIES)
+    monkeypatch.setattr(run_times, "series_notebooks", lambda: SERIES)
     runs = [_run_times({"00_a.ipynb": 60.0, "01_b.ipynb": 120.0}),
             _run_times({"00_a.ipynb": 80.0, "01_b.ipynb": 100.0, "06_c.ipynb": 30.0})]  # fmt: skip
-    assert readme.series_total(runs) == (70.0 + 110.0 + 30.0, "")
-    assert readme.series_total(runs[:1]) == (180.0, "2 of 3 notebooks; 06 not recorded")
+    assert run_times.series_total(runs) == (70.0 + 110.0 + 30.0, "")
+    assert run_times.series_total(runs[:1]) == (180.0, "2 of 3 notebooks; 06 not recorded")
     monkeypatch.setattr(doctor, "run_times_by_machine", lambda: {("m", "full"): runs[:1]})
     (estimate,) = doctor._expected_run_times(rate=1.0)
     assert estimate["reference_seconds"] == 180.0 and estimate["expected_seconds_here"] == 360.0

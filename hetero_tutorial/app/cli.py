@@ -1,4 +1,8 @@
-"""The command line: ``python -m hetero_tutorial {doctor, run, ledger, book, bench NAME}``."""
+"""The command line: ``python -m hetero_tutorial {doctor, run, ledger, bench NAME}``.
+
+What a learner and an instructor run from the installed package. The repository's own
+tools (the README's and docs' tables, the cards, the book) are ``python -m tools.docs``.
+"""
 
 from __future__ import annotations
 
@@ -47,45 +51,10 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
 
 
 def _add_ledger(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser(
+    commands.add_parser(
         "ledger",
         help="judge every claim on this machine's results and the reference records",
         description="Writes data/results/ledger.json and ledger.md and prints the table.",
-    )
-    parser.add_argument(
-        "--readme",
-        action="store_true",
-        help="regenerate README's tables, the notebooks' run-time lines and the generated "
-        "tables of docs/ (the teacher's kit) from data/reference/",
-    )
-
-
-def _add_book(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser(
-        "book",
-        help="build the book (static HTML) from the executed notebooks; executes nothing",
-        description=(
-            "Builds build/book/html/ from the notebooks `make run` (full mode, preferred) or "
-            "`make test` (quick mode) executed, with the teacher's kit and a ledger page per "
-            "reference machine. Needs the extra [book]."
-        ),
-    )
-    parser.add_argument(
-        "--from",
-        dest="source",
-        type=Path,
-        metavar="DIR",
-        help="the executed notebooks to show (default: build/notebooks in full mode, else "
-        "build/nbmake)",
-    )
-    parser.add_argument(
-        "--teacher",
-        action="store_true",
-        help="a teacher's book: with the instructor's sheet (docs/answers.md), which a "
-        "learner's book leaves out",
-    )
-    parser.add_argument(
-        "--out", type=Path, default=None, help="where the site goes (default build/book/html)"
     )
 
 
@@ -137,7 +106,6 @@ def build_parser(
     _add_doctor(commands)
     _add_run(commands)
     _add_ledger(commands)
-    _add_book(commands)
     wanted = None
     if argv is not None:
         wanted = argv[1] if len(argv) > 1 and argv[0] == "bench" else ""
@@ -198,30 +166,13 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
             quick=args.quick, only=args.only, out=args.out, reference=args.reference
         )
     if args.command == "ledger":
-        return _run_ledger(args.readme)
-    if args.command == "book":
-        from hetero_tutorial.app import book
-
-        book.build(args.source, args.out or book.HTML_DIR, teacher=args.teacher)
-        return 0
+        return _run_ledger()
     return _run_bench(args, argv)
 
 
-def _run_ledger(readme: bool) -> int:
-    from hetero_tutorial.core import results
+def _run_ledger() -> int:
     from hetero_tutorial.ledger import verdicts as ledger
 
-    if readme:
-        from hetero_tutorial.app import cards, kit
-        from hetero_tutorial.app import readme as readme_tables
-
-        for path in readme_tables.update_pages():
-            print(f"generated sections of {path.name} regenerated from {results.REFERENCE_DIR}")
-        for path in cards.update_cards():
-            print(f"run-time line of {path.name}'s opening card regenerated")
-        for path in kit.update():
-            print(f"generated sections of docs/{path.name} regenerated")
-        return 0
     json_path, md_path = ledger.write()
     print(md_path.read_text())
     print(f"ledger written to {json_path} and {md_path}")

@@ -28,14 +28,14 @@ import gymnasium as gym
 import torch
 
 from hetero_tutorial.app.calibration import calibrate
-from hetero_tutorial.app.readme import run_times_by_machine, series_total
-from hetero_tutorial.core.compiled import compile_cache, compile_unavailable
+from hetero_tutorial.app.run_times import run_times_by_machine, series_total
 from hetero_tutorial.core.contention import allowance_line
 from hetero_tutorial.core.devices import accelerator, synchronize
 from hetero_tutorial.core.machine import THREADS_VARIABLE, core_limits, cpu_label, fingerprint
 from hetero_tutorial.core.machine_load import how_busy
 from hetero_tutorial.profiling.pyspy import py_spy_status
 from hetero_tutorial.rl.overlapped.ray_engine import user_temp_dir
+from hetero_tutorial.speed.compiler import compile_cache, compile_unavailable
 
 MIN_PYTHON = (3, 10)
 
@@ -55,7 +55,7 @@ def compile_check(device: torch.device | str = "cpu") -> dict[str, Any]:
     """Whether ``torch.compile`` works on ``device`` here, and its first compile's seconds.
 
     Compiles and runs a three-operation function on a small tensor, with the series'
-    cache (:func:`~hetero_tutorial.core.compiled.compile_cache`), and checks the result
+    cache (:func:`~hetero_tutorial.speed.compiler.compile_cache`), and checks the result
     against eager. ``works`` False carries the reason: the pieces then run eagerly.
     """
     reason = compile_unavailable(device)

@@ -20,7 +20,7 @@ from nbclient.exceptions import CellExecutionError
 from tqdm.auto import tqdm
 
 from hetero_tutorial.app.calibration import calibrate
-from hetero_tutorial.app.cards import printed_words
+from hetero_tutorial.app.words import printed_words
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import QUICK_ENV_VAR, quick_mode
@@ -62,7 +62,7 @@ def execute_notebook(path: Path, out_dir: Path, progress: tqdm) -> tuple[float, 
     """Run one notebook top to bottom in a fresh kernel; write the executed copy.
 
     Returns its seconds, per code cell ``{"cell", "seconds", "section"}``, and the words its
-    cells printed (:func:`~hetero_tutorial.app.cards.printed_words`, what a learner reads
+    cells printed (:func:`~hetero_tutorial.app.words.printed_words`, what a learner reads
     besides the prose).
     """
     notebook = nbformat.read(path, as_version=4)

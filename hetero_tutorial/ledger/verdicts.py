@@ -3,7 +3,7 @@
 "This machine" is ``data/results/`` (the learner's own runs); every folder of
 ``data/reference/`` is one reference machine. :func:`write` saves the ledger
 for this machine as JSON and Markdown; :func:`readme_table` is the README's
-table, from the reference records alone (see :mod:`hetero_tutorial.app.readme`).
+table, from the reference records alone (``tools/docs/readme.py`` prints it).
 """
 
 from __future__ import annotations

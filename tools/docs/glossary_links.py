@@ -4,7 +4,7 @@ Every term of ``docs/glossary.md`` (one ``##`` heading each) should be linked, a
 ``[word](../docs/glossary.md#anchor)``, from the first notebook of the series whose prose
 (its Markdown cells) uses it, so a learner meets the definition where the word first
 appears. :func:`missing_links` lists, per notebook, the terms it uses first without a
-link; ``python -m hetero_tutorial.app.glossary_links`` prints them.
+link; ``python -m tools.docs glossary-links`` prints them.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-from hetero_tutorial.app.cards import RUN_TIME
 from hetero_tutorial.core.paths import REPO_DIR
+from tools.docs.cards import RUN_TIME
 
 GLOSSARY = REPO_DIR / "docs" / "glossary.md"
 NOTEBOOKS = REPO_DIR / "notebooks"
@@ -50,7 +50,7 @@ def _pattern(term: str) -> re.Pattern[str]:
 
 
 _RUN_TIME_LINE = re.compile("^" + re.escape(RUN_TIME) + ".*$", re.M)
-"""The opening card's generated run-time line (app/cards.py), the same words in every notebook."""
+"""The opening card's generated run-time line (tools/docs/cards.py), alike in every notebook."""
 
 
 def _prose(notebook: nbformat.NotebookNode) -> str:
@@ -87,8 +87,11 @@ def missing_links(
     return found
 
 
-if __name__ == "__main__":
+def main() -> int:
+    """Print, per notebook, the terms it uses first without a link (``python -m tools.docs
+    glossary-links``)."""
     for name, missing in missing_links().items():
         print(
             f"{name}: " + (", ".join(missing) if missing else "every term it uses first is linked")
         )
+    return 0

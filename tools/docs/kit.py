@@ -2,8 +2,8 @@
 
 ``docs/workshop.md``, ``docs/hardware.md`` and ``docs/answers.md`` are prose around
 sections that must not be typed: how long each block and path of a workshop takes
-(:mod:`hetero_tutorial.app.workshop`), which hardware the series has records from (here),
-and what each question's answer should be (:mod:`hetero_tutorial.app.answers`). Each
+(:mod:`tools.docs.workshop`), which hardware the series has records from (here),
+and what each question's answer should be (:mod:`tools.docs.answers`). Each
 section sits between two markers, as in the README; ``python -m hetero_tutorial ledger
 --readme`` rewrites them from ``data/reference/``, a test checks that the committed pages
 match, and the book renders them fresh.
@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hetero_tutorial.app import answers, chinese, readme, teaching, workshop
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine import cpu_label
 from hetero_tutorial.core.paths import REPO_DIR
+from tools.docs import answers, chinese, readme, teaching, workshop
 
 DOCS_DIR = REPO_DIR / "docs"
 

@@ -4,8 +4,8 @@ A card that says "about 10 s" goes stale the day a cell changes. So the line is 
 from the reference run-time records (``data/reference/<machine>/run.times.*.json``,
 written by ``python -m hetero_tutorial run [--quick] --reference``): per machine, the
 median over its recorded runs in each mode, and the cell that took longest in full mode,
-named by its section. ``python -m hetero_tutorial ledger --readme`` rewrites the cards
-with the README's tables, and a test checks that each card matches the records.
+named by its section. ``python -m tools.docs regenerate`` (``make docs``) rewrites the
+cards with the README's tables, and a test checks that each card matches the records.
 """
 
 from __future__ import annotations
@@ -17,29 +17,14 @@ from pathlib import Path
 
 import nbformat
 
+from hetero_tutorial.app.run_times import run_time_records
+from hetero_tutorial.app.words import prose_words
 from hetero_tutorial.core import results
 from hetero_tutorial.core.paths import REPO_DIR
 
 NOTEBOOKS_DIR = REPO_DIR / "notebooks"
 RUN_TIME = "**Run time**"
 """How the card's run-time paragraph starts; it runs to the end of the card."""
-RENUMBERED = {
-    "08_claims_ledger.ipynb": "10_claims_ledger.ipynb",
-    "09_claims_ledger.ipynb": "10_claims_ledger.ipynb",
-}
-"""Notebooks renumbered since runs were recorded: the file name a record holds -> today's
-(the claims ledger moved to 09 when notebook 08 joined the series, and to 10 when GAIL's
-notebook did; it stays last)."""
-
-
-def run_time_records() -> list[results.Record]:
-    """The reference run-time records, each notebook under its file name of today."""
-    records = results.load_references("run.times")
-    for record in records:
-        for key in ("notebook_seconds", "cell_seconds", "printed_words"):
-            held = record.data.get(key, {})
-            record.data[key] = {RENUMBERED.get(name, name): value for name, value in held.items()}
-    return records
 
 
 def run_time(value: float) -> str:
@@ -100,43 +85,6 @@ def run_time_line(name: str, records: list[results.Record] | None = None) -> str
 WORDS_PER_MINUTE = 150
 """A learner's reading speed for technical prose with numbers in it (a careful pace; fluent
 readers of plain text reach 200-250)."""
-WORD = re.compile(r"[A-Za-z0-9][\w'.,-]*")
-
-
-FOLDED = re.compile(r"<details>.*?</details>", re.DOTALL)
-"""A folded block of a markdown cell: engineering detail a learner opens if they want it,
-outside the reading budget."""
-
-
-TAG = re.compile(r"<[^>]+>")
-
-
-def prose_words(notebook: nbformat.NotebookNode) -> int:
-    """The words of a notebook's markdown cells that a learner reads on the way through
-    (folded ``<details>`` blocks left out)."""
-    return sum(
-        len(WORD.findall(FOLDED.sub("", c.source)))
-        for c in notebook.cells
-        if c.cell_type == "markdown"
-    )
-
-
-def printed_words(notebook: nbformat.NotebookNode) -> int:
-    """The words an executed notebook's cells print: text, tables, source listings (a
-    figure's text fallback and a progress bar's not counted)."""
-    words = 0
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "stream" and output.get("name") == "stdout":
-                words += len(WORD.findall(output.get("text", "")))
-            data = output.get("data", {})
-            shown = data.get("text/markdown") or data.get("text/html")
-            if shown is None and not data.get("image/png") and not data.get("image/svg+xml"):
-                shown = data.get("text/plain")
-            if shown:
-                text = TAG.sub(" ", FOLDED.sub("", "".join(shown)))
-                words += len(WORD.findall(text))
-    return words
 
 
 def title(name: str) -> str:

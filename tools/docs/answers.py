@@ -2,11 +2,12 @@
 
 A teacher needs, beside every discussion question of ``docs/questions.md`` and every
 exercise of the notebooks, the answer a seat should reach and what a different one
-usually means. The written part of each entry lives in
-:mod:`hetero_tutorial.app.answer_key`; a number in it is never typed but drawn from a
-reference record under ``data/reference/`` (and names the machine and the file), or
-computed by the exercise's own solution. The questions and exercises are read from their
-sources, so an entry cannot be missing without the kit's test saying so.
+usually means. The written part of each entry is Markdown, ``tools/docs/answer_key.md``
+(read by :mod:`tools.docs.answer_key`); a number in it is never typed but a slot
+(``{name}``) filled here from a reference record under ``data/reference/`` (naming the
+machine and the file), or computed by the exercise's own solution. The questions and
+exercises are read from their sources, so an entry cannot be missing without the kit's test
+saying so.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from pathlib import Path
 
 import nbformat
 
-from hetero_tutorial.app import answer_key
-from hetero_tutorial.app.cards import notebook_paths
 from hetero_tutorial.core import contention, results
 from hetero_tutorial.core.paths import REPO_DIR
 from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.rl.overlapped.ray_engine import user_temp_dir
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies.threads import rule_parts, thread_effects
+from tools.docs import answer_key
+from tools.docs.cards import notebook_paths
 
 QUESTIONS = REPO_DIR / "docs" / "questions.md"
 HEADING = re.compile(r"^## (\d\d) · (.+)$", re.M)
@@ -231,7 +232,7 @@ def _filled(text: str, records: Records) -> str:
     return text.format(**{name: FIGURES[name](records) for name in names})
 
 
-MISSING = "**no answer written yet** (add it to `hetero_tutorial/app/answer_key.py`)"
+MISSING = "**no answer written yet** (add it to `tools/docs/answer_key.md`)"
 
 
 def _entry(label: str, key: answer_key.Answer | None, records: Records) -> list[str]:

@@ -5,7 +5,7 @@ cell (right after its opening card) installs the package where it is missing, an
 nothing where it is installed: from a wheel file beside the notebook if there is one
 (``hetero_tutorial-*.whl``, e.g. uploaded with it), else from the repository URL in
 ``pyproject.toml``'s ``[project.urls]``. :func:`install_cell` writes that cell; it is the
-one place its logic lives, and ``python -m hetero_tutorial.app.hosted`` puts its output
+one place its logic lives, and ``python -m tools.docs install-cells`` puts its output
 into every notebook (replacing an older copy). :func:`open_in_links` gives the "open in
 Colab" links for the README and each of the book's notebook pages, from the same URL;
 with no URL set there are none, and :data:`NO_URL` says what a learner does instead.
@@ -14,7 +14,6 @@ with no URL set there are none, and :data:`NO_URL` says what a learner does inst
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import nbformat
@@ -114,7 +113,3 @@ def main(paths: list[str]) -> int:
         insert_install_cell(path, url)
         print(f"install cell in {path.name}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,11 +1,11 @@
 """The generated tables of the README and of the results page, from the committed
 reference records only.
 
-Each table sits between two markers in its page (:data:`PAGES`); ``python -m
-hetero_tutorial ledger --readme`` rewrites them from ``data/reference/``, and a test checks
-that the committed pages match, so no figure in them is typed by hand. The README is a
-front page (the notebooks, with their run and reading minutes); ``docs/results.md`` holds
-the claims ledger, every machine's run times and the speed races.
+Each table sits between two markers in its page (:data:`PAGES`); :data:`COMMAND` rewrites
+them from ``data/reference/``, and a test checks that the committed pages match, so no
+figure in them is typed by hand. The README is a front page (the notebooks, with their run
+and reading minutes); ``docs/results.md`` holds the claims ledger, every machine's run times
+and the speed races.
 """
 
 from __future__ import annotations
@@ -15,64 +15,29 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-from hetero_tutorial.app import hosted
-from hetero_tutorial.app.cards import (
-    WORDS_PER_MINUTE,
-    reading_minutes,
-    run_time,
-    run_time_records,
-    title,
+from hetero_tutorial.app.run_times import (
+    notebook_medians,
+    run_times_by_machine,
+    series_notebooks,
+    series_total,
 )
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import REPO_DIR
 from hetero_tutorial.ledger import verdicts as ledger
+from tools.docs import hosted
+from tools.docs.cards import WORDS_PER_MINUTE, reading_minutes, run_time, title
 
 README = REPO_DIR / "README.md"
 RESULTS = REPO_DIR / "docs" / "results.md"
+COMMAND = "python -m tools.docs regenerate"
+"""The command that regenerates every generated section (``make docs`` runs it)."""
 
 
 def marker(name: str, end: bool = False) -> str:
     if end:
         return f"<!-- generated:{name} end -->"
-    return f"<!-- generated:{name} start (python -m hetero_tutorial ledger --readme) -->"
-
-
-def run_times_by_machine() -> dict[tuple[str, str], list[results.Record]]:
-    """The reference run-time records by (machine, mode): one record per recorded run."""
-    grouped: dict[tuple[str, str], list[results.Record]] = {}
-    for record in run_time_records():
-        grouped.setdefault((record.hardware, record.data["mode"]), []).append(record)
-    return dict(sorted(grouped.items()))
-
-
-def series_notebooks() -> list[str]:
-    """The file names of the series' notebooks (``NN_name.ipynb``), in order."""
-    return sorted(path.name for path in (REPO_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
-def notebook_medians(runs: list[results.Record]) -> dict[str, float]:
-    """Per notebook, its median seconds over the runs that recorded it."""
-    found: dict[str, list[float]] = {}
-    for record in runs:
-        for name, seconds in record.data["notebook_seconds"].items():
-            found.setdefault(name, []).append(seconds)
-    return {name: statistics.median(values) for name, values in found.items()}
-
-
-def series_total(runs: list[results.Record]) -> tuple[float, str]:
-    """Seconds to run the series: the per-notebook medians summed over the notebooks that
-    exist, and a note naming those no run recorded ("" when every one was).
-
-    Summing what each record holds instead would make a partial run look fast.
-    """
-    names, medians = series_notebooks(), notebook_medians(runs)
-    missing = [name[:2] for name in names if name not in medians]
-    note = ""
-    if missing:
-        note = f"{len(names) - len(missing)} of {len(names)} notebooks; "
-        note += f"{', '.join(missing)} not recorded"
-    return sum(medians[name] for name in names if name in medians), note
+    return f"<!-- generated:{name} start ({COMMAND}) -->"
 
 
 def run_times_table() -> str:

@@ -1,6 +1,6 @@
-"""The instructor's sheet checked against a run: ``python -m hetero_tutorial.app.answer_check``.
+"""The instructor's sheet checked against a run: ``python -m tools.docs check-answers``.
 
-Where an expected answer (:mod:`~hetero_tutorial.app.answer_key`) states something a run
+Where an expected answer (:mod:`~tools.docs.answer_key`) states something a run
 measures (an order, a direction), a rule here reads this run's records (``data/results/``)
 and says whether the run agrees. ``make test`` runs it on the records its own notebooks
 wrote, so a sheet that a quick run contradicts fails CI. An answer with no rule is reasoning
@@ -9,13 +9,12 @@ that the instructor reads; the check says how many.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hetero_tutorial.app import answer_key
 from hetero_tutorial.core import results
 from hetero_tutorial.ledger.claims import group_by_kind, quiet_records
+from tools.docs import answer_key
 
 Records = dict[str, list[results.Record]]
 
@@ -105,7 +104,3 @@ def main() -> int:
     print("The instructor's sheet against this run's records (data/results/):")
     print("\n".join(f"- {line}" for line in lines))
     return 1 if any("MISMATCH" in line for line in lines) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

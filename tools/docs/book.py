@@ -9,7 +9,7 @@ copies that ``make run`` (full mode, ``build/notebooks/``) or ``make test`` (qui
   notebooks with their reading and run minutes), and which run the pages show;
 - ``notebooks/``: the executed notebooks, rendered with their outputs and figures by
   MyST-NB with execution off, each with its "open in Colab" link under its title where
-  ``pyproject.toml`` names the repository (:func:`hetero_tutorial.app.hosted.open_in_links`);
+  ``pyproject.toml`` names the repository (:func:`tools.docs.hosted.open_in_links`);
 - ``docs/``: the teacher's kit (workshop plan, questions, glossary, other hardware), the
   results (claims ledger, run times, speed races) and the Ray recipe, their generated
   sections rendered fresh from ``data/reference/``;
@@ -18,7 +18,7 @@ copies that ``make run`` (full mode, ``build/notebooks/``) or ``make test`` (qui
 
 Sphinx (configured by ``docs/conf.py``) writes ``build/book/html/``. Nothing is
 downloaded while building or reading: the theme's files ship in its wheel, formulas are
-MathML (:mod:`hetero_tutorial.app.book_math`), and no widget script is loaded.
+MathML (:mod:`tools.docs.book_math`), and no widget script is loaded.
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ from pathlib import Path
 import nbformat
 import torch
 
-from hetero_tutorial.app import hosted, kit, readme, runner
+from hetero_tutorial.app import run_times, runner
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR, display_path
 from hetero_tutorial.ledger import verdicts as ledger
 from hetero_tutorial.ledger.rules import Status
 from hetero_tutorial.notebook.prose import gpu_story_here
+from tools.docs import hosted, kit, readme
 
 BOOK_DIR = BUILD_DIR / "book"
 SOURCE_DIR = BOOK_DIR / "src"
@@ -86,7 +87,7 @@ def check_executed(directory: Path, command: str) -> Executed:
     """``directory`` as a source of the book: it must hold every notebook of the series,
     executed from the code the stored notebook has now, all in one mode."""
     modes = set()
-    for name in readme.series_notebooks():
+    for name in run_times.series_notebooks():
         path = directory / name
         if not path.is_file():
             raise UsageError(
@@ -159,7 +160,9 @@ def _toctree(caption: str, entries: list[str]) -> str:
 
 
 def _executed_on(executed: Executed) -> str:
-    newest = max((executed.directory / name).stat().st_mtime for name in readme.series_notebooks())
+    newest = max(
+        (executed.directory / name).stat().st_mtime for name in run_times.series_notebooks()
+    )
     return dt.datetime.fromtimestamp(newest, dt.timezone.utc).strftime("%Y-%m-%d")
 
 
@@ -198,7 +201,7 @@ def front_page(executed: Executed, machines: list[str], kit: tuple[str, ...] = K
             rest,
             _toctree(
                 "The notebooks",
-                [f"notebooks/{n.removesuffix('.ipynb')}" for n in readme.series_notebooks()],
+                [f"notebooks/{n.removesuffix('.ipynb')}" for n in run_times.series_notebooks()],
             ),
             _toctree("For teachers", [f"docs/{page.removesuffix('.md')}" for page in kit]),
             _toctree("Results", [f"docs/{page.removesuffix('.md')}" for page in RESULT_PAGES]),
@@ -333,7 +336,7 @@ def assemble(executed: Executed, source: Path = SOURCE_DIR, teacher: bool = Fals
     (source / "docs").mkdir()
     (source / "ledger").mkdir()
     url = hosted.repository_url()
-    for name in readme.series_notebooks():
+    for name in run_times.series_notebooks():
         notebook_page(executed.directory / name, source / "notebooks" / name, url)
     kit_pages = (*KIT_PAGES, *TEACHER_PAGES) if teacher else KIT_PAGES
     for page in (*kit_pages, *RESULT_PAGES):

@@ -4,7 +4,7 @@ path through the series takes, and the night before.
 ``docs/workshop.md`` must run a class as written, so every duration on it is summed from
 numbers, never typed: a block's run time from the reference run-time records, its reading
 time from its notebook's prose, its exercises and questions counted from their sources and
-priced at the minutes below. :mod:`hetero_tutorial.app.kit` writes these sections into
+priced at the minutes below. :mod:`tools.docs.kit` writes these sections into
 the page.
 """
 
@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import nbformat
 
-from hetero_tutorial.app import readme
-from hetero_tutorial.app.cards import (
+from hetero_tutorial.app import run_times
+from hetero_tutorial.core import results
+from tools.docs.cards import (
     NOTEBOOKS_DIR,
     longest_cell,
     run_time,
 )
-from hetero_tutorial.core import results
 
 CELL_LIMIT_S = 180
 """The longest a class should wait on one cell (the series' rule for full mode)."""
@@ -54,7 +54,7 @@ BLOCKS = (
 
 
 def _names(block: Block) -> list[str]:
-    return [name for name in readme.series_notebooks() if name[:2] in block.notebooks]
+    return [name for name in run_times.series_notebooks() if name[:2] in block.notebooks]
 
 
 def _block_seconds(block: Block, medians: dict[str, float]) -> float | None:
@@ -69,7 +69,7 @@ def in_class(block: Block, full_runs: list[results.Record]) -> str:
     within the series' limits on this machine's records, else quick mode."""
     if not full_runs:
         return "quick mode (full mode not recorded)"
-    medians = readme.notebook_medians(full_runs)
+    medians = run_times.notebook_medians(full_runs)
     for name in _names(block):
         if name not in medians:
             return f"quick mode ({name[:2]} not recorded in full mode)"
@@ -104,7 +104,7 @@ def _fewer_runs(quick: list[results.Record], full: list[results.Record]) -> str:
     """Which notebooks fewer runs recorded (a notebook added to the series after the first
     runs), with their counts: ``" (06: 1 quick and 1 full)"``, or ``""``."""
     notes = []
-    for name in readme.series_notebooks():
+    for name in run_times.series_notebooks():
         counts = [sum(name in r.data["notebook_seconds"] for r in runs) for runs in (quick, full)]
         if counts != [len(quick), len(full)]:
             notes.append(f"{name[:2]}: {counts[0]} quick and {counts[1]} full")
@@ -120,7 +120,10 @@ def workshop_blocks() -> str:
     parts = []
     for hardware, modes in machines.items():
         quick, full = modes.get("quick", []), modes.get("full", [])
-        quick_medians, full_medians = readme.notebook_medians(quick), readme.notebook_medians(full)
+        quick_medians, full_medians = (
+            run_times.notebook_medians(quick),
+            run_times.notebook_medians(full),
+        )
         lines = [
             f"On {hardware}, the medians of {len(quick)} quick and {len(full)} full recorded "
             f"runs{_fewer_runs(quick, full)}:",
@@ -137,7 +140,7 @@ def workshop_blocks() -> str:
             )
         for mode, runs in (("quick", quick), ("full", full)):
             if runs:
-                total, note = readme.series_total(runs)
+                total, note = run_times.series_total(runs)
                 lines.append("")
                 lines.append(
                     f"The whole series in {mode} mode: {run_time(total)}"
@@ -170,13 +173,13 @@ def objectives() -> str:
 
 def by_machine() -> dict[str, dict[str, list[results.Record]]]:
     found: dict[str, dict[str, list[results.Record]]] = {}
-    for (hardware, mode), runs in readme.run_times_by_machine().items():
+    for (hardware, mode), runs in run_times.run_times_by_machine().items():
         found.setdefault(hardware, {})[mode] = runs
     return found
 
 
 def notebook_name(number: str) -> str:
-    return next(name for name in readme.series_notebooks() if name.startswith(number))
+    return next(name for name in run_times.series_notebooks() if name.startswith(number))
 
 
 def _series_minutes(mode: str) -> Callable[[dict[str, list[results.Record]]], str]:
@@ -184,7 +187,7 @@ def _series_minutes(mode: str) -> Callable[[dict[str, list[results.Record]]], st
         runs = modes.get(mode, [])
         if not runs:
             return "not recorded"
-        total, note = readme.series_total(runs)
+        total, note = run_times.series_total(runs)
         return run_time(total) + (f" ({note})" if note else "")
 
     return say

@@ -1,7 +1,7 @@
 """The workshop plan's teaching paths: the notebooks of each session, their prerequisites
 (read from the cards), and each session's minutes, priced from the numbers: reading (prose
 and what the notebooks print), predicting, each exercise at its estimate, questions, the
-run, set-up and breaks. :mod:`hetero_tutorial.app.kit` writes :func:`paths` into
+run, set-up and breaks. :mod:`tools.docs.kit` writes :func:`paths` into
 ``docs/workshop.md``.
 """
 
@@ -14,10 +14,11 @@ from functools import cache
 
 import nbformat
 
-from hetero_tutorial.app import answers, readme
-from hetero_tutorial.app.cards import NOTEBOOKS_DIR, WORDS_PER_MINUTE, reading_minutes, run_time
-from hetero_tutorial.app.workshop import Block, by_machine, in_class, notebook_name
+from hetero_tutorial.app import run_times
 from hetero_tutorial.core import results
+from tools.docs import answers
+from tools.docs.cards import NOTEBOOKS_DIR, WORDS_PER_MINUTE, reading_minutes, run_time
+from tools.docs.workshop import Block, by_machine, in_class, notebook_name
 
 PREDICT_MINUTES = 3
 """Per notebook: saying what it asks and writing down the predictions its prompts ask for."""
@@ -113,7 +114,7 @@ def class_run_minutes(number: str, modes: dict[str, list[results.Record]]) -> fl
     name = notebook_name(number)
     full = modes.get("full", [])
     mode = "full" if in_class(Block("", (number,)), full) == "full mode" else "quick"
-    seconds = readme.notebook_medians(modes.get(mode, [])).get(name)
+    seconds = run_times.notebook_medians(modes.get(mode, [])).get(name)
     return None if seconds is None else seconds / 60
 
 
@@ -248,7 +249,7 @@ def _seat_minutes(numbers: tuple[str, ...], machines: dict) -> str:
     """How long a seat's quick run of ``numbers`` took on each recorded machine."""
     said = []
     for hardware, modes in machines.items():
-        medians = readme.notebook_medians(modes.get("quick", []))
+        medians = run_times.notebook_medians(modes.get("quick", []))
         names = [notebook_name(n) for n in numbers]
         if all(name in medians for name in names):
             said.append(f"{run_time(sum(medians[name] for name in names))} on {hardware}")
