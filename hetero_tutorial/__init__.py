@@ -101,6 +101,8 @@ _MODULES = {
     "env_agreement": "studies.env_agreement",
     "device_ppo": "studies.device_ppo",
     "compiling": "studies.compiling",
+    "compile_rows": "studies.compile_rows",
+    "compile_breakdown": "studies.compile_breakdown",
     "copies": "studies.copies",
     "threads": "studies.threads",
     "ddpg_placements": "studies.ddpg_placements",

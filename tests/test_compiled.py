@@ -442,22 +442,22 @@ def test_the_cuda_graphed_ddpg_update_learns_as_the_eager_one_on_cuda():
 
 
 def test_the_step_breakdown_finds_the_paired_networks_products():
-    from hetero_tutorial.studies.compiling import step_breakdown
+    from hetero_tutorial.studies.compile_breakdown import step_breakdown
 
     found = step_breakdown(256, calls=3, repeats=1)
     # Forward: 3 paired products (4->64, 64->64, 64->2, two networks each); backward: the
     # three weight gradients and the two input gradients that reach a weight (not the obs').
     forward = 2 * 2 * 256 * (4 * 64 + 64 * 64 + 64 * 2)
     backward = 2 * 2 * 256 * (64 * 2 + 64 * 64 + 4 * 64) + 2 * 2 * 256 * (2 * 64 + 64 * 64)
-    assert found["matmul_calls"] == 8 and found["matmul_flops"] == forward + backward
+    assert found.matmul_calls == 8 and found.matmul_flops == forward + backward
     # The products ran within the profiled calls; the step was timed at another moment,
     # so on a loaded machine it can be the shorter (the report caps the rest at zero).
-    assert 0 < found["matmul_s"] < found["profiled_s"] and found["step_s"] > 0
-    assert found["peak_flops_per_s"] > 0
+    assert 0 < found.matmul_s < found.profiled_s and found.step_s > 0
+    assert found.peak_flops_per_s > 0
 
 
 def test_the_step_breakdown_needs_a_compiler(monkeypatch):
-    from hetero_tutorial.studies.compiling import step_breakdown
+    from hetero_tutorial.studies.compile_breakdown import step_breakdown
 
     monkeypatch.setattr(compiled_module, "_cpp_compiler", lambda: None)
     with pytest.raises(UsageError, match="no C\\+\\+ compiler"):
@@ -645,7 +645,7 @@ def test_the_full_mode_grid_compiles_every_shape_of_its_forward(monkeypatch):
     widths, batches = grid["GRID_WIDTHS"], grid["GRID_BATCHES"]
     assert len(widths) * len(batches) > 8  # the case the limit would stop
     rows = forward_grid_rows(widths, batches, ["cpu"], repeats=1, seconds_per_repeat=1e-4)
-    assert {(r["width"], r["batch_size"]) for r in rows if r["mode"] == "compile"} == {
+    assert {(r.width, r.batch_size) for r in rows if r.mode == "compile"} == {
         (width, batch) for width in widths for batch in batches
     }
 

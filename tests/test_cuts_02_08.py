@@ -17,6 +17,7 @@ from IPython.display import Markdown
 from hetero_tutorial.core import machine_load, results
 from hetero_tutorial.notebook import compile_race, compile_report, profile_report
 from hetero_tutorial.profiling import reading
+from hetero_tutorial.studies.compile_rows import Breakdown, GridRow, RunRow, SpeedupRow, StepTrace
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
@@ -141,9 +142,9 @@ def test_02_explains_its_flame_graph_and_sunburst_and_claims_no_pause_cost():
 
 
 def test_one_graph_with_one_break_says_which_part_held_the_operations():
-    one = compile_report.explain_sentence({"graphs": 1, "graph_breaks": 1, "reasons": []})
+    one = compile_report.explain_sentence(StepTrace(graphs=1, graph_breaks=1, reasons=[]))
     assert "of the 2 parts the break(s) cut it into, 1 held tensor operations" in one
-    two = compile_report.explain_sentence({"graphs": 2, "graph_breaks": 1, "reasons": []})
+    two = compile_report.explain_sentence(StepTrace(graphs=2, graph_breaks=1, reasons=[]))
     assert two == "One step traced into 2 graph(s) with 1 graph break(s)."
 
 
@@ -157,13 +158,22 @@ def test_a_warm_cache_is_not_said_to_make_the_first_call_free():
 
 
 def _speedup(piece, size, speedup, low, high, seconds=1.0):
-    return {"piece": piece, "size": size, "mode": "compile", "speedup": speedup, "low": low,
-            "high": high, "compile_seconds": seconds, "break_even_calls": 10.0}  # fmt: skip
+    return SpeedupRow(piece=piece, device="cpu", size=size, mode="compile", speedup=speedup,
+                      low=low, high=high, compile_seconds=seconds,
+                      break_even_calls=10.0)  # fmt: skip
+
+
+def _run(piece, mode, size, **figures):
+    """A compiled run's row, made by hand: ``figures`` over placeholders."""
+    base = dict(piece=piece, unit="iteration", device="cpu", size=size, mode=mode, seconds=1.0,
+                env_steps_per_s=1.0, first_iteration_s=1.0, compile_seconds=0.0, speedup=1.0,
+                low=None, high=None, break_even_iterations=None, graph_skips=0)  # fmt: skip
+    return RunRow(**base | figures)
 
 
 def test_the_summary_adds_the_compiling_seconds_and_repeats_no_line():
     speedups = [_speedup("act", 8, 1.6, 0.7, 2.5, 2.0), _speedup("update", 256, 1.3, 1.2, 1.4)]
-    run = {"piece": "ppo-all-device", "mode": "compile", "compile_seconds": 1.5}
+    run = _run("ppo-all-device", "compile", 8, compile_seconds=1.5)
     lines = compile_report.summary_lines(speedups, [run], None, warm=True)
     assert lines[0].startswith("- The largest gain, ranked by the low end of each range: one PPO")
     assert "1.30x (1.20-1.40x, faster)" in lines[0]  # ranked by the range, as the exercise
@@ -191,7 +201,9 @@ def test_08_asks_for_the_largest_gain_before_printing_it():
 
 # --- 08: rejax's step, set against ours only on this kind of machine (item 9) ------------
 
-_BREAKDOWN = {"size": 256, "step_s": 400e-6, "matmul_s": 200e-6}
+_BREAKDOWN = Breakdown(size=256, step_s=400e-6, matmul_s=200e-6, profiled_s=500e-6,
+                       matmul_calls=8, matmul_flops=12_000_000, peak_flops_per_s=80e9,
+                       peak_size=512)  # fmt: skip
 
 
 def _race(rejax_steps_per_s: float) -> results.Record:
@@ -229,7 +241,7 @@ def test_an_estimate_from_another_machine_says_it_spans_two():
         }
     }
     record = results.Record("bench.device_ppo_peers", {"summary": {"stats": stats}})
-    live = [{"size": 8, "piece": "ppo-all-device", "mode": "compile", "speedup": 1.5}]
+    live = [_run("ppo-all-device", "compile", 8, speedup=1.5)]
     other = compile_race.rejax_lines(record, live, here=OTHER)[1]
     assert "an estimate from two measurements on two machines, not a race" in other
     same = compile_race.rejax_lines(record, live, here=record.provenance["fingerprint"])[1]
@@ -239,12 +251,13 @@ def test_an_estimate_from_another_machine_says_it_spans_two():
 # --- 08: the plain forward against the act, one forward's direction (item 8) -------------
 
 
-def _grid(ratio_low: float, ratio_high: float, width: int = 64, batch: int = 16) -> list[dict]:
+def _grid(ratio_low: float, ratio_high: float, width: int = 64, batch: int = 16) -> list[GridRow]:
     eager = [1.0, 1.0, 1.0]
     compiled = [1.0 / ratio_low, 2.0 / (ratio_low + ratio_high), 1.0 / ratio_high]
-    base = {"device": "cpu", "width": width, "batch_size": batch}
-    return [base | {"mode": "eager", "samples": eager}, base | {"mode": "compile",
-            "samples": compiled}]  # fmt: skip
+    base = dict(piece="forward", device="cpu", size=batch, iqr_s=0.0, first_call_seconds=1.0,
+                compile_seconds=0.0, width=width, batch_size=batch)  # fmt: skip
+    return [GridRow(**base, mode=mode, seconds=sorted(samples)[1], samples=samples)
+            for mode, samples in (("eager", eager), ("compile", compiled))]  # fmt: skip
 
 
 ratio_pairs = st.tuples(

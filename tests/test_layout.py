@@ -26,8 +26,6 @@ LONG_MODULES = {
     "rl/envs/batched.py": "two batched environments and the base they share (reset, same-step "
     "autoreset, time limits, action checks), each matching Gymnasium's step for step, and "
     "their docstrings of what each step returns, eagerly and compiled",
-    "studies/compiling.py": "notebook 08's one study of where compiling pays: per piece, the "
-    "forward grid, whole PPO and DDPG runs and a step's breakdown, on shared timing helpers",
     "studies/overlap.py": "notebook 06's study: the seed-by-seed driver of the overlapped and "
     "sequential runs, the rows and summaries it writes, and the sequential timeline",
     "profiling/stacks.py": "one job, long for its data: the table of transfer patterns, each "

@@ -11,6 +11,7 @@ from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook import peer_races
+from hetero_tutorial.studies.compile_rows import Breakdown, RunRow
 
 
 def _cache_state(record: Any, point: str) -> str:
@@ -33,9 +34,7 @@ def _vs_rejax(record: Any, point: str, ours: str, medians: float) -> str:
     return f"{raced['median_of_round_ratios']:.2f}x rejax{spread}"
 
 
-def rejax_lines(
-    record: Any, ppo: list[dict[str, Any]], here: dict[str, Any] | None = None
-) -> list[str]:
+def rejax_lines(record: Any, ppo: list[RunRow], here: dict[str, Any] | None = None) -> list[str]:
     """The recorded race at 8 and 1,024 envs: medians of env steps/s, and our ratios to
     rejax as the race's tables give them (:func:`_vs_rejax`): ours eager, ours compiled
     where the record raced it (else what this run's compiled/eager ratio would make of
@@ -45,7 +44,7 @@ def rejax_lines(
     same = results.same_machine(
         here if here is not None else fingerprint(), record.provenance["fingerprint"]
     )
-    live = {(r["size"], r["piece"]): r for r in ppo if r["mode"] == "compile"}
+    live = {(r.size, r.piece): r for r in ppo if r.mode == "compile"}
     lines = [f"Recorded on {record.hardware} ({record.provenance['date'][:10]}, one thread):"]
     for point, contestants in stats.items():
         ours, rejax = contestants.get("ours"), contestants.get("rejax")
@@ -67,9 +66,9 @@ def rejax_lines(
                 f"its compile {raced['compile_s']['median']:.1f} s{_cache_state(record, point)})"
             )
         elif found is not None:
-            estimate = ours_sps * found["speedup"]
+            estimate = ours_sps * found.speedup
             line += (
-                f"; with this run's compiled/eager ratio ({found['speedup']:.2f}x), ours would "
+                f"; with this run's compiled/eager ratio ({found.speedup:.2f}x), ours would "
                 f"reach about {estimate:,.0f} ({estimate / rejax_sps:.2f}x rejax): an estimate "
                 f"from two measurements{'' if same else ' on two machines'}, not a race"
             )
@@ -78,7 +77,7 @@ def rejax_lines(
 
 
 @judged()
-def rejax_step_line(record: Any, found: dict[str, Any], here: dict[str, Any] | None = None) -> str:
+def rejax_step_line(record: Any, found: Breakdown, here: dict[str, Any] | None = None) -> str:
     """rejax's seconds per gradient step at the race's largest point (its iteration's seconds
     over its gradient steps: an upper bound, its rollout's share included) against our
     products alone (a recorded figure against a live one: the two runs' drift is in the
@@ -95,10 +94,10 @@ def rejax_step_line(record: Any, found: dict[str, Any], here: dict[str, Any] | N
             "the two here)."
         )
     setting = record.data["setting"]
-    if setting["minibatch_size"] != found["size"]:
+    if setting["minibatch_size"] != found.size:
         return (
             f"The race's minibatch ({setting['minibatch_size']}) is not the breakdown's "
-            f"({found['size']}): no step to set against it."
+            f"({found.size}): no step to set against it."
         )
     num_envs = max(int(point) for point in record.data["points"])
     rejax = record.data["summary"]["stats"].get(f"{num_envs} envs", {}).get("rejax")
@@ -107,7 +106,7 @@ def rejax_step_line(record: Any, found: dict[str, Any], here: dict[str, Any] | N
     batch = num_envs * setting["num_steps"]
     gradient_steps = setting["update_epochs"] * (batch // setting["minibatch_size"])
     per_step = batch / rejax["steps_per_s"]["median"] / gradient_steps
-    products, rest = found["matmul_s"], max(0.0, found["step_s"] - found["matmul_s"])
+    products, rest = found.matmul_s, max(0.0, found.step_s - found.matmul_s)
     text = (
         f"rejax at {num_envs:,} envs (recorded on this kind of machine): at most "
         f"{format_seconds(per_step)} per gradient step, its share of the rollout included, "

@@ -19,6 +19,14 @@ from hetero_tutorial.core.machine_load import judged, withheld
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import compile_race
 from hetero_tutorial.speed import cpu_forms
+from hetero_tutorial.studies.compile_rows import (
+    Breakdown,
+    CompileStudy,
+    GridRow,
+    RunRow,
+    SpeedupRow,
+    StepTrace,
+)
 from hetero_tutorial.studies.compiling import HIDDEN, SIZE_NAMES
 
 PIECE_WORDS = {
@@ -47,67 +55,72 @@ def folded(shown: Markdown, summary: str) -> Markdown:
     return Markdown(f"<details><summary>{summary}</summary>\n\n{shown.data}\n\n</details>")
 
 
-def _spread(row: dict[str, Any]) -> Spread:
-    how = "per repeat" if row.get("low") is not None else "one repeat"
-    return Spread(row["speedup"], row.get("low"), row.get("high"), how)
+Gain = SpeedupRow | RunRow
+"""A compiled piece's row over eager, or a compiled run's: both hold ``speedup``, ``low`` and
+``high``, ``piece``, ``size``, ``mode`` and ``compile_seconds``."""
+
+
+def _spread(row: Gain) -> Spread:
+    how = "per repeat" if row.low is not None else "one repeat"
+    return Spread(row.speedup, row.low, row.high, how)
 
 
 @judged()
-def verdict(row: dict[str, Any]) -> str:
+def verdict(row: Gain) -> str:
     """``faster``, ``slower`` or ``no clear difference``: the whole range against 1."""
     side = _spread(row).beyond(1.0)
     return {True: "faster", False: "slower", None: "no clear difference"}[side]
 
 
 @judged()
-def speedup_sentence(row: dict[str, Any]) -> str:
+def speedup_sentence(row: SpeedupRow) -> str:
     """One compiled piece at one size against eager, with its range and compile seconds."""
-    size = f"{SIZE_NAMES.get(row['piece'], 'envs')} {row['size']:,}"
-    spread = f" ({row['low']:.2f}-{row['high']:.2f}x)" if row.get("low") is not None else ""
-    words = SHORT_NAMES.get(row["piece"], row["piece"])
+    size = f"{SIZE_NAMES.get(row.piece, 'envs')} {row.size:,}"
+    spread = f" ({row.low:.2f}-{row.high:.2f}x)" if row.low is not None else ""
+    words = SHORT_NAMES.get(row.piece, row.piece)
     text = (
-        f"- {words}, {size}: {row['mode']} {row['speedup']:.2f}x eager{spread}, "
-        f"{verdict(row)}; first call {row['compile_seconds']:.1f} s more"
+        f"- {words}, {size}: {row.mode} {row.speedup:.2f}x eager{spread}, "
+        f"{verdict(row)}; first call {row.compile_seconds:.1f} s more"
     )
-    calls = row.get("break_even_calls")
+    calls = row.break_even_calls
     if verdict(row) == "faster" and calls is not None:
         text += f", paid back after {calls:,.0f} calls"
     return text + "."
 
 
 @judged()
-def speedup_lines(speedups: list[dict[str, Any]]) -> list[str]:
+def speedup_lines(speedups: list[SpeedupRow]) -> list[str]:
     """Section 2's lines, one per piece and size (:func:`speedup_sentence`); on a busy
     machine the guard's line once, not once per line."""
     return [speedup_sentence(row) for row in speedups]
 
 
 @judged()
-def run_lines(runs: list[dict[str, Any]]) -> list[str]:
+def run_lines(runs: list[RunRow]) -> list[str]:
     """Section 3's lines, one per run and mode (:func:`run_sentence`); on a busy machine the
     guard's line once."""
     return [run_sentence(row) for row in runs]
 
 
-def _agreed(row: dict[str, Any]) -> float:
+def _agreed(row: Gain) -> float:
     """The gain every repeat agreed on: the low end of the range (the speed-up itself where a
     row has no range), as the exercise ranks the pieces."""
-    return row["low"] if row.get("low") is not None else row["speedup"]
+    return row.low if row.low is not None else row.speedup
 
 
 @judged()
-def largest_gain_sentence(speedups: list[dict[str, Any]]) -> str:
+def largest_gain_sentence(speedups: list[Gain]) -> str:
     """Which piece gained most (its best size), ranked as the exercise ranks them: by the
     gain every repeat agreed on (:func:`_agreed`). Where a piece lost, :func:`guard_finding`
     says so in the summary."""
     if not speedups:
         return "No compiled mode ran here, so nothing was compared."
     best = max(speedups, key=_agreed)
-    spread = f"{best['low']:.2f}-{best['high']:.2f}x, " if best.get("low") is not None else ""
+    spread = f"{best.low:.2f}-{best.high:.2f}x, " if best.low is not None else ""
     return (
         f"The largest gain, ranked by the low end of each range: "
-        f"{PIECE_WORDS.get(best['piece'], best['piece'])} at {best['size']:,}, "
-        f"{best['speedup']:.2f}x ({spread}{verdict(best)})."
+        f"{PIECE_WORDS.get(best.piece, best.piece)} at {best.size:,}, "
+        f"{best.speedup:.2f}x ({spread}{verdict(best)})."
     )
 
 
@@ -125,26 +138,22 @@ def gain_guess_line(guess: str | None, answer: str | None) -> str:
     return f"The piece that gained most here is {found}: {verdict}."
 
 
-def speedup_figure(speedups: list[dict[str, Any]]) -> Figure:
+def speedup_figure(speedups: list[SpeedupRow]) -> Figure:
     """Compiled over eager per piece and size, with the range of the paired repeats."""
-    pieces = list(dict.fromkeys(r["piece"] for r in speedups))
+    pieces = list(dict.fromkeys(r.piece for r in speedups))
     fig, axes = plt.subplots(1, len(pieces), figsize=(4 * len(pieces), 3.2), squeeze=False)
     for ax, piece in zip(axes[0], pieces, strict=True):
-        rows = [r for r in speedups if r["piece"] == piece]
-        for mode in dict.fromkeys(r["mode"] for r in rows):
-            mine = [r for r in rows if r["mode"] == mode]
-            sizes = [r["size"] for r in mine]
-            values = [r["speedup"] for r in mine]
-            low = [
-                r["speedup"] - (r["low"] if r["low"] is not None else r["speedup"]) for r in mine
-            ]
-            high = [
-                (r["high"] if r["high"] is not None else r["speedup"]) - r["speedup"] for r in mine
-            ]
+        rows = [r for r in speedups if r.piece == piece]
+        for mode in dict.fromkeys(r.mode for r in rows):
+            mine = [r for r in rows if r.mode == mode]
+            sizes = [r.size for r in mine]
+            values = [r.speedup for r in mine]
+            low = [r.speedup - (r.low if r.low is not None else r.speedup) for r in mine]
+            high = [(r.high if r.high is not None else r.speedup) - r.speedup for r in mine]
             ax.errorbar(sizes, values, yerr=[low, high], marker="o", capsize=3, label=mode)
         ax.axhline(1.0, color="grey", lw=1, ls="--")
         ax.set_xscale("log")
-        sizes = sorted({r["size"] for r in rows})
+        sizes = sorted({r.size for r in rows})
         ax.set_xticks(sizes, [f"{size:,}" for size in sizes])  # the sizes measured, as numbers
         ax.minorticks_off()
         if len(sizes) == 1:  # one size: a log axis needs room on both sides
@@ -158,43 +167,43 @@ def speedup_figure(speedups: list[dict[str, Any]]) -> Figure:
 
 
 @judged()
-def run_sentence(row: dict[str, Any]) -> str:
+def run_sentence(row: RunRow) -> str:
     """A compiled run (PPO's or DDPG's) against eager: steady speed, the first iteration (or
     update, for DDPG), break-even."""
-    unit = row.get("unit", "iteration")  # records before DDPG's rows hold PPO's only
-    size = f"{row['size']:,} envs" if unit == "iteration" else f"batch {row['size']:,}"
+    unit = row.unit
+    size = f"{row.size:,} envs" if unit == "iteration" else f"batch {row.size:,}"
     per = unit if unit == "iteration" else "turn of updates"  # the repeats that were paired
-    head = f"- {row['piece']} {row['mode']}, {size}: {row['env_steps_per_s']:,.0f} env steps/s"
-    if row["mode"] == "eager":
-        return f"{head} steady, first {unit} {format_seconds(row['first_iteration_s'])}."
+    head = f"- {row.piece} {row.mode}, {size}: {row.env_steps_per_s:,.0f} env steps/s"
+    if row.mode == "eager":
+        return f"{head} steady, first {unit} {format_seconds(row.first_iteration_s)}."
     text = (
-        f"{head} steady, {row['speedup']:.2f}x eager"
-        + (f" ({row['low']:.2f}-{row['high']:.2f}x per {per})" if row["low"] else "")
-        + f", {verdict(row)}; the first {unit} {row['compile_seconds']:.1f} s longer"
+        f"{head} steady, {row.speedup:.2f}x eager"
+        + (f" ({row.low:.2f}-{row.high:.2f}x per {per})" if row.low else "")
+        + f", {verdict(row)}; the first {unit} {row.compile_seconds:.1f} s longer"
     )
-    iterations = row.get("break_even_iterations")
+    iterations = row.break_even_iterations
     if iterations is not None and verdict(row) == "faster":
         text += f", paid back after {iterations:,.0f} {unit}s"
     elif verdict(row) != "faster":
         text += ", never paid back at this speed"
-    if row.get("graph_skips"):  # records before graph_skips was recorded have none
-        text += f"; CUDA graph trees declined {row['graph_skips']} of its graphs (run uncaptured)"
+    if row.graph_skips:
+        text += f"; CUDA graph trees declined {row.graph_skips} of its graphs (run uncaptured)"
     return text + "."
 
 
 @judged()
-def breakdown_sentence(found: dict[str, Any]) -> str:
-    """Where one compiled minibatch step's time went (``compiling.step_breakdown``): its
-    matrix products, their rate, and the rest."""
-    step, products = found["step_s"], found["matmul_s"]
-    rate, peak = found["matmul_flops"] / products, found["peak_flops_per_s"]
+def breakdown_sentence(found: Breakdown) -> str:
+    """Where one compiled minibatch step's time went (``compile_breakdown.step_breakdown``):
+    its matrix products, their rate, and the rest."""
+    step, products = found.step_s, found.matmul_s
+    rate, peak = found.matmul_flops / products, found.peak_flops_per_s
     text = (
-        f"One compiled minibatch step of {found['size']} takes {format_seconds(step)}. Its "
-        f"{found['matmul_calls']} matrix products take {format_seconds(products)} of it "
-        f"({products / step:.0%}): {found['matmul_flops'] / 1e6:.1f} MFLOP at "
-        f"{rate / 1e9:.0f} GFLOP/s, where one {found['peak_size']:,}-square product runs at "
+        f"One compiled minibatch step of {found.size} takes {format_seconds(step)}. Its "
+        f"{found.matmul_calls} matrix products take {format_seconds(products)} of it "
+        f"({products / step:.0%}): {found.matmul_flops / 1e6:.1f} MFLOP at "
+        f"{rate / 1e9:.0f} GFLOP/s, where one {found.peak_size:,}-square product runs at "
         f"{peak / 1e9:.0f} GFLOP/s here (at that rate they would take "
-        f"{format_seconds(found['matmul_flops'] / peak)})."
+        f"{format_seconds(found.matmul_flops / peak)})."
     )
     if products >= step:  # the profiler's own cost can outweigh a busy machine's drift
         return text + " The profiled products took the whole untimed step: measure again."
@@ -205,7 +214,7 @@ def breakdown_sentence(found: dict[str, Any]) -> str:
 
 
 @judged()
-def breakdown_lines(found: dict[str, Any], race: list[Any]) -> list[str]:
+def breakdown_lines(found: Breakdown, race: list[Any]) -> list[str]:
     """Section 4's breakdown (:func:`breakdown_sentence`) and, for the newest race recorded
     (``race``), rejax's step against it (``compile_race.rejax_step_line``); on a busy machine the
     guard's line once."""
@@ -228,8 +237,8 @@ def run_lengths_sentence(ppo: Any, ddpg: Any) -> str:
 
 @judged("all")
 def summary_lines(
-    speedups: list[dict[str, Any]],
-    runs: list[dict[str, Any]],
+    speedups: list[SpeedupRow],
+    runs: list[RunRow],
     fallback: str | None,
     warm: bool | None = None,
 ) -> list[str]:
@@ -241,9 +250,9 @@ def summary_lines(
         return [f"- Compiling could not run here ({fallback}); every piece ran eagerly."]
     lines = [f"- {largest_gain_sentence(speedups)}"]
     lines += [f"- {guard_finding(r, speedups)}." for r in speedups if verdict(r) == "slower"]
-    compiled = [r for r in [*speedups, *runs] if r["mode"] != "eager"]
+    compiled = [r for r in [*speedups, *runs] if r.mode != "eager"]
     if compiled:
-        seconds = sum(r["compile_seconds"] for r in compiled)
+        seconds = sum(r.compile_seconds for r in compiled)
         cache = {True: ", with kernels in the cache from an earlier run", False: ", from an "
                  "empty cache", None: ""}[warm]  # fmt: skip
         lines.append(
@@ -253,15 +262,15 @@ def summary_lines(
     return lines
 
 
-def guard_finding(loss: dict[str, Any], speedups: list[dict[str, Any]]) -> Finding | str:
+def guard_finding(loss: SpeedupRow, speedups: list[SpeedupRow]) -> Finding | str:
     """A compiled piece that lost, against this notebook's account of where compiling
     loses: where the guards and glue, a fixed cost per call, weigh as much as the fusion
     saves, so at the smallest call. At the smallest size measured the account allows it; at
     a larger one it expects at least the smaller size's ratio (a fixed cost shrinks against
     a growing call), and the finding says whether that held."""
-    mine = sorted((r for r in speedups if r["piece"] == loss["piece"]), key=lambda r: r["size"])
-    name = f"Compiling lost on {PIECE_WORDS.get(loss['piece'], loss['piece'])} at {loss['size']:,}"
-    smaller = [r for r in mine if r["size"] < loss["size"]]
+    mine = sorted((r for r in speedups if r.piece == loss.piece), key=lambda r: r.size)
+    name = f"Compiling lost on {PIECE_WORDS.get(loss.piece, loss.piece)} at {loss.size:,}"
+    smaller = [r for r in mine if r.size < loss.size]
     if not smaller:
         return (
             f"{name}, {_spread(loss)}: its smallest size measured, where a fixed cost per "
@@ -269,55 +278,49 @@ def guard_finding(loss: dict[str, Any], speedups: list[dict[str, Any]]) -> Findi
         )
     below = smaller[-1]
     return Finding(
-        f"{name} (a larger call than {below['size']:,})",
+        f"{name} (a larger call than {below.size:,})",
         _spread(loss),
         Expectation.at_least(
-            min(below["speedup"], below.get("low") or below["speedup"]),
-            f"what a fixed cost per call allows after {below['size']:,}'s {below['speedup']:.2f}x",
+            min(below.speedup, below.low or below.speedup),
+            f"what a fixed cost per call allows after {below.size:,}'s {below.speedup:.2f}x",
         ),
         checks=(
             Check(
                 "the loss grows with the call, which a fixed cost per call cannot do: the "
                 "time is in the compiled code itself, not in its guards",
-                loss["speedup"] < below["speedup"],
+                loss.speedup < below.speedup,
             ),
         ),
         figures=(speedups,),
     )
 
 
-def explain_sentence(explanation: dict[str, Any]) -> str:
+def explain_sentence(explanation: StepTrace) -> str:
     """What Dynamo found in the step: graphs, breaks, and why the first break happened."""
-    graphs, breaks = explanation["graphs"], explanation["graph_breaks"]
+    graphs, breaks = explanation.graphs, explanation.graph_breaks
     text = f"One step traced into {graphs} graph(s) with {breaks} graph break(s)"
     if breaks and graphs <= breaks:
         text += (
             f": of the {breaks + 1} parts the break(s) cut it into, {graphs} held tensor "
             "operations to record"
         )
-    if explanation["reasons"]:
-        reason = explanation["reasons"][0]
+    if explanation.reasons:
+        reason = explanation.reasons[0]
         text += f"; the first break: {reason.splitlines()[0].rstrip('.')}"
         if "Generator" in reason:
             text += " (the argument Dynamo could not record is a torch.Generator)"
     return text + "."
 
 
-def grid_table(rows: list[dict[str, Any]]) -> str:
+def grid_table(rows: list[GridRow]) -> str:
     """Per device, width and batch: each compiled mode's time over eager's, as text."""
-    eager = {
-        (r["device"], r["width"], r["batch_size"]): r["seconds"]
-        for r in rows
-        if r["mode"] == "eager"
-    }
+    eager = {(r.device, r.width, r.batch_size): r.seconds for r in rows if r.mode == "eager"}
     lines = ["device   mode         width  batch  eager/mode"]
     for r in rows:
-        if r["mode"] == "eager":
+        if r.mode == "eager":
             continue
-        ratio = eager[(r["device"], r["width"], r["batch_size"])] / r["seconds"]
-        lines.append(
-            f"{r['device']:<8} {r['mode']:<12} {r['width']:>5} {r['batch_size']:>6}  {ratio:.2f}x"
-        )
+        ratio = eager[(r.device, r.width, r.batch_size)] / r.seconds
+        lines.append(f"{r.device:<8} {r.mode:<12} {r.width:>5} {r.batch_size:>6}  {ratio:.2f}x")
     return "\n".join(lines) if len(lines) > 1 else "No compiled mode ran here: no grid to compare."
 
 
@@ -339,7 +342,8 @@ def crossover_lines(found: dict[str, dict[int, int | None]]) -> list[str]:
 
 def reference_line(record: Any) -> str:
     """A recorded ``bench.compile`` run's largest gain, with its hardware."""
-    return f"{record.hardware}: {largest_gain_sentence(record.data.get('speedups', []))}"
+    study = CompileStudy.from_fields(record.data)
+    return f"{record.hardware}: {largest_gain_sentence(study.speedups)}"
 
 
 FORMS_CAUSE = (
@@ -348,22 +352,22 @@ FORMS_CAUSE = (
 )
 
 
-def _grid_spreads(grid: list[dict[str, Any]]) -> dict[tuple[int, int], Spread]:
+def _grid_spreads(grid: list[GridRow]) -> dict[tuple[int, int], Spread]:
     """Per (width, batch) on the CPU: eager over compiled, the median and range of the paired
     repeats (as section 2's speed-ups)."""
-    rows = {(r["mode"], r["width"], r["batch_size"]): r for r in grid if r["device"] == "cpu"}
+    rows = {(r.mode, r.width, r.batch_size): r for r in grid if r.device == "cpu"}
     spreads = {}
     for (mode, width, batch), row in rows.items():
         eager = rows.get(("eager", width, batch))
         if mode != "compile" or eager is None:
             continue
-        ratios = [e / c for e, c in zip(eager["samples"], row["samples"], strict=True)]
+        ratios = [e / c for e, c in zip(eager.samples, row.samples, strict=True)]
         spreads[(width, batch)] = Spread.of_ratios(ratios, per="repeat")
     return spreads
 
 
 def forward_finding(
-    grid: list[dict[str, Any]], speedups: list[dict[str, Any]], forms: bool | None = None
+    grid: list[GridRow], speedups: list[SpeedupRow], forms: bool | None = None
 ) -> Finding | str:
     """The plain MLP forward compiled on the CPU (the grid's width nearest the act's, at its
     smallest batch) against the side of 1 that section 2's act took at its smallest batch:
@@ -371,7 +375,7 @@ def forward_finding(
     the code differs (``forms``: the CPU forms on, by default :data:`cpu_forms.CPU_FORMS`),
     and the batch and width differ."""
     spreads = _grid_spreads(grid)
-    acts = sorted((r for r in speedups if r["piece"] == "act"), key=lambda r: r["size"])
+    acts = sorted((r for r in speedups if r.piece == "act"), key=lambda r: r.size)
     if not spreads or not acts:
         return "No compiled act and compiled forward to set side by side here."
     act = acts[0]
@@ -383,11 +387,11 @@ def forward_finding(
         unset = (
             "not judged (measured on a busy machine)."
             if withheld(grid, speedups)
-            else f"section 2's act at batch {act['size']:,} showed no clear difference, so it "
+            else f"section 2's act at batch {act.size:,} showed no clear difference, so it "
             "sets no side of 1 to compare."
         )
         return f"{subject}: {spreads[(width, batch)].value:.2f}x eager; {unset}"
-    what = f"the side of 1 the act took ({act['speedup']:.2f}x at batch {act['size']:,})"
+    what = f"the side of 1 the act took ({act.speedup:.2f}x at batch {act.size:,})"
     expected = Expectation.at_least(1.0, what) if side else Expectation.at_most(1.0, what)
     forms = cpu_forms.CPU_FORMS if forms is None else forms
     return Finding(
@@ -396,7 +400,7 @@ def forward_finding(
         expected,
         checks=(
             Check(FORMS_CAUSE, forms),
-            Check(f"another batch ({batch:,}, the act's {act['size']:,})", batch != act["size"]),
+            Check(f"another batch ({batch:,}, the act's {act.size:,})", batch != act.size),
             Check(f"another width ({width}, the act's {HIDDEN})", width != HIDDEN),
         ),
         figures=(grid, speedups),

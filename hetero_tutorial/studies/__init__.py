@@ -12,4 +12,6 @@ placement (C4, C7). ``overlap`` and ``overlap_findings``: what the
 overlapped engine buys over the sequential hybrid placement, and the sentences it
 supports. ``env_agreement``, ``env_throughput`` and ``device_ppo``: the batched
 environments against Gymnasium's, their steps per second, and PPO trained on them.
+``compiling``: where compiling pays, per piece and end to end, its rows typed in
+``compile_rows``; ``compile_breakdown``: where a compiled step's time goes.
 """

@@ -9,21 +9,24 @@ where a call is tiny. This study measures that, per piece and end to end:
   repeats): ``act`` (the actor-critic's sampling step, at a batch of observations),
   ``env_step`` (batched CartPole, at a number of environments) and ``update`` (one PPO
   minibatch step: its gather from the rollout, loss, backward, clipping and Adam, at a
-  minibatch size). Rows hold ``piece``, ``mode``, ``device``, ``size``, ``seconds`` (median
-  per call), ``iqr_s`` and ``compile_seconds`` (the first call's seconds over a steady
-  call's: where the compiling happens).
-* :func:`speedup_rows`: each mode's speed-up over eager with the range of the paired
-  repeats, and the calls after which compiling paid for itself.
-* :func:`forward_grid_rows` and :func:`crossovers_by_mode`: notebook 00's width x batch
-  grid of an MLP forward in every mode, and how far the accelerator's crossover moves
-  once the launch overhead is compiled (or graphed) away.
+  minibatch size). Its rows (:class:`~.compile_rows.PieceRow`) hold ``piece``, ``mode``,
+  ``device``, ``size``, ``seconds`` (median per call), ``iqr_s`` and ``compile_seconds`` (the
+  first call's seconds over a steady call's: where the compiling happens).
+* :func:`~.compile_rows.speedup_rows`: each mode's speed-up over eager with the range of
+  the paired repeats, and the calls after which compiling paid for itself.
+* :func:`forward_grid_rows` and :func:`~.compile_rows.crossovers_by_mode`: notebook 00's
+  width x batch grid of an MLP forward in every mode, and how far the accelerator's
+  crossover moves once the launch overhead is compiled (or graphed) away.
 * :func:`ppo_rows`: PPO trained a few iterations under one placement in each mode,
   interleaved: steady seconds per iteration, env steps per second, the first iteration's
   seconds (where both pieces compile) and the iterations to break even.
 * :func:`ddpg_rows`: DDPG (one update per environment step) in each mode, interleaved: the
   same fields per update step.
-* :func:`step_breakdown`: where a compiled minibatch step's time goes on the CPU: its
-  matrix products (arithmetic that no compiler removes) against everything else.
+* :func:`~.compile_breakdown.step_breakdown`: where a compiled minibatch step's time goes
+  on the CPU: its matrix products (arithmetic that no compiler removes) against the rest.
+
+The rows are typed, and read without timing anything, in :mod:`.compile_rows`, which also
+writes them as a ``bench.compile`` record's fields and reads them back.
 """
 
 from __future__ import annotations
@@ -52,15 +55,14 @@ from hetero_tutorial.rl.ppo.learner import PPOLearner
 from hetero_tutorial.rl.ppo.storage import RolloutStorage
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
 from hetero_tutorial.speed.compiler import (
-    CompiledPiece,
     break_even_iterations,
     compile_switches,
     compile_unavailable,
     compiled,
 )
 from hetero_tutorial.speed.flat import FlatParameters
+from hetero_tutorial.studies.compile_rows import GridRow, PieceRow, RunRow, StepTrace
 from hetero_tutorial.studies.crossover import GRID_IN_FEATURES, GRID_OUT_FEATURES
-from hetero_tutorial.studies.crossover_grid import crossover_widths
 
 PIECES = ("act", "env_step", "update")
 """The pieces timed, in the order an iteration runs them."""
@@ -76,7 +78,7 @@ def modes_here(device: torch.device) -> list[str]:
     return ["eager"] + [m for m in ("compile", "cudagraphs") if not compile_unavailable(device, m)]
 
 
-def explain_step(env: Any) -> dict[str, Any]:
+def explain_step(env: Any) -> StepTrace:
     """What TorchDynamo makes of one whole step of a batched env (``env.step``, reset here and
     stepped once with zeros), traced with the ``eager`` backend (no kernels generated):
     ``graphs`` recorded, ``graph_breaks`` and each break's ``reasons`` (Dynamo's words)."""
@@ -88,11 +90,11 @@ def explain_step(env: Any) -> dict[str, Any]:
     counters.clear()
     torch.compile(env.step, backend="eager")(actions)
     breaks = dict(counters["graph_break"])
-    found = {
-        "graphs": counters["stats"]["unique_graphs"],
-        "graph_breaks": sum(breaks.values()),
-        "reasons": [reason.strip() for reason in breaks],
-    }
+    found = StepTrace(
+        graphs=counters["stats"]["unique_graphs"],
+        graph_breaks=sum(breaks.values()),
+        reasons=[reason.strip() for reason in breaks],
+    )
     torch.compiler.reset()  # these traces are not the compiled pieces': forget them
     return found
 
@@ -169,7 +171,7 @@ def piece_rows(
     repeats: int = 7,
     seconds_per_repeat: float = 0.02,
     threads: int | None = 1,
-) -> list[dict[str, Any]]:
+) -> list[PieceRow]:
     """Every mode of ``piece`` at each size, timed side by side; one row per mode and size.
 
     Each mode's first call is timed alone (it compiles); then the modes are warmed up and
@@ -193,7 +195,7 @@ def _timed_rows(
     repeats: int,
     seconds_per_repeat: float,
     threads: int | None,
-) -> list[dict[str, Any]]:
+) -> list[PieceRow]:
     rows = []
     with torch_threads(threads):
         for size in sizes:
@@ -206,17 +208,17 @@ def _timed_rows(
                 steady = timing.median
                 compile_seconds = 0.0 if mode == "eager" else max(0.0, first[mode] - steady)
                 rows.append(
-                    {
-                        "piece": piece,
-                        "mode": mode,
-                        "device": str(device),
-                        "size": size,
-                        "seconds": steady,
-                        "iqr_s": timing.iqr,
-                        "samples": list(timing.samples),
-                        "first_call_seconds": first[mode],
-                        "compile_seconds": compile_seconds,
-                    }
+                    PieceRow(
+                        piece=piece,
+                        mode=mode,
+                        device=str(device),
+                        size=size,
+                        seconds=steady,
+                        iqr_s=timing.iqr,
+                        samples=list(timing.samples),
+                        first_call_seconds=first[mode],
+                        compile_seconds=compile_seconds,
+                    )
                 )
     return rows
 
@@ -242,7 +244,7 @@ def forward_grid_rows(
     repeats: int = 5,
     seconds_per_repeat: float = 0.01,
     threads: int | None = 1,
-) -> list[dict[str, Any]]:
+) -> list[GridRow]:
     """Notebook 00's MLP forward over width x batch, in every mode on every device: rows as
     :func:`piece_rows`'s (piece ``forward``), with ``width`` and ``batch_size`` added.
 
@@ -263,28 +265,8 @@ def forward_grid_rows(
                 seconds_per_repeat,
                 threads,
             )
-            rows += [row | {"width": width, "batch_size": row["size"]} for row in found]
+            rows += [GridRow(**row.fields(), width=width, batch_size=row.size) for row in found]
     return rows
-
-
-def crossovers_by_mode(rows: list[dict[str, Any]]) -> dict[str, dict[int, int | None]]:
-    """Per compiled mode, :func:`~hetero_tutorial.studies.crossover_grid.crossover_widths` of
-    the accelerator in that mode against the CPU in its best mode there (``eager``: both
-    eager; ``compile``: both compiled; ``cudagraphs``: graphed against the CPU compiled).
-    Empty when only the CPU was measured."""
-    accelerators = sorted({r["device"] for r in rows if r["device"] != "cpu"})
-    if not accelerators:
-        return {}
-    found = {}
-    for mode in dict.fromkeys(r["mode"] for r in rows if r["device"] == accelerators[0]):
-        cpu_mode = "compile" if mode == "cudagraphs" else mode
-        picked = [
-            r | {"seconds_per_call": r["seconds"]}
-            for r in rows
-            if (r["device"], r["mode"]) in (("cpu", cpu_mode), (accelerators[0], mode))
-        ]
-        found[mode] = crossover_widths(picked)
-    return found
 
 
 @guarded("the compiled pieces")
@@ -293,7 +275,7 @@ def pieces_rows(
     device: torch.device | str = "cpu",
     repeats: int = 7,
     threads: int | None = 1,
-) -> list[dict[str, Any]]:
+) -> list[PieceRow]:
     """:func:`piece_rows` of each piece at its ``sizes`` (by piece name), as one study: a
     verdict printed after them all is withheld where any of them ran on a busy machine."""
     return [
@@ -301,35 +283,6 @@ def pieces_rows(
         for piece, at in sizes.items()
         for row in piece_rows(piece, at, device, repeats=repeats, threads=threads)
     ]
-
-
-def speedup_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per piece, device, size and compiled mode: eager seconds over the mode's (the median of
-    the paired repeats' ratios, with their range) and the calls to break even."""
-    eager = {(r["piece"], r["device"], r["size"]): r for r in rows if r["mode"] == "eager"}
-    out = []
-    for row in rows:
-        base = eager.get((row["piece"], row["device"], row["size"]))
-        if row["mode"] == "eager" or base is None:
-            continue
-        ratios = [e / c for e, c in zip(base["samples"], row["samples"], strict=True)]
-        spread = Spread.of_ratios(ratios)
-        out.append(
-            {
-                "piece": row["piece"],
-                "device": row["device"],
-                "size": row["size"],
-                "mode": row["mode"],
-                "speedup": spread.value,
-                "low": spread.low,
-                "high": spread.high,
-                "compile_seconds": row["compile_seconds"],
-                "break_even_calls": break_even_iterations(
-                    row["compile_seconds"], base["seconds"], row["seconds"]
-                ),
-            }
-        )
-    return out
 
 
 def _require_eager(modes: Sequence[str]) -> None:
@@ -347,13 +300,13 @@ def _run_rows(
     steady: dict[str, list[float]],
     first: dict[str, float],
     graph_skips: dict[str, int],
-) -> list[dict[str, Any]]:
+) -> list[RunRow]:
     """One row per mode of a run timed in ``unit``s (PPO's iterations, DDPG's updates, each
     ``steps_per_unit`` environment steps): ``steady`` holds each mode's seconds per unit,
     turn by turn with eager's (an iteration per turn, or a turn of updates); ``first`` the
     first unit's seconds, where compiling happens."""
     per = "iteration" if unit == "iteration" else "turn"
-    head = {"piece": piece, "unit": unit, "device": str(placement.update_device), "size": size}
+    device = str(placement.update_device)
     eager, eager_first = steady["eager"], first["eager"]
     eager_median = float(np.median(eager))
     rows = []
@@ -363,21 +316,24 @@ def _run_rows(
         spread = Spread.of_ratios([e / s for e, s in zip(eager, seconds, strict=True)], per=per)
         extra = max(0.0, first[mode] - eager_first) if compiling else 0.0
         rows.append(
-            head
-            | {
-                "mode": mode,
-                "seconds": median,
-                "env_steps_per_s": steps_per_unit / median,
-                "first_iteration_s": first[mode],
-                "compile_seconds": extra,
-                "speedup": spread.value if compiling else 1.0,
-                "low": spread.low if compiling else None,
-                "high": spread.high if compiling else None,
-                "break_even_iterations": break_even_iterations(extra, eager_median, median)
+            RunRow(
+                piece=piece,
+                unit=unit,
+                device=device,
+                size=size,
+                mode=mode,
+                seconds=median,
+                env_steps_per_s=steps_per_unit / median,
+                first_iteration_s=first[mode],
+                compile_seconds=extra,
+                speedup=spread.value if compiling else 1.0,
+                low=spread.low if compiling else None,
+                high=spread.high if compiling else None,
+                break_even_iterations=break_even_iterations(extra, eager_median, median)
                 if compiling
                 else None,
-                "graph_skips": graph_skips[mode],
-            }
+                graph_skips=graph_skips[mode],
+            )
         )
     return rows
 
@@ -390,7 +346,7 @@ def ppo_rows(
     timed: int = 5,
     seed: int = 0,
     threads: int | None = 1,
-) -> list[dict[str, Any]]:
+) -> list[RunRow]:
     """PPO under ``placement`` in each mode (eager among them): the first iteration (where
     compiling happens) and ``timed`` steady iterations, interleaved across modes; one row
     per mode.
@@ -434,7 +390,7 @@ def ddpg_rows(
     chunk: int = 25,
     seed: int = 0,
     threads: int | None = 1,
-) -> list[dict[str, Any]]:
+) -> list[RunRow]:
     """DDPG under ``placement`` in each mode (eager among them): the first update (where
     compiling happens), then ``timed_steps`` steps with an update each, ``chunk`` steps per
     mode in turn; one row per mode, as :func:`ppo_rows`'s with an update step in place of
@@ -468,87 +424,3 @@ def ddpg_rows(
         {m: t.first_update_seconds or 0.0 for m, t in trainers.items()},
         {m: t.learner.step.graph_skips for m, t in trainers.items()},
     )
-
-
-MATMULS = {"aten::mm": 0, "aten::bmm": 0, "aten::addmm": 1, "aten::baddbmm": 1}
-"""The matrix products a compiled graph calls (MKL's, on a CPU), each with the position of
-its first matrix among its inputs (after the added bias, for ``addmm`` and ``baddbmm``)."""
-
-
-def _matmul_flops(name: str, shapes: list[list[int]]) -> int:
-    """Floating-point operations of one product: 2 x rows x inner x columns (x batch)."""
-    left, right = shapes[MATMULS[name]], shapes[MATMULS[name] + 1]
-    return 2 * int(np.prod(left)) * right[-1]
-
-
-PEAK_SIZE = 1024
-"""Rows (and columns) of the square product whose rate stands for a core's peak."""
-
-
-def _peak_flops_per_s(device: torch.device, size: int = PEAK_SIZE, calls: int = 5) -> float:
-    """The rate of one large square product (``size`` x ``size``): about the core's peak."""
-    a, b = (torch.randn(size, size, device=device) for _ in range(2))
-    a @ b  # warm-up
-    synchronize(device)
-    began = time.perf_counter()
-    for _ in range(calls):
-        a @ b
-    synchronize(device)
-    return 2 * size**3 * calls / (time.perf_counter() - began)
-
-
-@guarded("the step breakdown")
-def step_breakdown(
-    size: int = 256, calls: int = 50, threads: int | None = 1, repeats: int = 5
-) -> dict[str, Any]:
-    """One compiled PPO minibatch step of ``size`` on the CPU, taken apart.
-
-    ``step_s``: its seconds per call (median of ``repeats`` timed runs, no profiler);
-    ``matmul_s``: the seconds per call its matrix products ran (torch.profiler's self time
-    of :data:`MATMULS` over ``calls`` calls), within ``profiled_s``, the profiled calls'
-    own seconds per call (the profiler on); ``matmul_flops``: their floating-point
-    operations per call, from their shapes; ``peak_flops_per_s``: this core's rate on one
-    large product (``peak_size`` square). The products are the arithmetic that any
-    compiler, XLA too, must do; the rest of the step (generated kernels, the code that
-    calls them, the guards) is the overhead compiling has left. Raises a UsageError where
-    compiling cannot run here.
-
-    The step timed is the series' own (on a CPU, Inductor's C++ wrapper calls the kernels).
-    The products are profiled in a twin of it compiled with Inductor's default Python
-    wrapper, which calls the same MKL products through ATen, where the profiler records
-    their names and shapes (from the C++ wrapper it records neither).
-    """
-    device = torch.device("cpu")
-    if reason := compile_unavailable(device):
-        raise UsageError(f"the breakdown times a compiled step, and compiling cannot run: {reason}")
-    with torch_threads(threads):
-        call = _update_call(size, "compile", device)
-        twin, rollout, storage = minibatch_learner(size, "compile", device)
-        twin.step = CompiledPiece(
-            twin.gradient_steps, "compile", "the profiled twin", None, traces_autograd=True
-        )
-        picks = torch.randperm(size, device=device)[None]
-        for _ in range(3):  # compile and warm up
-            call()
-            twin.step(rollout, picks, storage, twin.clip_tensor)
-        timing = compare({"step": call}, device=device, warmup=1, repeats=repeats, inner=calls)
-        from hetero_tutorial.profiling.torch_profiler import native_stderr_silenced
-
-        began = time.perf_counter()
-        # silenced: Kineto's "USDT: ... profiler_start" log line on the process's stderr
-        with native_stderr_silenced(), torch.profiler.profile(record_shapes=True) as profile:
-            for _ in range(calls):
-                twin.step(rollout, picks, storage, twin.clip_tensor)
-        profiled_s = (time.perf_counter() - began) / calls
-        peak = _peak_flops_per_s(device)
-    products = [e for e in profile.events() if e.name in MATMULS]
-    return {
-        "size": size,
-        "step_s": timing["step"].median,
-        "matmul_s": sum(e.self_cpu_time_total for e in products) / 1e6 / calls,
-        "profiled_s": profiled_s,
-        "matmul_calls": len(products) // calls,
-        "matmul_flops": sum(_matmul_flops(e.name, e.input_shapes) for e in products) // calls,
-        "peak_flops_per_s": peak,
-        "peak_size": PEAK_SIZE,
-    }

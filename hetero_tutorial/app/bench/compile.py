@@ -25,6 +25,13 @@ from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.rl.ddpg.options import add_ddpg_arguments
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import compiling as study
+from hetero_tutorial.studies.compile_rows import (
+    CompileStudy,
+    PieceRow,
+    RunRow,
+    SpeedupRow,
+    speedup_rows,
+)
 
 RECORD_TAG = "tag"
 """A run named apart keeps its own record (see the package docstring)."""
@@ -72,14 +79,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"--ddpg-steps must be 0 (no DDPG run) or more; got {args.ddpg_steps}")
     device = accelerator() or placement("all-cpu").update_device
     modes = study.modes_here(device)
-    rows: list[dict[str, Any]] = []
+    rows: list[PieceRow | RunRow] = []
     for piece in args.pieces:
         sizes = getattr(args, f"{piece}_sizes")
         found = study.piece_rows(piece, sizes, device, modes, args.repeats, threads=args.threads)
         rows += found
-        for row in study.speedup_rows(found):
+        for row in speedup_rows(found):
             print(_describe(row))
-    speedups = study.speedup_rows(rows)
+    speedups: list[SpeedupRow | RunRow] = list(speedup_rows(rows))
     if not args.no_ppo:
         for num_envs in args.ppo_num_envs:
             config = PPOConfig.tuned("CartPole-v1", num_envs=num_envs, anneal_lr=False)
@@ -91,7 +98,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     config, placement(name), modes, args.ppo_iterations, 0, args.threads
                 )
                 rows += found
-                speedups += [r for r in found if r["mode"] != "eager"]
+                speedups += [r for r in found if r.mode != "eager"]
                 for row in found:
                     print(_describe(row))
     if args.ddpg_steps > 0:
@@ -99,22 +106,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             DDPGConfig(), placement("hybrid"), modes, args.ddpg_steps, threads=args.threads
         )
         rows += found
-        speedups += [r for r in found if r["mode"] != "eager"]
+        speedups += [r for r in found if r.mode != "eager"]
         for row in found:
             print(_describe(row))
-    return {
-        "device": str(device),
-        "modes": modes,
-        "threads": args.threads,
-        "rows": rows,
-        "speedups": speedups,
-        "tag": args.tag,
-    }
+    return CompileStudy(
+        device=str(device),
+        modes=modes,
+        threads=args.threads,
+        rows=rows,
+        speedups=speedups,
+        tag=args.tag,
+    ).fields()
 
 
-def _describe(row: dict[str, Any]) -> str:
-    spread = f" ({row['low']:.2f}-{row['high']:.2f}x)" if row.get("low") is not None else ""
+def _describe(row: SpeedupRow | RunRow) -> str:
+    spread = f" ({row.low:.2f}-{row.high:.2f}x)" if row.low is not None else ""
     return (
-        f"{row['piece']} {row['mode']} on {row['device']}, size {row['size']}: "
-        f"{row['speedup']:.2f}x eager{spread}, compile {row['compile_seconds']:.1f} s"
+        f"{row.piece} {row.mode} on {row.device}, size {row.size}: "
+        f"{row.speedup:.2f}x eager{spread}, compile {row.compile_seconds:.1f} s"
     )
