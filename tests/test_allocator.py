@@ -392,9 +392,12 @@ def test_the_allocators_thread_choice_is_checked_against_the_others():
     assert wrong["threads_best"] == 2 and wrong["threads_verdict"].startswith("wrong")
     noisy = [config_row(every, CPU_ALL, 1.0, 1, spread=0.1), config_row([], CPU_ALL, 0.97, 2)]
     (close,) = criterion.criterion(noisy)
-    assert close["threads_verdict"].startswith("as good as 2 thread(s) within the noise")
+    assert close["threads_verdict"].startswith("no clear effect against 2 thread(s)")
     right = [config_row(every, CPU_ALL, 0.8, threads=2), config_row([], CPU_ALL, 1.0, 1)]
-    assert criterion.criterion(right)[0]["threads_verdict"].startswith("right")
+    (chose,) = criterion.criterion(right)
+    assert chose["threads_verdict"].startswith("right")
+    # the chosen count's ratio is against the count it beat, not against itself (was 1.0)
+    assert chose["threads_other"] == 1 and chose["threads_ratio"] == pytest.approx(0.8)
 
 
 def test_compare_runs_each_configuration_once_and_reads_as_a_curriculum():

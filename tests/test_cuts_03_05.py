@@ -171,7 +171,12 @@ def _row(plans, seconds, threads_, network="mlp-256", iterations=None):
         (4, 1.0, 1.2, "no verdict: 4 paired iteration(s)"),
         (5, 1.2, 1.0, "wrong: 2 thread(s) were faster, past the noise"),
         (5, 1.0, 1.2, "right: faster than 2 thread(s), past the noise"),
-        (5, [1.0, 1.0, 1.0, 1.3, 1.0], [1.1] * 5, "as good as 2 thread(s) within the noise"),
+        (
+            5,
+            [1.0, 1.0, 1.0, 1.3, 1.0],
+            [1.1] * 5,
+            "no clear effect against 2 thread(s): per iteration",
+        ),
     ],
 )
 def test_the_thread_check_decides_only_from_enough_pairs(pairs, chosen, other, starts):
@@ -199,7 +204,7 @@ def test_the_thread_choices_line_groups_networks_by_outcome():
     ]  # fmt: skip
     assert allocator_report.thread_choice_line(verdicts) == (
         "Its thread choice: right past the noise at mlp-64 (1); wrong past the noise at "
-        "mlp-256 (2); within the noise of another count at mlp-1024 (2); no verdict at "
+        "mlp-256 (2); no clear effect against another count at mlp-1024 (2); no verdict at "
         "cnn-512 (2)."
     )
 
@@ -356,8 +361,8 @@ def test_one_answer_merges_agreeing_widths_into_ranges():
     ]
     text = threads.one_answer_sentence(ranges)
     assert text.startswith(
-        "width 64: 1 thread (05: 1 thread at 64); width 128-256: either count (within the "
-        "noise) (03: within the noise at 128; 05: within the noise at 256); width 512-1024: "
+        "width 64: 1 thread (05: 1 thread at 64); width 128-256: either count (no clear "
+        "effect) (03: within the noise at 128; 05: within the noise at 256); width 512-1024: "
         "2 threads (03: 2 threads at 512, 1024; 05: 2 threads at 1024)"
     )
     assert "disagree" not in text

@@ -171,8 +171,8 @@ def test_c1s_cpu_half_says_how_far_its_step_may_drift_before_the_verdict_moves(s
     line = report.across_runs_line({verdicts.THIS_MACHINE: group_by_kind([_crossover(step)])})
     assert "one recorded run of this CPU" in line and "one timing's IQR" in line
     side = "inside" if LOW <= step <= HIGH else "outside"
-    assert f"the rule's band (0.15-0.60 ms), {side} it" in line
-    factor = float(re.search(r"is ([\d.]+)x from the nearest edge", line).group(1))
+    assert f"lies {side} the rule's band (0.15-0.60 ms)" in line
+    factor = float(re.search(r", ([\d.]+)x from the nearest edge", line).group(1))
     nearest = min(max(edge / step, step / edge) for edge in (LOW, HIGH))
     assert factor == pytest.approx(nearest, abs=0.006)
     assert factor >= 1
@@ -207,11 +207,30 @@ def test_what_to_do_says_not_judged_in_a_few_words_and_folds_the_reading():
 @pytest.mark.parametrize(
     ("step", "words"),
     [
-        (1.0e-4, "is 1.50x from the nearest edge of the rule's band (0.15-0.60 ms), outside it"),
-        (3.5e-4, "is 1.71x from the nearest edge of the rule's band (0.15-0.60 ms), inside it"),
-        (1.2e-3, "is 2.00x from the nearest edge of the rule's band (0.15-0.60 ms), outside it"),
+        (1.0e-4, "0.100 ms, lies outside the rule's band (0.15-0.60 ms), 1.50x from the nearest"),
+        (3.5e-4, "0.350 ms, lies inside the rule's band (0.15-0.60 ms), 1.71x from the nearest"),
+        (1.2e-3, "1.200 ms, lies outside the rule's band (0.15-0.60 ms), 2.00x from the nearest"),
     ],
 )
 def test_the_c1_margin_reads_below_inside_and_above_the_band(step, words):
     line = report.across_runs_line({verdicts.THIS_MACHINE: group_by_kind([_crossover(step)])})
+    assert words in line
+
+
+@pytest.mark.parametrize(
+    ("first", "again", "words"),
+    [  # 10's margin once used the first timing alone, beside a verdict on both
+        (0.087e-3, 0.123e-3, "0.086-0.124 ms over its two timings, lies outside the rule's band "
+         "(0.15-0.60 ms), 1.21x from the nearest edge; notebook 00's two timings drifted 1.41x "
+         "apart, a drift that would carry it across the edge"),
+        (0.087e-3, 0.090e-3, "1.65x from the nearest edge; notebook 00's two timings drifted "
+         "1.03x apart, a drift that would not carry it across the edge"),
+        (0.140e-3, 0.160e-3, "lies across an edge of the rule's band (0.15-0.60 ms): another run "
+         "could land on either side"),
+    ],
+)  # fmt: skip
+def test_the_c1_margin_spans_both_timings_and_weighs_their_drift(first, again, words):
+    record = _crossover(first)
+    record.data["policy_step_again"] = {"cpu": {"median_s": again, "iqr_s": again / 50}}
+    line = report.across_runs_line({verdicts.THIS_MACHINE: group_by_kind([record])})
     assert words in line

@@ -56,25 +56,28 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
     if allocator["threads"] is None or len(same) < 2:
         return {"threads_verdict": None}
     best = min(same, key=lambda r: r["seconds_per_iteration"])
-    ratio = _ratio(allocator, best)
+    # The chosen count against the other it beat or lost to: above 1, the other was faster.
+    other = best if best is not allocator else min(
+        (r for r in same if r is not allocator), key=lambda r: r["seconds_per_iteration"]
+    )  # fmt: skip
+    ratio = _ratio(allocator, other)
     if withheld(network_rows):  # right or wrong, from a busy machine's timings, would be a guess
         verdict = NOT_JUDGED
     elif (pairs := len(allocator["iteration_seconds"])) < MIN_PAIRS:  # one side by chance
         verdict = f"no verdict: {pairs} paired iteration(s), a verdict needs {MIN_PAIRS}"
-    elif best is allocator:
-        others = [r for r in same if r is not allocator]
-        runner = min(others, key=lambda r: r["seconds_per_iteration"])
-        if _ratio(runner, allocator).beyond(1.0) is True:
-            verdict = f"right: faster than {runner['threads']} thread(s), past the noise"
-        else:  # the faster here, but not past the noise: no side to call right
-            verdict = f"as good as {runner['threads']} thread(s) within the noise"
-    elif ratio.beyond(1.0) is True:
-        verdict = f"wrong: {best['threads']} thread(s) were faster, past the noise"
-    else:
-        verdict = f"as good as {best['threads']} thread(s) within the noise"
+    elif (side := ratio.beyond(1.0)) is False:
+        verdict = f"right: faster than {other['threads']} thread(s), past the noise"
+    elif side is True:
+        verdict = f"wrong: {other['threads']} thread(s) were faster, past the noise"
+    else:  # the paired iterations fell on both sides of 1
+        verdict = (
+            f"no clear effect against {other['threads']} thread(s): per iteration "
+            f"{ratio.low:.2f}-{ratio.high:.2f}x, both sides of 1"
+        )
     return {
         "threads_chosen": allocator["threads"],
         "threads_best": best["threads"],
+        "threads_other": other["threads"],
         "threads_seconds": {str(r["threads"]): r["seconds_per_iteration"] for r in same},
         "threads_ratio": ratio.value,
         "threads_low": ratio.low,

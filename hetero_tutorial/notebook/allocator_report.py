@@ -268,8 +268,8 @@ def _choice_word(verdict: str) -> str:
         return "right past the noise"
     if verdict.startswith("wrong"):
         return "wrong past the noise"
-    if verdict.startswith(("right", "as good as")):
-        return "within the noise of another count"
+    if verdict.startswith(("right", "as good as", "no clear effect")):
+        return "no clear effect against another count"
     return verdict.split(":")[0]  # "no verdict", "not judged (busy machine)"
 
 

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from hetero_tutorial.core.machine_load import BUSY_WORDS
 from hetero_tutorial.core.results import Record, busy_line, hardware_of
+from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.ledger import advice, claims, verdicts
 from hetero_tutorial.ledger.rules import C1_CPU_BAND, C1_CPU_S, Records, Status
 from hetero_tutorial.notebook.tables import markdown_table
@@ -234,22 +235,43 @@ def arithmetic_line(answer: tuple[float, float] | None, guess: str | None = None
 
 def _c1_cpu_margin(by_machine: dict[str, Records]) -> str:
     """How far (as a factor) this machine's newest C1 step lies from the nearest edge of the
-    rule's band (:data:`~hetero_tutorial.ledger.rules.C1_CPU_BAND`), to set beside the drift
-    notebook 00 printed between its two timings; "" for a busy or missing record."""
+    rule's band (:data:`~hetero_tutorial.ledger.rules.C1_CPU_BAND`), set beside the drift
+    between notebook 00's two timings where it kept both: the step is the range the rule
+    judges (:meth:`Spread.of_timings`), its margin measured from the end nearer the edge.
+    "" for a busy or missing record."""
     found = by_machine.get(verdicts.THIS_MACHINE, {}).get("bench.crossover", [])
     if not found:
         return ""
     newest = max(found, key=lambda r: r.provenance["date"])
-    step = newest.data.get("policy_step", {}).get("cpu", {}).get("median_s")
-    if busy_line(newest) is not None or not step:
+    first = newest.data.get("policy_step", {}).get("cpu")
+    if busy_line(newest) is not None or not first or not first.get("median_s"):
         return ""
+    again = newest.data.get("policy_step_again", {}).get("cpu")
+    step = Spread.of_timings(first, again) if again else Spread(first["median_s"])
+    ends = (step.low, step.high) if step.measured else (step.value, step.value)
     low, high = (C1_CPU_S * edge for edge in C1_CPU_BAND)
-    factor = min(max(edge / step, step / edge) for edge in (low, high))
-    side = "inside" if low <= step <= high else "outside"
+    inside = low <= ends[0] and ends[1] <= high
+    if inside:  # the margin the range keeps: from its end nearer an edge
+        factor = min(ends[0] / low, high / ends[1])
+    else:  # how far out the range lies: from its end nearer the band
+        factor = max(low / ends[1], ends[0] / high, 1.0)
+    side = "inside" if inside else "outside" if factor > 1.0 else "across an edge of"
+    figure = (
+        f"{ends[0] * 1e3:.3f}-{ends[1] * 1e3:.3f} ms over its two timings"
+        if again
+        else f"{step.value * 1e3:.3f} ms"
+    )
+    text = f" Its step, {figure}, lies {side} the rule's band ({low * 1e3:.2f}-{high * 1e3:.2f} ms)"
+    if side == "across an edge of":
+        return text + ": another run could land on either side."
+    text += f", {factor:.2f}x from the nearest edge"
+    if not again:
+        return text + ": compare that with how far notebook 00's two timings drifted apart."
+    drift = max(first["median_s"], again["median_s"]) / min(first["median_s"], again["median_s"])
+    carried = "would" if drift >= factor else "would not"
     return (
-        f" Its step, {step * 1e3:.3f} ms, is {factor:.2f}x from the nearest edge of the rule's "
-        f"band ({low * 1e3:.2f}-{high * 1e3:.2f} ms), {side} it: compare that with how far "
-        "notebook 00's two timings drifted apart."
+        text + f"; notebook 00's two timings drifted {drift:.2f}x apart, a drift that "
+        f"{carried} carry it across the edge."
     )
 
 

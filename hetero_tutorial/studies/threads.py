@@ -154,8 +154,8 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
     elif not faster and not slower:
         text = (
             f"{name}: {one}. All {n} cores showed no clear effect at width "
-            f"{_widths(unclear)} (within the noise of the paired iterations), so {one} does "
-            "as well and leaves the other cores free"
+            f"{_widths(unclear)} (the paired iterations fell on both sides), so neither count "
+            f"is shown faster, and {one} leaves the other cores free"
         )
         text += f"; no verdict at width {_widths(unjudged)}" if unjudged else ""
     else:
@@ -200,8 +200,8 @@ def _count(threads: int) -> str:
 
 
 EITHER = "either"
-"""A width where the faster count lay within the noise: one thread does as well."""
-EITHER_COUNT = "either count (within the noise)"
+"""A width where the faster count lay within the noise: neither count is shown faster."""
+EITHER_COUNT = "either count (no clear effect)"
 """The answer of a width where no count was faster past the noise."""
 
 
@@ -234,7 +234,7 @@ def _from_check(row: dict[str, Any]) -> str:
         return _count(row["threads_chosen"])
     if verdict.startswith("wrong"):
         return _count(row["threads_best"])
-    return EITHER if verdict.startswith(("right", "as good as")) else NO_VERDICT
+    return EITHER if verdict.startswith(("right", "as good as", UNCLEAR)) else NO_VERDICT
 
 
 def one_answer(
