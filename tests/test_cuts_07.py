@@ -156,6 +156,46 @@ def test_a_race_against_size_is_one_picture_and_its_table_folds():
     assert "`python b.py --reference`" in peer_races.record_line(None, "bench.env_peers", "b.py")
 
 
+def _targeted(ratio, low, high):
+    return _pair("CartPole-v1", "steps_per_s@4096", "gymnax", ratio) | {
+        "low": low,
+        "high": high,
+        "target": 1.0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "words"),
+    [
+        (1.02, 1.20, "The race's targets: 1 of 1 held."),
+        (0.74, 1.09, "against the target (at least 1.00x): no clear effect"),
+        (0.70, 0.95, "below the target (at least 1.00x) by"),
+    ],
+)
+def test_a_missed_target_is_said_outside_the_fold(low, high, words):
+    """07 printed gymnax's 0.97x (0.74-1.09x) against a 1x target in the fold, unsaid."""
+    record = Record("bench.env_peers", {"rounds": 5, "threads": 1, "core": "1", "summary": {
+        "pairs": [_targeted((low + high) / 2, low, high)], "stats": {}}}, PROVENANCE)  # fmt: skip
+    text = peer_races.folded(record, "The table").data
+    shown = text.split("<details>")[0]
+    assert words in shown
+    assert ("did not hold" in shown) == (high < 1.0)
+
+
+def test_the_rejax_race_says_how_many_rounds_each_side_solved():
+    runs = {"8 envs": {"ours": [{"solved": True, "evaluations": []}] * 5,
+                       "rejax": [{"solved": s, "evaluations": []} for s in (1, 0, 1, 0, 1)],
+                       "sb3": [{"steps_per_s": 1.0}] * 5},
+            "1024 envs": {"ours": [{"solved": False, "evaluations": []}] * 5}}  # fmt: skip
+    data = {"runs": runs, "hold": 3, "goal": 475.0,
+            "points": {"8": {"eval_every": 8192, "spans": 13},
+                       "1024": {"eval_every": 32768, "spans": 20}}}  # fmt: skip
+    line = report.solved_line(Record("bench.device_ppo_peers", data, PROVENANCE))
+    assert "at 8 envs, rounds solved: ours 5 of 5, rejax 3 of 5;" in line
+    assert "sb3" not in line and "at 1024 envs none of ours solved within 655,360 steps" in line
+    assert report.solved_line(None) == ""
+
+
 def test_ours_against_cleanrl_names_its_settings_and_the_other_race():
     line = report.cleanrl_line(_ppo_race())
     assert "RL Zoo's settings (8 envs x 32 steps, 10 epochs, minibatches of 256)" in line

@@ -21,7 +21,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from hetero_tutorial.core import results
+from hetero_tutorial.core.findings import Expectation, Finding, Outcome
 from hetero_tutorial.core.results import Record
+from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.notebook.tables import markdown_table
 
 METRICS = {
@@ -126,6 +128,33 @@ def behind(record: Record, metrics: Sequence[str] | None = None) -> list[str]:
     return found
 
 
+def target_findings(record: Record) -> list[Finding]:
+    """Each pair the race set a target for (``ours / peer >= target``), as a finding: the
+    rounds' range against the target, held, did not hold or no clear effect."""
+    found = []
+    for pair in record.data["summary"].get("pairs", []):
+        if pair.get("target") is None or (ratio := round_ratio(pair)) is None:
+            continue
+        low, high = pair.get("low"), pair.get("high")
+        measured = Spread(ratio, low, high, "rounds") if low is not None else Spread(ratio)
+        subject = (
+            f"{pair['ours']} / {pair['peer']}, {metric_label(pair['metric'])} ({pair['point']})"
+        )
+        found.append(Finding(subject, measured, Expectation.at_least(pair["target"], "the target")))
+    return found
+
+
+def targets_line(record: Record) -> str:
+    """How many of the race's targets held, and each one that did not, in words ("" where
+    the race set none)."""
+    found = target_findings(record)
+    if not found:
+        return ""
+    held = sum(f.outcome is Outcome.HELD for f in found)
+    rest = [f"- {f.sentence()}" for f in found if f.outcome is not Outcome.HELD]
+    return "\n".join([f"The race's targets: {held} of {len(found)} held.", *rest])
+
+
 def pair(record: Record, point: str, ours: str, peer: str, metric: str) -> dict[str, Any] | None:
     """The record's pair of ``ours`` and ``peer`` on one metric at one point (None if not
     raced there)."""
@@ -197,7 +226,8 @@ def folded(
     ahead = [f"- {line}" for line in behind(record, metrics)]
     parts = [provenance(record), race_table(record, keep).data, "\n".join(notes + ahead)]
     body = "\n\n".join(part for part in parts if part)
-    return Markdown(f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>")
+    shown = f"{targets_line(record)}\n\n" if targets_line(record) else ""
+    return Markdown(f"{shown}<details><summary>{summary}</summary>\n\n{body}\n\n</details>")
 
 
 RATIO_TICKS = (0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 50)
