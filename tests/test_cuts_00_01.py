@@ -157,6 +157,26 @@ def test_the_neighbour_table_has_one_row_per_way_the_loop_ran():
     assert "| alone | 1,000 / 1,000 |" in table and "| 0 of 2 |" in table
 
 
+@pytest.mark.parametrize(
+    ("speeds", "words"),
+    [
+        ((0.5, 0.45), "slower than alone in every round. The guard judged 0 of 2 rounds"),
+        ((0.5, 1.0), "slower in some rounds only: no clear effect. The guard judged 0 of 2"),
+    ],
+)
+def test_the_on_core_neighbour_says_the_guard_caught_it_and_a_straddle_is_no_clear_effect(
+    speeds, words
+):
+    """00 printed 'slower than alone in every round' where the guard judged 0 of 2 rounds,
+    below a cell saying the guard withholds such verdicts."""
+    runs = [NeighbourRun(CASES[0], r, 1000.0, 0.01, 0.0, 0.0, True) for r in range(2)]
+    runs += [NeighbourRun(CASES[1], r, 1000.0, 0.01, 0.0, 1.0, True) for r in range(2)]
+    runs += [NeighbourRun(CASES[2], r, 1000.0 * x, 1.0, 0.5, 0.5, False)
+             for r, x in enumerate(speeds)]  # fmt: skip
+    said = neighbour_findings.neighbour_findings(runs, None)
+    assert words in said[1] and "The guard judged" not in said[0]
+
+
 # --- 01: one meaning of "solved" (contradiction 12) --------------------------------------------
 
 

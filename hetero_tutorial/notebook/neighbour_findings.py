@@ -86,7 +86,14 @@ def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[
         elif max(spread.low, spread.high) < 1 / 1.1:
             side = "slower than alone in every round"
         else:
-            side = "slower in some rounds only: no verdict"
+            side = "slower in some rounds only: no clear effect"
+        mine = [r for r in runs if r.case == case]
+        if waited := sum(not r.judged for r in mine):  # the guard's own catch, shown here
+            side += (
+                f". The guard judged {len(mine) - waited} of {len(mine)} rounds: the loop "
+                "waited for a CPU, which is what it catches; any other study would print "
+                "'not judged' here, and this one shows why"
+            )
         lines.append(
             f"{case[0].upper()}{case[1:]}, the loop ran at {spread} its speed alone: {side}."
         )
