@@ -17,3 +17,11 @@ def test_an_effect_is_named_only_when_every_round_agrees():
     assert "slower here: 0.80x" in verdict(_row(0.8, 0.7, 0.9, 5))
     assert "no clear effect here" in verdict(_row(1.05, 0.95, 1.2, 5))
     assert "no clear effect here" in verdict(_row(1.0, 1.0, 1.0, 5))  # identical rounds
+
+
+def test_fewer_rounds_than_the_series_minimum_give_no_verdict_however_they_agree():
+    """01 named 'slower' from 3 rounds, where 03 and 05 give no verdict below 5 pairs."""
+    said = verdict(_row(0.94, 0.78, 0.99, 3))
+    assert said.startswith("flat_parameters: no verdict, 0.94x") and "a verdict needs 5" in said
+    assert "slower" not in said
+    assert "slower here" in verdict(_row(0.94, 0.78, 0.99, 5))

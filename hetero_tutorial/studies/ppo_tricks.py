@@ -34,6 +34,7 @@ from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread, torch_threads
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.trainer import PPOTrainer
+from hetero_tutorial.studies.threads import MIN_PAIRS
 
 TRICKS = {
     "paired_networks": "actor and critic layers as one batched matmul each",
@@ -118,13 +119,17 @@ def round_spread(row: dict[str, Any]) -> Spread:
 
 @judged()
 def verdict(row: dict[str, Any]) -> str:
-    """A sentence for one trick, naming an effect only when every round agrees on its sign.
-
-    With one round there is no spread to tell an effect from noise, so no verdict.
-    """
+    """A sentence for one trick, naming an effect only when every round agrees on its sign,
+    from :data:`~hetero_tutorial.studies.threads.MIN_PAIRS` rounds on, the series' one
+    minimum for paired repeats (fewer: no verdict, as a thread check gives none)."""
     spread = round_spread(row)
     if not spread.measured:
         return f"{row['trick']}: no verdict (one round), {row['ratio']:.2f}x"
+    if row["rounds"] < MIN_PAIRS:
+        return (
+            f"{row['trick']}: no verdict, {row['ratio']:.2f}x (rounds {spread.low:.2f}-"
+            f"{spread.high:.2f}x; {row['rounds']} rounds, and a verdict needs {MIN_PAIRS})"
+        )
     figures = f"rounds {spread.low:.2f}-{spread.high:.2f}x"
     side = spread.beyond(1.0)
     if side:
