@@ -67,7 +67,8 @@ def decisions_table(decisions: list[Decision]) -> Markdown:
             for d in decisions]  # fmt: skip
     columns = {"network": "network", "plan": "allocator's plan", "threads": "threads",
                "estimated_seconds_per_iteration": "estimated per iteration",
-               "measured": "measuring in this call", "held": "held"}  # fmt: skip
+               "measured": "measuring in this call",
+               "held": "kept its last plan (hysteresis)"}  # fmt: skip
     formats = {"estimated_seconds_per_iteration": format_seconds,
                "measured": lambda v: v if isinstance(v, str) else format_seconds(v)}  # fmt: skip
     return markdown_table(rows, columns, formats)
