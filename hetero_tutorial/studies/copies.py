@@ -228,9 +228,9 @@ def c4_sensitivity_sentence(rows: list[dict]) -> str:
             "tensor buffer one row per transition). "
         )
     if len(held) in (0, len(pairs)):
-        verdict = "holds" if held else "does not hold"
+        verdict = "holds at every setting" if held else "holds at none of the settings"
         return text + (
-            f"So the claim {verdict} at every setting counted here, but by how much depends "
+            f"So the claim {verdict} counted here, but by how much depends "
             "on the number of environments and the buffer's design, not on on- versus "
             "off-policy learning as such."
         )
