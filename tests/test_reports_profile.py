@@ -1,5 +1,12 @@
-"""Notebook 02's inclusive-share exercise: checkable even where py-spy cannot record."""
+"""Notebook 02's inclusive-share exercise (checkable even where py-spy cannot record), and
+section 11's sentences on both sides of each edge: a timer inside or outside a sampler's
+interval, two samplers' gaps past or within their noise, a tool that moved the split or not."""
 
+from types import SimpleNamespace
+
+import pytest
+
+from hetero_tutorial.core import machine_load
 from hetero_tutorial.notebook import profile_report
 from hetero_tutorial.notebook.exercises import check
 from hetero_tutorial.notebook.solutions import solution
@@ -11,3 +18,115 @@ def test_without_a_profile_the_exercise_is_checked_on_the_hand_made_one(capsys):
     assert [solution("inclusive_share")(*case) for case in cases] == [0.5, 0.75, 1.0]
     assert check("inclusive_share", solution("inclusive_share"), cases) == 0.5
     assert "Correct on all 3 case(s)" in capsys.readouterr().out
+
+
+# --- section 11: each sampler against its own timer, and each tool against the timer -----
+
+
+@pytest.fixture(autouse=True)
+def quiet_machine(monkeypatch):
+    """No study of an earlier test stands for these hand-made figures: judged as quiet."""
+    monkeypatch.setattr(machine_load, "_readings", [])
+
+
+def _spy(rollout: int, total: int, timer: float, seconds: float = 10.0) -> SimpleNamespace:
+    """A py-spy profile: ``rollout`` of ``total`` training samples in the rollout, and its
+    run's phase timer giving the rollout ``timer`` of ``seconds``."""
+    samples = {"rollout": rollout, "update": total - rollout}
+    shares = SimpleNamespace(
+        samples=samples, total=total, phase_share=lambda: {k: v / total for k, v in samples.items()}
+    )
+    timed = {"rollout": timer * seconds, "update": (1 - timer) * seconds}
+    return SimpleNamespace(shares=shares, phase_seconds=timed)
+
+
+def _tools(free, paused=None, cprofile_timer: float = 0.27, torch_share: float = 0.27):
+    cprof = SimpleNamespace(
+        phase_shares=lambda: {"rollout": 0.38, "update": 0.60},
+        phase_seconds={"rollout": cprofile_timer, "update": 1 - cprofile_timer},
+    )
+    ranges = [
+        {"name": "rollout", "cpu_s": torch_share},
+        {"name": "update", "cpu_s": 1 - torch_share},
+    ]
+    return profile_report.four_tools_rows(free, cprof, ranges, paused)
+
+
+def test_a_timer_inside_the_samplers_interval_agrees_with_it():
+    free, paused = _spy(270, 1000, 0.267), _spy(280, 1000, 0.28)  # 27% sampled, 26.7% timed
+    said = profile_report.sampling_sentence(free, paused)
+    assert "Without pauses, the timer's 26.7% lies inside the sampler's 24.2%-29.8%" in said
+    assert "did not hold" not in said
+    text = profile_report.four_tools_sentence(_tools(free, paused))
+    assert "py-spy gives it 27%, the phase timer 27%: the timer's 27% lies inside" in text
+    assert "larger than the sampling noise" not in text
+
+
+@pytest.mark.parametrize(
+    ("rollout", "side", "edge"),
+    [(78, "below", "ends 6.9 points short of"), (190, "above", "starts 8.8 points above")],
+)
+def test_a_timer_outside_the_samplers_interval_did_not_hold_by_how_much(rollout, side, edge):
+    free, paused = _spy(rollout, 475, 0.267), _spy(38, 136, 0.28)  # a wide paused interval
+    said = profile_report.sampling_sentence(free, paused)
+    assert f"lies {side} its timer's 26.7% by" in said and "agreement did not hold" in said
+    assert edge in said
+    # with pauses the timer lies inside the (wide) interval
+    assert "with them, the timer's 28.0% lies inside the sampler's" in said
+    text = profile_report.four_tools_sentence(_tools(free, paused))
+    assert "a gap larger than the sampling noise; no cause this run can check explains it" in text
+    if side == "above":  # a sampler above its timer: dropped stacks cannot be why
+        assert "would lower py-spy's share, not raise it" in text
+        assert "reads higher against its timer, by more than the noise" in said
+
+
+def test_two_samplers_gaps_that_straddle_their_noise_show_no_clear_effect():
+    # the review's run: 16.4% (13.0%-19.8%) against 26.7%; 27.9% (20.3%-35.4%) against 28.0%
+    free, paused = _spy(78, 475, 0.267), _spy(38, 136, 0.28)
+    said = profile_report.sampling_sentence(free, paused)
+    assert "within the noise" in said and "no clear effect" in said
+    assert "this run cannot tell whether sampling without pauses drops" in said
+    assert "no sign" not in said and "drops rollout stacks here" not in said
+    # the table's sentence does not blame a gap past the noise on the noise
+    text = profile_report.four_tools_sentence(_tools(free, paused))
+    assert "py-spy gives it 16%, the phase timer 27%: the sampler's 16% lies below" in text
+    assert "a gap larger than the sampling noise; no cause this run can check explains it" in text
+    assert "could not tell whether dropped stacks do, no clear effect" in text
+    assert "with their noise" not in text
+
+
+def test_a_sampler_that_drops_stacks_names_the_cause_in_the_table_sentence():
+    free, paused = _spy(150, 1000, 0.30), _spy(300, 1000, 0.30)  # 15% and 30% against 30%
+    assert "drops rollout stacks here" in profile_report.sampling_sentence(free, paused)
+    text = profile_report.four_tools_sentence(_tools(free, paused))
+    assert "the cause this run can check: the paused recording above says sampling" in text
+    assert "no cause this run can check" not in text
+    alone = profile_report.four_tools_sentence(_tools(free))  # no paused recording
+    assert "no cause this run can check explains it: no paused recording here" in alone
+
+
+NOISE = "the 1.3 points between the two py-spy runs' timers"
+MOVED = "if recording every operator is what moved it, it costs the {} operators more"
+
+
+@pytest.mark.parametrize(
+    ("torch_share", "words"),
+    [
+        (0.27, f"0.3 points apart, within {NOISE}: the two agree"),
+        (0.35, f"past {NOISE}: " + MOVED.format("rollout's")),
+        (0.20, f"past {NOISE}: " + MOVED.format("update's")),
+    ],
+)
+def test_torch_profiler_is_explained_only_where_it_moved_past_the_timers_noise(torch_share, words):
+    free, paused = _spy(270, 1000, 0.267), _spy(280, 1000, 0.28)  # timers 1.3 points apart
+    text = profile_report.four_tools_sentence(_tools(free, paused, torch_share=torch_share))
+    assert words in text
+    if torch_share == 0.27:
+        assert "moved it" not in text.split("torch.profiler, from one")[1]
+
+
+def test_without_a_second_timer_a_tools_move_has_no_verdict():
+    text = profile_report.four_tools_sentence(_tools(_spy(270, 1000, 0.267), torch_share=0.40))
+    assert "torch.profiler, from one profiled iteration, gives 40% against" in text
+    assert text.endswith("with no second run of the timer to measure their noise, no verdict.")
+    assert "costs the" not in text and "weighs most" not in text

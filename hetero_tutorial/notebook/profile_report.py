@@ -12,12 +12,14 @@ from IPython.display import Image, Markdown
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from hetero_tutorial.core.findings import Outcome
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.profiling import browser, cprofiler, reading, stacks
+from hetero_tutorial.profiling.against_timer import Sampled, dropped_stacks, points, timer_shares
 from hetero_tutorial.profiling.pyspy import PySpyProfile, reference_profiles
 
 percent = "{:.1%}".format
@@ -293,20 +295,6 @@ def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None =
     return fig
 
 
-def _timer_shares(seconds: dict[str, float]) -> dict[str, float]:
-    total = sum(seconds.values())
-    return {phase: s / total for phase, s in seconds.items()} if total else {}
-
-
-def rollout_interval(profile: PySpyProfile) -> tuple[float, float, float]:
-    """The rollout's share of a py-spy profile's training samples, and its two-standard-error
-    interval (Agresti-Coull, so that few samples still show their uncertainty)."""
-    count, total = profile.shares.samples.get("rollout", 0), profile.shares.total
-    share = count / total if total else 0.0
-    spread = 2 * stacks._agresti_coull(count, total)
-    return share, max(share - spread, 0.0), min(share + spread, 1.0)
-
-
 @judged("all")
 def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     """Whether sampling without pauses dropped rollout stacks, read against each run's own
@@ -316,47 +304,39 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     (The two runs' shares are not compared directly: pausing for every sample slows the
     program, its many small calls most, so the paused run's phases are not the other's.)
     """
-    readings = []
-    for profile in (nonblocking, blocking):
-        share, low, high = rollout_interval(profile)
-        timer = _timer_shares(profile.phase_seconds).get("rollout")
-        readings.append((share, low, high, timer, sum(profile.phase_seconds.values())))
-    (a, a_low, a_high, a_timer, a_s), (b, b_low, b_high, b_timer, b_s) = readings
+    free, paused = Sampled.of(nonblocking), Sampled.of(blocking)
     text = (
-        f"The rollout's share of training samples: {a:.1%} ({a_low:.1%}-{a_high:.1%}) without "
-        f"pauses, {b:.1%} ({b_low:.1%}-{b_high:.1%}) with a pause per sample."
+        f"The rollout's share of training samples: {free.share:.1%} ({free.low:.1%}-"
+        f"{free.high:.1%}, two standard errors) without pauses, {paused.share:.1%} "
+        f"({paused.low:.1%}-{paused.high:.1%}) with a pause per sample."
     )
-    if a_timer is None or b_timer is None:
+    if free.timer is None or paused.timer is None:
         return text + " The runs' phase timers were not read back, so nothing is judged."
+    seconds = sum(blocking.phase_seconds.values()) / sum(nonblocking.phase_seconds.values())
     text += (
-        f" Each run's own phase timer gave it {a_timer:.1%} and {b_timer:.1%}; the paused run "
-        f"took {b_s / a_s:.2f}x as long."
+        f" Each run's own phase timer gave it {free.timer:.1%} and {paused.timer:.1%}; the "
+        f"paused run took {seconds:.2f}x as long. Without pauses, {free.timer_words()}; with "
+        f"them, {paused.timer_words()}."
     )
-    short_a, short_b = a_timer - a, b_timer - b
-    noise = (a_high - a_low + b_high - b_low) / 2
-    over_a, over_b = (round(-short, 4) + 0.0 for short in (short_a, short_b))  # never -0.0%
-    gaps = (
-        f" Each sampler against its own timer: {over_a:+.1%} without pauses, {over_b:+.1%} "
-        "with them"
-    )
-    if short_a - short_b > noise:
-        return (
-            text
-            + gaps
-            + (
-                f": the sampler without pauses falls short by more than the noise ({noise:.1%}), "
-                "so it drops rollout stacks here; read the paused profile for where the time goes. "
-                "(C5's share still reads the recording without pauses: on a GPU each pause lets "
-                "queued kernels finish, shrinking the waits C5 counts.)"
-            )
+    outcome, difference, noise = dropped_stacks(free, paused)
+    over = [f"{round(s.share - s.timer, 4) + 0.0:+.1%}" for s in (free, paused)]  # no -0.0%
+    text += f" Each sampler against its own timer: {over[0]} without pauses, {over[1]} with them"
+    if outcome is Outcome.NOT_HELD:
+        return text + (
+            f": the sampler without pauses falls short by more than the noise ({noise:.1%}), "
+            "so it drops rollout stacks here; read the paused profile for where the time goes. "
+            "(C5's share still reads the recording without pauses: on a GPU each pause lets "
+            "queued kernels finish, shrinking the waits C5 counts.)"
         )
-    return (
-        text
-        + gaps
-        + (
-            f": within the noise ({noise:.1%}) of each other, so no sign that sampling without "
-            "pauses drops rollout stacks here."
+    if outcome is Outcome.HELD:
+        return text + (
+            f": the sampler without pauses reads higher against its timer, by more than the noise "
+            f"({noise:.1%}), so it drops no more rollout stacks than pausing does here."
         )
+    return text + (
+        f", {points(difference)} apart: within the noise ({noise:.1%}) of each other, "
+        f"{Outcome.UNCLEAR.value}; this run cannot tell whether sampling without pauses drops "
+        "rollout stacks."
     )
 
 
@@ -380,19 +360,26 @@ def four_tools_rows(
     ``profile`` (py-spy) and the phase timer are one run, in py-spy's child; cProfile's
     numbers and the phase timer under it are its own run in this kernel; torch.profiler's
     are its ``record_function`` ranges (``torch_phases``: ``TorchProfile.phases()``).
-    ``blocking``: the same workload sampled with a pause per sample, where it was recorded.
+    ``blocking``: the same workload sampled with a pause per sample, where it was recorded
+    (its phase timer is a second unprofiled run: the two timers' gap is the noise a tool's
+    move is read against). A py-spy row's ``sampled`` holds its interval and its timer.
     """
     ranges = {row["name"]: row["cpu_s"] for row in torch_phases}
+    second_timer = blocking and timer_shares(blocking.phase_seconds)
     measured = [
         ("py-spy", "py-spy's child", profile.shares.phase_share()),
         ("py-spy, paused per sample", "a second child", blocking and blocking.shares.phase_share()),
-        ("phase timer", "py-spy's child", _timer_shares(profile.phase_seconds)),
+        ("phase timer", "py-spy's child", timer_shares(profile.phase_seconds)),
+        ("phase timer", "a second child", second_timer),
         ("cProfile", "in this kernel", cprof.phase_shares()),
-        ("phase timer", "under cProfile", _timer_shares(cprof.phase_seconds)),
-        ("torch.profiler", "in this kernel", _timer_shares(ranges)),
+        ("phase timer", "under cProfile", timer_shares(cprof.phase_seconds)),
+        ("torch.profiler", "in this kernel", timer_shares(ranges)),
     ]
+    sampled = {"py-spy": Sampled.of(profile)}
+    if blocking is not None:
+        sampled["py-spy, paused per sample"] = Sampled.of(blocking)
     return [
-        {"tool": tool, "run": run, "counts": FOUR_TOOLS[tool.split(",")[0]], **_split(shares)}
+        {"tool": tool, "run": run, **_split(shares), "sampled": sampled.get(tool)}
         for tool, run, shares in measured
         if shares is not None
     ]
@@ -408,6 +395,7 @@ def four_tools_table(rows: list[dict[str, Any]]) -> Markdown:
     shown = [
         {
             **row,
+            "counts": FOUR_TOOLS[row["tool"].split(",")[0]],
             **{k: missing if row[k] is None else f"{row[k]:.0%}" for k in ("rollout", "update")},
         }
         for row in rows
@@ -424,42 +412,96 @@ def four_tools_table(rows: list[dict[str, Any]]) -> Markdown:
     )
 
 
+def _spy_against_timer(free: Sampled | None, paused: Sampled | None, clean: float) -> str:
+    """py-spy's rollout share against its own run's phase timer (``clean``): agreement inside
+    the sampler's interval; outside it, what this run can check (dropped stacks, read
+    against the paused recording ``paused``), or that nothing it can check explains it."""
+    if free is None:
+        return f"the phase timer {clean:.0%}; no sampling interval came with it: no verdict"
+    said = f"the phase timer {clean:.0%}: {free.timer_words(digits=0)}"
+    if free.against_timer() is not Outcome.NOT_HELD:
+        return said
+    said += ", a gap larger than the sampling noise"
+    outcome = dropped_stacks(free, paused)[0] if paused is not None else Outcome.NO_VERDICT
+    if outcome is Outcome.NOT_HELD and free.share < free.timer:
+        return said + (
+            "; the cause this run can check: the paused recording above says sampling without "
+            "pauses drops rollout stacks"
+        )
+    why = {
+        Outcome.HELD: "dropped rollout stacks do not: the paused recording reads lower still",
+        Outcome.UNCLEAR: "the paused recording above could not tell whether dropped stacks do, "
+        f"{Outcome.UNCLEAR.value}",
+    }.get(outcome, "no paused recording here to test for dropped stacks")
+    if free.share > free.timer:
+        why = "dropped rollout stacks would lower py-spy's share, not raise it"
+    return said + f"; no cause this run can check explains it: {why}"
+
+
+def _against_clean(lead: str, value: float, clean: float, spread: float | None, lean: str) -> str:
+    """A tool's rollout share (``value``, after ``lead``) against the unprofiled phase timer's
+    (``clean``): a move explained (``lean``) only past ``spread``, the gap between two
+    unprofiled runs' timers; within it the two agree; with no spread measured, no verdict."""
+    apart = (
+        f" {lead} {value:.0%} against the unprofiled timer's {clean:.0%}, "
+        f"{points(value - clean)} apart"
+    )
+    if spread is None:
+        return apart + ": with no second run of the timer to measure their noise, no verdict."
+    noise = f"the {points(spread)} between the two py-spy runs' timers"
+    if abs(value - clean) <= spread:
+        return apart + f", within {noise}: the two agree."
+    return apart + f", past {noise}: {lean}."
+
+
+@judged("all")
 def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
     """Why the tools disagree, read from their numbers: the spread of the rollout's share, and
-    what each tool's way of counting adds to it."""
-    by = {(row["tool"], row["run"]): row["rollout"] for row in rows if row["rollout"] is not None}
+    what each tool's way of counting adds to it, where it moved the share past the noise
+    (the gap between two unprofiled runs' phase timers) and only there."""
+    by = {(row["tool"], row["run"]): row for row in rows if row["rollout"] is not None}
+    share = {key: row["rollout"] for key, row in by.items()}
     if len(by) < 2:
         return "Too few tools measured the rollout here to compare them."
-    low, high = min(by, key=by.get), max(by, key=by.get)
+    low, high = min(share, key=share.get), max(share, key=share.get)
     text = (
-        f"The rollout's share ranges from {by[low]:.0%} ({low[0]}, {low[1]}) to {by[high]:.0%} "
-        f"({high[0]}, {high[1]})."
+        f"The rollout's share ranges from {share[low]:.0%} ({low[0]}, {low[1]}) to "
+        f"{share[high]:.0%} ({high[0]}, {high[1]})."
     )
-    spy, clean = by.get(("py-spy", "py-spy's child")), by.get(("phase timer", "py-spy's child"))
-    if spy is not None and clean is not None:
-        text += (
-            f" In one run py-spy gives it {spy:.0%}, the phase timer {clean:.0%}: stacks "
-            "sampled, with their noise, against wall time between syncs."
-        )
-    profiled = by.get(("phase timer", "under cProfile"))
-    if profiled is not None and clean is not None:
+    clean = share.get(("phase timer", "py-spy's child"))
+    if clean is None:
+        return text
+    spy = by.get(("py-spy", "py-spy's child"))
+    if spy is not None:
+        paused = by.get(("py-spy, paused per sample", "a second child"), {}).get("sampled")
+        said = _spy_against_timer(spy.get("sampled"), paused, clean)
+        text += f" In one run py-spy gives it {spy['rollout']:.0%}, {said}."
+    second = share.get(("phase timer", "a second child"))
+    spread = None if second is None else abs(second - clean)
+    profiled = share.get(("phase timer", "under cProfile"))
+    if profiled is not None:
         lean = (
             "weighs most on the rollout, the phase of many small calls"
             if profiled > clean
             else "weighed more on the update here"
         )
-        text += (
-            f" Under cProfile the same timer gives the rollout {profiled:.0%} instead of "
-            f"{clean:.0%}: cProfile's cost per call {lean} (one run each: a direction, no "
-            "verdict)."
+        text += _against_clean(
+            "Under cProfile the same timer gives the rollout",
+            profiled,
+            clean,
+            spread,
+            f"cProfile's cost per call {lean} (one run each: a direction, no verdict)",
         )
-    torch_share = by.get(("torch.profiler", "in this kernel"))
-    if torch_share is not None and clean is not None:
+    torch_share = share.get(("torch.profiler", "in this kernel"))
+    if torch_share is not None:
         heavier = "rollout's" if torch_share > clean else "update's"
-        text += (
-            f" torch.profiler gives {torch_share:.0%} from one profiled iteration: if recording "
-            f"every operator is what moved it, it costs the {heavier} operators more; one "
-            "iteration measures no spread, so no verdict."
+        text += _against_clean(
+            "torch.profiler, from one profiled iteration, gives",
+            torch_share,
+            clean,
+            spread,
+            f"if recording every operator is what moved it, it costs the {heavier} operators "
+            "more (one iteration measures no spread: no verdict)",
         )
     return text
 

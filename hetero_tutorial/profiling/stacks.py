@@ -321,7 +321,7 @@ def phase_of(frames: tuple[Frame, ...]) -> str | None:
     return None
 
 
-def _agresti_coull(count: int, total: int) -> float:
+def agresti_coull(count: int, total: int) -> float:
     """Standard error of ``count / total`` with two samples added on each side (Agresti-Coull):
     none of 50 samples gives +-2.6%, where the plain binomial formula claims +-0."""
     n = total + 4
@@ -371,7 +371,7 @@ class TransferShares:
 
     def stderr_of(self, bucket: str) -> float:
         """Standard error of :meth:`share_of` ``bucket``: how far sampling alone may move it."""
-        return _agresti_coull(sum(getattr(self, bucket).values()), self.total)
+        return agresti_coull(sum(getattr(self, bucket).values()), self.total)
 
     @property
     def share(self) -> float:
