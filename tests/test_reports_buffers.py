@@ -5,6 +5,7 @@ from dataclasses import replace
 
 from hetero_tutorial.notebook import buffer_race, buffer_report, peer_races
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
+from hetero_tutorial.studies import copies
 from hetero_tutorial.studies.buffer_rows import GatherRow, SamplingRow
 from hetero_tutorial.studies.ddpg_buffers import DDPGRun, DDPGSummary
 
@@ -72,12 +73,111 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     assert "within the noise of the repeats: this run cannot tell" in text
     faster = [replace(r, sample_transitions_per_s=2_100.0) if r.design == "tensor" else r
               for r in rows]  # fmt: skip
-    assert "no slowdown with capacity" in buffer_report.capacity_sentence(faster, [small, large])
+    text = buffer_report.capacity_sentence(faster, [small, large])
+    assert "The tensor buffer did not slow past the noise (+0%): no slowdown in both past" in text
+    assert "Pattern A" not in text.split(".")[1]  # pattern A slowed 19%: not a shortfall
     noisy = [replace(r, sample_iqr_s=50 * r.sample_iqr_s) for r in rows]  # IQRs that overlap
     text = buffer_report.capacity_sentence(noisy, [small, large])
-    assert (
-        "-19% (transition)," in text and "did not both slow, past the noise and by over 5%" in text
+    assert "-19% (transition)," in text and (
+        "Pattern A did not slow past the noise (-19%); the tensor buffer did not slow past the "
+        "noise (-16%): no slowdown in both past the noise and over 5% to explain" in text
     )
+
+
+def _capacity(a: float, tensor: float) -> str:
+    """The capacity sentence where pattern A's and the tensor buffer's sampling rates fell by
+    ``a`` and ``tensor`` (fractions) from 10,000 to 1,000,000 transitions, past the noise."""
+    rows = _rows({("transition", 10_000): 100.0, ("trajectory", 10_000): 400.0,
+                  ("tensor", 10_000): 2_000.0, ("transition", 1_000_000): 100.0 * (1 - a),
+                  ("trajectory", 1_000_000): 300.0,
+                  ("tensor", 1_000_000): 2_000.0 * (1 - tensor)})  # fmt: skip
+    small = _gathers(10_000, random=[1.0, 1.1, 0.9], contiguous=[1.0, 1.0, 1.0])
+    large = _gathers(1_000_000, random=[1.6, 1.7, 1.5], contiguous=[1.02, 1.0, 1.04])
+    return buffer_report.capacity_sentence(rows, [small, large])
+
+
+def test_the_capacity_sentence_reads_forwards_on_each_side_of_the_5_percent_threshold():
+    # 04's quick run: both slowed past the noise, by less than 5%
+    text = _capacity(0.03, 0.04)
+    assert "-3% (transition, past the noise)" in text and "-4% (tensor, past the noise)" in text
+    assert (
+        "Pattern A and the tensor buffer both slowed past the noise, by less than 5% (3.0% and "
+        "4.0%): no slowdown in both past the noise and over 5% to explain, so a bare float32 "
+        "table's gathers are shown but read as no cause: 256 random rows took 1.60x as long at "
+        "1,000,000 rows (38 MiB) as at 10,000, 256 contiguous rows 1.02x." in text
+    )
+    assert "did not both slow" not in text and "supports memory" not in text
+    # one on each side of 5%: only the one short of it is named
+    text = _capacity(0.051, 0.049)
+    assert "The tensor buffer slowed past the noise by less than 5% (4.9%): no slowdown" in text
+    assert "Pattern A" not in text  # its 5.1% is past the threshold: no shortfall to name
+    text = _capacity(0.049, 0.051)
+    assert (
+        "(tensor, past the noise). Pattern A slowed past the noise by less than 5% (4.9%)" in text
+    )
+    # both just past 5%: the gathers are read as a cause
+    text = _capacity(0.051, 0.051)
+    assert "lost 100% as much as pattern A did" in text
+    assert "A bare float32 table, no buffer at all: 256 random rows took 1.60x" in text
+    assert "supports memory as the cause" in text and "read as no cause" not in text
+
+
+def _counts(ppo: float, ddpg: float, sample: float = 6.0) -> tuple[dict, dict]:
+    """Copies counted on meta: PPO's and all-accelerator DDPG's per environment step."""
+    found = {"counted_on": "meta", "env_id": "CartPole-v1", "copies_per_env_step": ppo}
+    phases = {"rollout": {"count_per_1000_steps": 1000 * (ddpg - sample)},
+              "sample": {"count_per_1000_steps": 1000 * sample}}  # fmt: skip
+    return found, {"counted_on": "meta", "buffer": "transition", "by_phase": phases,
+                   "copies_per_env_step": ddpg}  # fmt: skip
+
+
+def test_c4_says_how_it_came_out_as_notebook_10s_rule_does():
+    from hetero_tutorial.core.results import Record
+    from hetero_tutorial.ledger import rules
+
+    def ledger(ppo: float, ddpg: float) -> str:
+        provenance = {"fingerprint": {"accelerator": None}, "date": "2026-01-01",
+                      "command": "t", "quick": 0}  # fmt: skip
+        counted = {"placement": "all-accelerator", "counted_on": "meta",
+                   "copies_per_env_step": ppo}  # fmt: skip
+        records = {
+            "bench.ppo": [Record("bench.ppo", {"placement": "all-accelerator",
+                                               "counted_copies": counted}, provenance)],
+            "bench.ddpg_placements": [Record("bench.ddpg_placements", {"counted_copies": {
+                "all-accelerator": _counts(ppo, ddpg)[1]}}, provenance)],
+        }  # fmt: skip
+        return rules.c4(records).status.value
+
+    said = copies.c4_sentence(*_counts(0.27, 8.0))  # 04's run
+    assert "PPO's copies over DDPG's above 1x): did not hold, 0.034x" in said
+    assert "PPO makes 97% fewer copies per step than DDPG" in said
+    assert "held, 1.01x." in copies.c4_sentence(*_counts(8.1, 8.0))
+    assert "did not hold, 0.988x" in copies.c4_sentence(*_counts(7.9, 8.0))
+    assert "did not hold, the two make the same number" in copies.c4_sentence(*_counts(8.0, 8.0))
+    assert "held, DDPG copies nothing" in copies.c4_sentence(*_counts(0.27, 0.0, 0.0))
+    for ppo, ddpg in ((0.27, 8.0), (8.1, 8.0), (7.9, 8.0), (8.0, 8.0), (0.27, 0.0)):
+        said = copies.c4_sentence(*_counts(ppo, ddpg)).split("above 1x): ")[1]
+        assert said.startswith(ledger(ppo, ddpg) + ",")
+
+
+def test_copies_are_counted_per_env_step_and_per_sampled_transition_beside_c7s_20():
+    counted = {"all-accelerator": _counts(0, 8.0)[1],
+               "all-cpu": {"counted_on": "meta", "by_phase": {}, "copies_per_env_step": 0.0,
+                           "note": "every phase on the CPU"}}  # fmt: skip
+    table = buffer_report.counted_table(counted, 256).data
+    assert "| copies / 1000 env steps | copies / 1000 sampled transitions |" in table
+    assert "| all-accelerator | meta | 8000 | 31.2 | rollout 2000, sample 6000 |" in table
+    said = copies.c7_switches_sentence(counted, 256)
+    assert (
+        "all-accelerator makes 31.2 copies per 1000 sampled transitions (8 per step; the " in said
+    )
+    assert "batch's own 6 copies come to 23.4), at least 20 as in the article: held." in said
+    at = copies.c7_switches_sentence({"a": _counts(0, 5.12, 5.12)[1]}, 256)  # 20.0
+    assert at.endswith("at least 20 as in the article: held.")
+    below = copies.c7_switches_sentence({"a": _counts(0, 5.11, 5.11)[1]}, 256)  # 19.96
+    assert "20.0 copies per 1000 sampled" in below and "0.2% below 20: did not hold" in below
+    far = copies.c7_switches_sentence({"a": _counts(0, 2.56, 2.56)[1]}, 256)  # 10
+    assert "50% below 20: did not hold; this run's DDPG switches less often" in far
 
 
 def _summaries(returns: dict[str, list[float]]) -> dict[str, DDPGSummary]:

@@ -331,7 +331,7 @@ def c7(records: Records) -> Verdict:
     spread = Spread.of_pairs(*turns, value=ratio, per="turn")
     text = (
         f"{switching['placement']}: {switching['copies_per_1000_samples']:.0f} copies per 1000 "
-        "samples, {} the all-CPU speed"
+        "environment steps, {} the all-CPU speed"
     )
     return _ratio_verdict(spread, 1.0, text, above=False)
 

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from hetero_tutorial.core.devices import accelerator
+from hetero_tutorial.core.findings import Outcome
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.transfers import META, CopyCounter, MetaCopyCounter
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
@@ -237,4 +238,54 @@ def c4_sensitivity_sentence(rows: list[dict]) -> str:
     return text + (
         "So the verdict itself turns on the number of environments and the buffer's design: "
         "C4 is a claim about those choices, not about on- versus off-policy learning."
+    )
+
+
+def c4_sentence(ppo: dict[str, Any], ddpg: dict[str, Any]) -> str:
+    """C4 from two counts (:func:`copies_sentence`), then its
+    outcome by notebook 10's rule (:func:`~hetero_tutorial.ledger.rules.c4`): held only if PPO
+    copies more per step than DDPG, as PPO's over DDPG's. Counts have no noise: a verdict."""
+    a, b = ppo["copies_per_env_step"], ddpg["copies_per_env_step"]
+    text = (
+        f"{copies_sentence(ppo, ddpg)} C4 expects on-policy PPO to switch devices "
+        "more often per environment step than off-policy DDPG (PPO's copies over DDPG's above "
+        "1x): "
+    )
+    if a == b:
+        return text + f"{Outcome.NOT_HELD.value}, the two make the same number."
+    if b == 0:
+        return text + f"{Outcome.HELD.value}, DDPG copies nothing and PPO {a:.3f} per step."
+    if a > b:
+        return text + f"{Outcome.HELD.value}, {a / b:.2f}x."
+    return text + (
+        f"{Outcome.NOT_HELD.value}, {a / b:.3f}x: PPO makes {1 - a / b:.0%} fewer copies "
+        "per step than DDPG, the other way round."
+    )
+
+
+C7_SWITCHES = 20
+"""C7's setting: "20+" device switches per 1000 samples (read as sampled transitions)."""
+
+
+def c7_switches_sentence(counted: dict[str, dict[str, Any]], batch_size: int) -> str:
+    """C7's "20+ per 1000 samples" beside this run's count, like with like: copies per 1000
+    transitions the updates sampled (one batch of ``batch_size`` per environment step), of
+    the placement that copies most; the batch's own copies (the ``sample`` phase) apart."""
+    name, most = max(counted.items(), key=lambda item: item[1]["copies_per_env_step"])
+    per_step = most["copies_per_env_step"]
+    sampled = 1000 * per_step / batch_size
+    batch = most["by_phase"].get("sample", {}).get("count_per_1000_steps", 0) / 1000
+    own = f"; the batch's own {batch:.0f} copies come to {1000 * batch / batch_size:.1f}"
+    text = (
+        f"C7's setting (its speed is judged above), {C7_SWITCHES}+ device switches per 1000 "
+        f"samples, read as transitions sampled (a batch of {batch_size} per environment step), "
+        f"not as environment steps: {name} makes {sampled:.1f} copies per 1000 sampled "
+        f"transitions ({per_step:.0f} per step{own * (batch > 0)})"
+    )
+    if sampled >= C7_SWITCHES:
+        return text + f", at least {C7_SWITCHES} as in the article: {Outcome.HELD.value}."
+    gap = 1 - sampled / C7_SWITCHES  # never printed as 0%
+    return text + (
+        f", {gap:.{0 if gap >= 0.01 else 1}%} below {C7_SWITCHES}: {Outcome.NOT_HELD.value}; "
+        "this run's DDPG switches less often per sample than the article's did."
     )
