@@ -160,21 +160,46 @@ def test_the_neighbour_table_has_one_row_per_way_the_loop_ran():
 @pytest.mark.parametrize(
     ("speeds", "words"),
     [
-        ((0.5, 0.45), "slower than alone in every round. The guard judged 0 of 2 rounds"),
-        ((0.5, 1.0), "slower in some rounds only: no clear effect. The guard judged 0 of 2"),
+        ((0.5, 0.45, 0.5, 0.48, 0.5), "slower than alone in every round. The guard judged 0 of 5"),
+        ((0.5, 1.0, 0.5, 0.5, 0.5), "in some rounds only: no clear effect. The guard judged 0 of"),
+        ((0.5, 0.45), "no verdict: 2 rounds, and a verdict needs 5. The guard judged 0 of 2"),
     ],
 )
 def test_the_on_core_neighbour_says_the_guard_caught_it_and_a_straddle_is_no_clear_effect(
     speeds, words
 ):
     """00 printed 'slower than alone in every round' where the guard judged 0 of 2 rounds,
-    below a cell saying the guard withholds such verdicts."""
-    runs = [NeighbourRun(CASES[0], r, 1000.0, 0.01, 0.0, 0.0, True) for r in range(2)]
-    runs += [NeighbourRun(CASES[1], r, 1000.0, 0.01, 0.0, 1.0, True) for r in range(2)]
+    below a cell saying the guard withholds such verdicts; and a verdict from 2 rounds."""
+    n = len(speeds)
+    runs = [NeighbourRun(CASES[0], r, 1000.0, 0.01, 0.0, 0.0, True) for r in range(n)]
+    runs += [NeighbourRun(CASES[1], r, 1000.0, 0.01, 0.0, 1.0, True) for r in range(n)]
     runs += [NeighbourRun(CASES[2], r, 1000.0 * x, 1.0, 0.5, 0.5, False)
              for r, x in enumerate(speeds)]  # fmt: skip
     said = neighbour_findings.neighbour_findings(runs, None)
     assert words in said[1] and "The guard judged" not in said[0]
+
+
+@pytest.mark.parametrize(
+    ("speeds", "reading", "guess_line"),
+    [
+        ((1.0, 1.05, 0.95, 1.0, 1.02), "as fast", "it ran as fast: your guess held"),
+        ((1.13, 1.2, 1.15, 1.18, 1.14), "faster than alone in every round",
+         "the loop ran faster: neither of the two"),
+        ((0.8, 0.85, 0.82, 0.8, 0.84), "slower than alone in every round",
+         "it ran slower: your guess did not hold"),
+    ],
+)  # fmt: skip
+def test_a_neighbour_on_another_core_is_as_fast_only_within_ten_percent_both_ways(
+    speeds, reading, guess_line
+):
+    """00 called 1.13-1.20x 'within 10% in every round: as fast'."""
+    n = len(speeds)
+    runs = [NeighbourRun(CASES[0], r, 1000.0, 0.01, 0.0, 0.0, True) for r in range(n)]
+    runs += [NeighbourRun(CASES[1], r, 1000.0 * x, 0.01, 0.0, 1.0, True)
+             for r, x in enumerate(speeds)]  # fmt: skip
+    runs += [NeighbourRun(CASES[2], r, 500.0, 1.0, 0.5, 0.5, False) for r in range(n)]
+    said = neighbour_findings.neighbour_findings(runs, "as fast")
+    assert reading in said[0] and guess_line in said[-1]
 
 
 # --- 01: one meaning of "solved" (contradiction 12) --------------------------------------------

@@ -63,8 +63,9 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     small = _gathers(10_000, random=[1.0, 1.1, 0.9], contiguous=[1.0, 1.0, 1.0])
     large = _gathers(1_000_000, random=[1.6, 1.7, 1.5], contiguous=[1.02, 1.0, 1.04])
     text = buffer_report.capacity_sentence(rows, [small, large])
-    assert "-19% (transition, past the noise)" in text and "-16% (tensor, past the noise)" in text
-    assert "-5% (trajectory, past the noise)" in text
+    assert "19% slower (transition, past the noise)" in text
+    assert "16% slower (tensor, past the noise)" in text
+    assert "5% slower (trajectory, past the noise)" in text
     assert "84% as much as pattern A did" in text  # 16 of 19 points
     assert "1.60x as long at 1,000,000 rows (38 MiB)" in text
     assert "past the noise: the measurement supports memory as the cause" in text
@@ -74,13 +75,15 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     faster = [replace(r, sample_transitions_per_s=2_100.0) if r.design == "tensor" else r
               for r in rows]  # fmt: skip
     text = buffer_report.capacity_sentence(faster, [small, large])
-    assert "The tensor buffer did not slow past the noise (+0%): no slowdown in both past" in text
+    said = "The tensor buffer did not slow past the noise (sampling as fast): no slowdown in both"
+    assert said in text
     assert "Pattern A" not in text.split(".")[1]  # pattern A slowed 19%: not a shortfall
     noisy = [replace(r, sample_iqr_s=50 * r.sample_iqr_s) for r in rows]  # IQRs that overlap
     text = buffer_report.capacity_sentence(noisy, [small, large])
-    assert "-19% (transition)," in text and (
-        "Pattern A did not slow past the noise (-19%); the tensor buffer did not slow past the "
-        "noise (-16%): no slowdown in both past the noise and over 5% to explain" in text
+    assert "19% slower (transition)," in text and (
+        "Pattern A did not slow past the noise (sampling 19% slower); the tensor buffer did not "
+        "slow past the noise (sampling 16% slower): no slowdown in both past the noise and over "
+        "5% to explain" in text
     )
 
 
@@ -99,7 +102,8 @@ def _capacity(a: float, tensor: float) -> str:
 def test_the_capacity_sentence_reads_forwards_on_each_side_of_the_5_percent_threshold():
     # 04's quick run: both slowed past the noise, by less than 5%
     text = _capacity(0.03, 0.04)
-    assert "-3% (transition, past the noise)" in text and "-4% (tensor, past the noise)" in text
+    assert "3% slower (transition, past the noise)" in text
+    assert "4% slower (tensor, past the noise)" in text
     assert (
         "Pattern A and the tensor buffer both slowed past the noise, by less than 5% (3.0% and "
         "4.0%): no slowdown in both past the noise and over 5% to explain, so a bare float32 "
@@ -286,3 +290,9 @@ def test_a_buffer_slower_than_its_costs_allow_breaks_the_bound_and_says_so():
     one_seed = _ddpg({d: [r[0]] for d, r in {"transition": [138.0], "trajectory": [139.0],
                                                "tensor": [115.0]}.items()})  # fmt: skip
     assert "no verdict" in buffer_report.ddpg_speed_sentence(one_seed, rows, 256, capacity=1000)
+
+
+def test_a_change_in_sampling_speed_says_which_way():
+    """04 printed '+11%' beside 'did not slow': sampling had got faster."""
+    words = [buffer_report._faster_or_slower(c) for c in (0.11, -0.03, 0.001, -0.004)]
+    assert words == ["11% faster", "3% slower", "as fast", "as fast"]

@@ -127,7 +127,9 @@ CLAIMS: tuple[Claim, ...] = (
 """Every checkable claim of the article (:mod:`~hetero_tutorial.ledger.article`), in order."""
 
 # Every rule with a measured figure says held or not only past that figure's noise.
-PAST_THE_NOISE = "; only past the measured spread (repeats, IQRs, standard errors), else unclear"
+PAST_THE_NOISE = (
+    "; only past the measured spread (repeats, IQRs, standard errors), else no clear effect"
+)
 EXACT = (rules.c4, rules.c13)
 """Rules with no spread to read: counted copies, a choice."""
 CLAIMS = tuple(replace(c, rule=c.rule + PAST_THE_NOISE) if c.judge not in EXACT else c

@@ -108,6 +108,13 @@ SLOWED = 0.05
 must both slow past the noise and by more than this for a bare table's gathers to explain it."""
 
 
+def _faster_or_slower(change: float) -> str:
+    """A change in samples per second in words: ``11% faster``, ``3% slower``, ``as fast``."""
+    if round(abs(change), 2) == 0:
+        return "as fast"
+    return f"{abs(change):.0%} {'faster' if change > 0 else 'slower'}"
+
+
 def _short_of_slowed(change: dict[str, float], slowed: dict[str, bool]) -> str:
     """How pattern A and the tensor buffer fall short of both slowing past the noise by more
     than :data:`SLOWED`, in words from their changes (to 0.1%: 4.9% is not 5%); else empty."""
@@ -119,7 +126,7 @@ def _short_of_slowed(change: dict[str, float], slowed: dict[str, bool]) -> str:
             f"{SLOWED:.0%} ({-change['transition']:.1%} and {-change['tensor']:.1%})"
         )
     words = [
-        f"{name} did not slow past the noise ({change[d]:+.0%})"
+        f"{name} did not slow past the noise (sampling {_faster_or_slower(change[d])})"
         if not slowed[d]
         else f"{name} slowed past the noise by less than {SLOWED:.0%} ({-change[d]:.1%})"
         for d, name in names.items()
@@ -142,8 +149,10 @@ def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
         seconds = Spread.of_medians(after.batch_seconds(), before.batch_seconds())
         slowed[design] = seconds.beyond(1.0) is True  # the IQRs apart: slower past the noise
     text = (
-        f"From {small:,} to {large:,} transitions, sampling to the CPU changed by "
-        + ", ".join(f"{change[d]:+.0%} ({d}{', past the noise' * slowed[d]})" for d in change)
+        f"From {small:,} to {large:,} transitions, sampling to the CPU ran "
+        + ", ".join(
+            f"{_faster_or_slower(change[d])} ({d}{', past the noise' * slowed[d]})" for d in change
+        )
         + "."
     )
     g_small, g_large, batch = gathers[0], gathers[-1], rows[0].batch_size

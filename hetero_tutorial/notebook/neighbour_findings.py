@@ -11,6 +11,7 @@ from hetero_tutorial.core import machine_load
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies.neighbours import CASES, NeighbourRun
+from hetero_tutorial.studies.threads import MIN_PAIRS
 
 
 def guard_reading(figures: object) -> str:
@@ -66,6 +67,33 @@ def _speed_against_alone(runs: Sequence[NeighbourRun], case: str) -> Spread:
     return Spread.of_ratios(ratios, per="round")
 
 
+READINGS = {
+    "as fast": "within 10% in every round: as fast, by this measure",
+    "slower": "more than 10% slower than alone in every round",
+    "faster": "more than 10% faster than alone in every round: the loop alone ran slower, "
+    "which this study does not explain",
+    "no clear effect": "more than 10% off in some rounds only: no clear effect",
+}
+"""How a neighbour case read against the loop alone, by its rounds' range."""
+
+
+def _reading(runs: Sequence[NeighbourRun], case: str) -> tuple[Spread, str]:
+    """The case's speed against alone, and its reading: a key of :data:`READINGS`, or a
+    no-verdict sentence (one round, or fewer than the series' minimum of paired repeats)."""
+    spread = _speed_against_alone(runs, case)
+    rounds = len({r.round for r in runs if r.case == case})
+    if not spread.measured:
+        return spread, "one round gives no spread: no verdict on a change in speed"
+    if rounds < MIN_PAIRS:
+        return spread, f"no verdict: {rounds} rounds, and a verdict needs {MIN_PAIRS}"
+    low, high = sorted((spread.low, spread.high))
+    if low > 1 / 1.1 and high < 1.1:
+        return spread, "as fast"
+    if high < 1 / 1.1:
+        return spread, "slower"
+    return spread, "faster" if low > 1.1 else "no clear effect"
+
+
 def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[str]:
     """What the neighbour study found, each comparison with the side it came out on, and
     the learner's guess (``"as fast"`` or ``"slower"``) beside it."""
@@ -78,15 +106,8 @@ def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[
         ]
     lines = []
     for case in CASES[1:]:
-        spread = _speed_against_alone(runs, case)
-        if not spread.measured:
-            side = "one round gives no spread: no verdict on a change in speed"
-        elif min(spread.low, spread.high) > 1 / 1.1:
-            side = "within 10% in every round: as fast, by this measure"
-        elif max(spread.low, spread.high) < 1 / 1.1:
-            side = "slower than alone in every round"
-        else:
-            side = "slower in some rounds only: no clear effect"
+        spread, reading = _reading(runs, case)
+        side = READINGS.get(reading, reading)
         mine = [r for r in runs if r.case == case]
         if waited := sum(not r.judged for r in mine):  # the guard's own catch, shown here
             side += (
@@ -97,21 +118,17 @@ def neighbour_findings(runs: Sequence[NeighbourRun], guess: str | None) -> list[
         lines.append(
             f"{case[0].upper()}{case[1:]}, the loop ran at {spread} its speed alone: {side}."
         )
-    other = _speed_against_alone(runs, CASES[1])
+    _, reading = _reading(runs, CASES[1])
     if guess not in ("as fast", "slower"):
         lines.append('Write "as fast" or "slower" into MY_NEIGHBOUR_GUESS to compare.')
-    elif not other.measured:
-        lines.append(f'You guessed "{guess}"; one round cannot tell: run more rounds.')
+    elif reading not in READINGS:
+        lines.append(f'You guessed "{guess}"; {reading}: run more rounds to set it against.')
+    elif reading not in ("as fast", "slower"):
+        lines.append(f'You guessed "{guess}"; the loop ran {reading}: neither of the two.')
     else:
-        as_fast = min(other.low, other.high) > 1 / 1.1
-        slower = max(other.low, other.high) < 1 / 1.1
-        if not (as_fast or slower):
-            lines.append(f'You guessed "{guess}"; the rounds disagree: no verdict on it.')
-        else:
-            held = (guess == "as fast") == as_fast
-            found = "as fast" if as_fast else "slower"
-            lines.append(
-                f'You guessed "{guess}" beside a neighbour on another core; it ran {found}: '
-                f"{'your guess held' if held else 'your guess did not hold'}."
-            )
+        held = guess == reading
+        lines.append(
+            f'You guessed "{guess}" beside a neighbour on another core; it ran {reading}: '
+            f"{'your guess held' if held else 'your guess did not hold'}."
+        )
     return lines

@@ -277,7 +277,8 @@ def c7_switches_sentence(counted: dict[str, dict[str, Any]], batch_size: int) ->
     batch = most["by_phase"].get("sample", {}).get("count_per_1000_steps", 0) / 1000
     own = f"; the batch's own {batch:.0f} copies come to {1000 * batch / batch_size:.1f}"
     text = (
-        f"C7's setting (its speed is judged above), {C7_SWITCHES}+ device switches per 1000 "
+        f"C7's setting (its speed needs an accelerator to judge), {C7_SWITCHES}+ device "
+        "switches per 1000 "
         f"samples, read as transitions sampled (a batch of {batch_size} per environment step), "
         f"not as environment steps: {name} makes {sampled:.1f} copies per 1000 sampled "
         f"transitions ({per_step:.0f} per step{own * (batch > 0)})"
