@@ -60,8 +60,8 @@ def test_allocator_advice_and_notebook_sentence_read_the_same_verdict():
     old = {k: v for k, v in summary.items() if not k.endswith("iteration_sums")}  # older record
     record = _record("bench.allocator", {"curriculum": old, "rows": rows, "criterion": []})
     found = advice.allocator_worth(group_by_kind([record]))
-    assert found["advice"].startswith("no clear difference: the allocator and the best fixed")
-    assert "no clear difference" in curriculum_sentence(summary)
+    assert found["advice"].startswith("no clear effect: the allocator and the best fixed")
+    assert "no clear effect" in curriculum_sentence(summary)
     summary, rows = _curriculum(0.5, 0.02)
     checks = [{"threads_verdict": "right: the fastest measured"}, {"threads_verdict": "wrong: x"}]
     record = _record("bench.allocator", {"curriculum": summary, "rows": rows, "criterion": checks})

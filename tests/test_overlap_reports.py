@@ -148,7 +148,7 @@ def test_learning_verdicts_pair_lag_one_with_lag_zero_and_ray_with_processes():
 def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
     assert "faster" in overlap_findings.speed_finding(_entry())
     assert "slower" in overlap_findings.speed_finding(_entry(speed=(0.9, 0.8, 0.95)))
-    assert "no clear difference" in overlap_findings.speed_finding(_entry(speed=(1.1, 0.9, 1.2)))
+    assert "no clear effect" in overlap_findings.speed_finding(_entry(speed=(1.1, 0.9, 1.2)))
 
 
 def test_the_learning_verdict_follows_the_series_rule_and_never_says_no_worse():

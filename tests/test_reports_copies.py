@@ -20,7 +20,7 @@ def test_copy_sentences_name_an_effect_only_outside_the_spread():
     ]
     small, large = hybrid_report.copy_costs_sentences(rows)
     assert small.startswith("- 4,096 bytes: pageable")
-    assert "pinned 0.95x its time (no clear difference)" in small
+    assert "pinned 0.95x its time (no clear effect)" in small
     assert "pinned 0.50x its time (faster)" in large
     # pinning on the fly reuses PyTorch's cached pinned block: the row says how often it did
     assert "pin on the fly 1.50x its time (slower; 1 new pinned block in 18 calls" in large

@@ -299,7 +299,7 @@ def allocator_worth(records: Records) -> Advice:
         )
     else:
         advice = (
-            f"no clear difference: the allocator and the best fixed choice ({best}) took "
+            f"no clear effect: the allocator and the best fixed choice ({best}) took "
             "times within the noise of their paired iterations"
         )
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}

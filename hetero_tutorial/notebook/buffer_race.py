@@ -112,6 +112,8 @@ def race(record: Any = "newest") -> Markdown:
     if record is None:
         return Markdown(NO_RACE)
     lines = "\n".join(f"- {line}" for line in race_sentences(record))
+    if targets := peer_races.targets_line(record):
+        lines += f"\n\n{targets}"
     where = f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}."
     settings = f"{peer_races.provenance(record)} {race_settings(record)}"
     return Markdown(

@@ -67,9 +67,9 @@ def _spread(row: Gain) -> Spread:
 
 @judged()
 def verdict(row: Gain) -> str:
-    """``faster``, ``slower`` or ``no clear difference``: the whole range against 1."""
+    """``faster``, ``slower`` or ``no clear effect``: the whole range against 1."""
     side = _spread(row).beyond(1.0)
-    return {True: "faster", False: "slower", None: "no clear difference"}[side]
+    return {True: "faster", False: "slower", None: "no clear effect"}[side]
 
 
 @judged()
@@ -387,7 +387,7 @@ def forward_finding(
         unset = (
             "not judged (measured on a busy machine)."
             if withheld(grid, speedups)
-            else f"section 2's act at batch {act.size:,} showed no clear difference, so it "
+            else f"section 2's act at batch {act.size:,} showed no clear effect, so it "
             "sets no side of 1 to compare."
         )
         return f"{subject}: {spreads[(width, batch)].value:.2f}x eager; {unset}"

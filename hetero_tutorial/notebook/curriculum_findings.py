@@ -39,7 +39,7 @@ def curriculum_sentence(summary: dict[str, Any]) -> str:
     verdict = {
         True: f"the allocator saved {format_seconds(gap)} against it",
         False: f"the allocator lost {format_seconds(gap)} against it",
-    }.get(found["saved"], "no clear difference" + spread.noise())
+    }.get(found["saved"], "no clear effect" + spread.noise())
     return (
         f"Over the curriculum the allocator took {format_seconds(found['allocator_s'])}, of "
         f"which {format_seconds(found['measuring_s'])} measuring; the best fixed contender "
@@ -57,7 +57,7 @@ def curriculum_line(summary: dict[str, Any]) -> str:
     best, measuring = found["best"], found["measuring_s"]
     outcome = {True: "saved", False: "lost"}.get(found["saved"])
     gap = format_seconds(abs(found["contenders"][best] - found["allocator_s"]))
-    head = f"{outcome} {gap}" if outcome else "no clear difference"
+    head = f"{outcome} {gap}" if outcome else "no clear effect"
     spent = format_seconds(measuring)
     text = f"Curriculum: the allocator {head} against {best}, its measuring ({spent}) included"
     best_s, best_sums = contenders(summary)[best]

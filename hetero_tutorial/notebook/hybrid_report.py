@@ -200,7 +200,7 @@ def copy_costs_sentences(rows: list[dict[str, Any]]) -> list[str]:
                 {"median_s": row["seconds"], "iqr_s": row["iqr_s"]},
                 {"median_s": base["seconds"], "iqr_s": base["iqr_s"]},
             )
-            word = {True: "slower", False: "faster", None: "no clear difference"}[spread.side(1.0)]
+            word = {True: "slower", False: "faster", None: "no clear effect"}[spread.side(1.0)]
             parts.append(f"{mode} {spread.value:.2f}x its time ({word}{_pinning(row)})")
         compared = "; ".join(parts) or "no other mode timed here"
         lines.append(

@@ -32,6 +32,9 @@ METRICS = {
     "total_s": "training seconds with compile",
     "solve_s": "seconds to solve",
     "solve_total_s": "seconds to solve with compile",
+    "sample_per_s": "sampled transitions/s",
+    "add_per_s": "added transitions/s",
+    "bytes_per_transition": "bytes / stored transition",
 }
 """How each recorded metric reads in a table (``steps_per_s@N`` is env steps/s at N envs)."""
 

@@ -89,7 +89,7 @@ def policy_step_sentence(costs: dict[str, dict[str, float]], operations: int) ->
         spread = Spread.of_medians(costs[name], costs["cpu"])
         side = spread.side(1.0)
         verdict = {True: "slower than the CPU", False: "faster than the CPU"}.get(
-            side, "no clear difference" + spread.noise()
+            side, "no clear effect" + spread.noise()
         )
         text += f" On {name} the step takes {spread} the CPU's time: {verdict} (C1)."
     return text
@@ -110,7 +110,7 @@ def value_update_sentence(costs: dict[str, dict[str, float]]) -> str:
         spread = Spread.of_medians(costs["cpu"], costs[name])
         side = spread.side(1.0)
         verdict = {True: "faster than the CPU", False: "slower than the CPU"}.get(
-            side, "no clear difference" + spread.noise()
+            side, "no clear effect" + spread.noise()
         )
         lines.append(f"{name} runs the update at {spread} the CPU's speed: {verdict} (C2: 1.8x).")
     return " ".join(lines)

@@ -51,7 +51,7 @@ def speed_finding(entry: dict[str, Any]) -> str:
     against its ideal (:func:`ideal_finding`)."""
     spread, subject = speed_spread(entry), f"{label(entry)}, speed-up over the sequential plan"
     if spread.measured:
-        side = {True: "faster", False: "slower", None: "no clear difference"}
+        side = {True: "faster", False: "slower", None: "no clear effect"}
         subject += f" ({side[spread.beyond(1.0)]})"
     return str(ideal_finding(entry, subject))
 
@@ -182,7 +182,7 @@ def ray_findings(study: dict[str, Any]) -> list[str]:
     for (workers, lag), ratios in ray_ratios(study["rows"]).items():
         name = configuration_label("ray", workers, lag)
         spread = Spread.of_ratios(ratios, per="seed")
-        side = {True: "faster than", False: "slower than", None: "no clear difference from"}
+        side = {True: "faster than", False: "slower than", None: "no clear effect against"}
         verdict = side[spread.beyond(1.0)] if spread.measured else "no verdict against"
         found.append(f"{name}: {verdict} the process engine, {spread} its steps/s")
     if study.get("ray_start_seconds") is not None:
