@@ -25,3 +25,8 @@ def test_fewer_rounds_than_the_series_minimum_give_no_verdict_however_they_agree
     assert said.startswith("flat_parameters: no verdict, 0.94x") and "a verdict needs 5" in said
     assert "slower" not in said
     assert "slower here" in verdict(_row(0.94, 0.78, 0.99, 5))
+
+
+def test_all_three_tricks_take_a_plural_verb():
+    row = {"trick": "all three", "ratio": 1.18, "ratio_low": 1.03, "ratio_high": 1.32, "rounds": 5}
+    assert verdict(row).startswith("all three make PPO 1.18x faster")

@@ -226,7 +226,7 @@ def c4_sensitivity_sentence(rows: list[dict]) -> str:
             + ", ".join(f"{v:.2f} at {r['setting']}" for v, r in zip(per_step, ppo, strict=True))
             + "); DDPG's rollout steps one environment per forward pass, like PPO at 1, and "
             "its extra copies are its buffer's (pattern A copies each field of a batch, the "
-            "tensor buffer one row per transition). "
+            "tensor buffer the whole batch in one copy). "
         )
     if len(held) in (0, len(pairs)):
         verdict = "holds at every setting" if held else "holds at none of the settings"

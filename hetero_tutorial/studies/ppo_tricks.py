@@ -132,8 +132,9 @@ def verdict(row: dict[str, Any]) -> str:
         )
     figures = f"rounds {spread.low:.2f}-{spread.high:.2f}x"
     side = spread.beyond(1.0)
+    makes = "make" if row["trick"].startswith("all ") else "makes"  # "all three make"
     if side:
-        return f"{row['trick']} makes PPO {row['ratio']:.2f}x faster per step ({figures})"
+        return f"{row['trick']} {makes} PPO {row['ratio']:.2f}x faster per step ({figures})"
     if side is False:
-        return f"{row['trick']} makes PPO slower here: {row['ratio']:.2f}x ({figures})"
+        return f"{row['trick']} {makes} PPO slower here: {row['ratio']:.2f}x ({figures})"
     return f"{row['trick']}: no clear effect here, {row['ratio']:.2f}x ({figures}: in the noise)"
