@@ -315,3 +315,16 @@ def test_the_update_bar_is_not_red_as_a_copy_is():
     bars = {c.get_label(): c[0].get_facecolor() for c in fig.axes[0].containers}
     assert bars["update"] != matplotlib.colors.to_rgba("tab:red")
     assert problems(fig) == []
+
+
+def test_a_record_of_this_cpus_name_without_its_identity_is_named_and_not_counted(monkeypatch):
+    """00 said 'no record from this kind of machine' beside a folder of this CPU's name."""
+    here = timing_report.fingerprint()
+    older = {k: v for k, v in here.items() if k != "cpu_identity"}
+    record = SimpleNamespace(provenance={"fingerprint": older, "date": "2026-12-01"}, data={})
+    monkeypatch.setattr(results, "load_references", lambda kind: [record])
+    assert timing_report.earlier_steps() == []
+    said = timing_report.against_reference(grid=[])
+    assert said.startswith("No record from this kind of machine") and "do not count" in said
+    monkeypatch.setattr(results, "load_references", lambda kind: [])
+    assert "do not count" not in timing_report.against_reference(grid=[])

@@ -68,3 +68,13 @@ def test_the_committed_races_load():
         record = peer_races.race(kind)
         if record is not None:
             assert peer_races.race_table(record).data.count("\n|") > 2
+
+
+def test_a_peer_ahead_by_less_than_ten_percent_is_said_to_two_decimals():
+    """07 printed 'rejax is ahead ... 1.0x ours-compiled' for 0.96x (rounds 0.88-1.00x)."""
+    pair = {"point": "1024 envs", "metric": "steps_per_s", "ours": "ours-compiled",
+            "peer": "rejax", "median_of_round_ratios": 0.96, "low": 0.88, "high": 0.997,
+            "how": "per round", "orientation": "ours / peer", "target": None}  # fmt: skip
+    record = Record("bench.device_ppo_peers", {"summary": {"pairs": [pair]}}, PROVENANCE)
+    (line,) = peer_races.behind(record)
+    assert "env steps/s: 1.04x ours-compiled (ratio 0.96x" in line

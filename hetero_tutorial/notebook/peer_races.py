@@ -126,7 +126,8 @@ def behind(record: Record, metrics: Sequence[str] | None = None) -> list[str]:
         spread = f"; rounds {low:.2f}-{high:.2f}x" if low is not None else f"; {pair['how']}"
         found.append(
             f"{pair['peer']} is ahead at {pair['point']}, {metric_label(pair['metric'])}: "
-            f"{1 / ratio:.1f}x {pair['ours']} (ratio {ratio:.2f}x, {pair['orientation']}{spread})"
+            f"{1 / ratio:.{2 if 1 / ratio < 1.1 else 1}f}x {pair['ours']} "  # 1.04x, not 1.0x
+            f"(ratio {ratio:.2f}x, {pair['orientation']}{spread})"
         )
     return found
 

@@ -145,6 +145,26 @@ def earlier_steps(kind: str = "bench.crossover") -> list[results.Record]:
     ]
 
 
+def unmatched_note(kind: str = "bench.crossover") -> str:
+    """Why a record of this machine's name does not count as this kind of machine ("" where
+    there is none): its fingerprint predates the CPU identity, and a CPU of the same name may
+    be another generation (:func:`results.same_machine`)."""
+    here = fingerprint()
+    others = [
+        r
+        for r in results.load_references(kind)
+        if results.machine_slug(r.provenance["fingerprint"]) == results.machine_slug(here)
+        and not results.same_machine(here, r.provenance["fingerprint"])
+    ]
+    if not others:
+        return ""
+    return (
+        f" ({len(others)} record(s) of a CPU of this name are there without this CPU's "
+        "identity (family, model, vector instructions): another generation may share the "
+        "name, so they do not count.)"
+    )
+
+
 def _apart(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
@@ -188,7 +208,11 @@ def drift_sentence(
     if earlier is None:
         return text
     if not earlier:
-        return text + " No earlier run on this kind of machine is recorded in data/reference/."
+        return (
+            text
+            + " No earlier run on this kind of machine is recorded in data/reference/."
+            + unmatched_note()
+        )
     for record in earlier:
         then = record.data["policy_step"]["cpu"]["median_s"]
         inside = honest.low <= then <= honest.high
@@ -297,7 +321,7 @@ def against_reference(
     if not found:
         return (
             "No record from this kind of machine in data/reference/: no figure can be held against "
-            "one, so only the run-queue wait can mark these timings busy."
+            "one, so only the run-queue wait can mark these timings busy." + unmatched_note()
         )
     newest = max(found, key=lambda r: r.provenance["date"])
     reference = newest.data
