@@ -308,10 +308,10 @@ def test_the_buffer_study_times_hybrid_ddpgs_pinned_path_on_each_cuda_device(mon
         study, "pinned_sampling", lambda c, b, device, *rest: asked.append((c, str(device))) or [{}]
     )
     cpu, gpu = torch.device("cpu"), torch.device("cuda", 0)
-    with_gpu = study.measure([100, 200], 16, [cpu, gpu], fresh_process=False)
+    with_gpu = study.time_designs([100, 200], 16, [cpu, gpu], fresh_process=False).fields()
     assert asked == [(100, "cuda:0"), (200, "cuda:0")] and len(with_gpu["pinned_rows"]) == 2
     assert with_gpu["pinned_note"] is None
-    cpu_only = study.measure([100], 16, [cpu], fresh_process=False)
+    cpu_only = study.time_designs([100], 16, [cpu], fresh_process=False).fields()
     assert cpu_only["pinned_rows"] == [] and "not timed" in cpu_only["pinned_note"]
 
 

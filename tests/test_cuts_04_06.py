@@ -8,6 +8,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from test_reports_buffers import _summary
+
 from hetero_tutorial.notebook import buffer_race, buffer_report, overlap_report
 from hetero_tutorial.studies import overlap, overlap_findings
 from hetero_tutorial.studies.buffer_rows import SamplingRow
@@ -20,15 +22,6 @@ def _run(rate: float, ends: list[int], total: int = 800, starts: int = 300) -> D
     config = {"total_steps": total, "count_copies_steps": 100, "learning_starts": starts}
     return DDPGRun.from_dict({"env_steps_per_s": rate, "seconds_per_episode": 200 / rate * 1.3,
                               "episode_end_steps": ends, "config": config})  # fmt: skip
-
-
-def _summary(**given) -> DDPGSummary:
-    """A DDPG summary with ``given`` figures (the others, unread below, zero)."""
-    unread = {"buffer": "transition", "placement": "all-cpu", "seeds": [0],
-              "env_steps_per_s": 0.0, "seconds_per_episode": 0.0,
-              "copies_per_1000_samples": 0.0, "eval_return_mean": 0.0,
-              "eval_return_by_seed": [0.0], "eval_return_spread": 0.0, "runs": []}  # fmt: skip
-    return DDPGSummary(**unread | given)
 
 
 def _summaries(rates: dict[str, float], ends: list[int], total: int = 800) -> dict:

@@ -230,7 +230,7 @@ def folded(
     ahead = [f"- {line}" for line in behind(record, metrics)]
     parts = [provenance(record), race_table(record, keep).data, "\n".join(notes + ahead)]
     body = "\n\n".join(part for part in parts if part)
-    shown = f"{targets_line(record)}\n\n" if targets_line(record) else ""
+    shown = f"{targets}\n\n" if (targets := targets_line(record)) else ""
     return Markdown(f"{shown}<details><summary>{summary}</summary>\n\n{body}\n\n</details>")
 
 

@@ -3,7 +3,7 @@
 For each capacity, the three designs of :mod:`hetero_tutorial.rl.buffers` are filled
 with the same Pendulum-shaped transitions (3 observation features, 1 action) and
 then measured in one run, interleaved (:func:`hetero_tutorial.core.timing.compare`), in a
-Python process of its own (:func:`measure` says why):
+Python process of its own (:func:`time_designs` says why):
 
 * ``bytes_per_transition``: the tensor buffer's ``nbytes`` over its capacity; for
   the Python containers, what ``tracemalloc`` saw allocated while filling them
@@ -25,8 +25,8 @@ The synthetic transitions carry their step number in ``obs[0]``, so a batch tell
 which time steps it holds.
 
 :func:`time_designs` hands its rows to a report as dataclasses (a
-:class:`~hetero_tutorial.studies.buffer_rows.BufferStudy` of them); :func:`measure` writes
-them as the fields of a ``bench.buffers`` record.
+:class:`~hetero_tutorial.studies.buffer_rows.BufferStudy` of them), whose ``fields()`` are
+a ``bench.buffers`` record's.
 
 DDPG trained with each design is :mod:`hetero_tutorial.studies.ddpg_buffers`.
 """
@@ -337,19 +337,6 @@ def time_designs(
         pinned_rows=pinned,
         pinned_note=None if cuda else NO_PINNED_PATH,
     )
-
-
-def measure(
-    capacities: Sequence[int],
-    batch_size: int,
-    devices: Sequence[torch.device],
-    repeats: int = 15,
-    seed: int = 0,
-    fresh_process: bool = True,
-) -> dict[str, Any]:
-    """The fields of a ``bench.buffers`` record: :func:`time_designs`, as ``bench buffers``
-    writes it."""
-    return time_designs(capacities, batch_size, devices, repeats, seed, fresh_process).fields()
 
 
 class _Gathers:

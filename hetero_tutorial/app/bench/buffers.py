@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from hetero_tutorial.core.devices import resolve_device
-from hetero_tutorial.studies.buffer_designs import default_devices, measure
+from hetero_tutorial.studies.buffer_designs import default_devices, time_designs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,4 +35,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     devices = [resolve_device(d) for d in args.devices] if args.devices else default_devices()
-    return measure(args.capacities, args.batch_size, devices, args.repeats, args.seed)
+    return time_designs(args.capacities, args.batch_size, devices, args.repeats, args.seed).fields()
