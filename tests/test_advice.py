@@ -136,8 +136,17 @@ def test_one_seed_of_ddpg_gives_the_buffer_advice_no_verdict_not_no_clear_effect
     one = [sampled, _ddpg("transition", [1.33]), _ddpg("tensor", [1.59])]
     found = advice.buffer(group_by_kind(one))["advice"]
     assert "no verdict (one seed" in found and "no clear effect" not in found
+    five = [
+        sampled,
+        _ddpg("transition", [1.3, 1.4, 1.35, 1.32, 1.38]),
+        _ddpg("tensor", [1.6, 1.7, 1.65, 1.62, 1.68]),
+    ]
+    assert "though DDPG ran slower with it" in advice.buffer(group_by_kind(five))["advice"]
+    # the same seeds, two of them: too few for a verdict, and never "no clear effect"
     two = [sampled, _ddpg("transition", [1.3, 1.4]), _ddpg("tensor", [1.6, 1.7])]
-    assert "though DDPG ran slower with it" in advice.buffer(group_by_kind(two))["advice"]
+    found = advice.buffer(group_by_kind(two))["advice"]
+    assert "no verdict (per seed: 2 repeats, and a verdict needs 5)" in found
+    assert "no clear effect" not in found and "ran slower" not in found
 
 
 def test_a_busy_part_of_the_thread_answer_says_not_judged_not_not_measured():

@@ -142,7 +142,7 @@ def _ppo(copies):
 
 def _ddpg_placements(cpu_sps=100.0, switching_sps=80.0, copies=24.0, gpu=True, turns=None):
     """``turns``: each placement's steps/s per interleaved turn, as (all-cpu, hybrid) lists."""
-    cpu_turns, switching_turns = turns or ([cpu_sps] * 4, [switching_sps] * 4)
+    cpu_turns, switching_turns = turns or ([cpu_sps] * 5, [switching_sps] * 5)
     rows = [
         {
             "placement": "all-cpu",
@@ -186,10 +186,16 @@ def test_c7_compares_switching_ddpg_with_all_cpu():
     assert held.status == Status.HELD and held.ratio == pytest.approx(0.85)
     assert "0.85x (per turn 0.85-0.85x)" in held.measured
     assert _verdict("C7", _ddpg_placements(switching_sps=120.0)).status == Status.NOT_HELD
-    straddling = ([100, 100, 100, 100], [90, 105, 95, 110])  # turns 0.90-1.10x
+    straddling = ([100] * 5, [90, 105, 95, 110, 100])  # turns 0.90-1.10x
     unclear = _verdict("C7", _ddpg_placements(switching_sps=98.0, turns=straddling))
     assert unclear.status == Status.NO_CLEAR_EFFECT
     assert "(within the measured noise, +-0.10x)" in unclear.measured
+    # the same turns, four of them: too few for any verdict, held or unclear
+    four_held, four_straddling = ([100] * 4, [85] * 4), ([100] * 4, [90, 105, 95, 110])
+    for sps, turns in ((85.0, four_held), (98.0, four_straddling)):
+        few = _verdict("C7", _ddpg_placements(switching_sps=sps, turns=turns))
+        assert few.status == Status.NO_VERDICT and "a verdict needs 5" in few.measured
+        assert "within the measured noise" not in few.measured
     # an older record: one speed per placement, so no spread, so no verdict
     one_turn = _verdict("C7", _ddpg_placements(switching_sps=50.0, turns=([], [])))
     assert one_turn.status == Status.NO_VERDICT and "no spread" in one_turn.measured
@@ -268,7 +274,9 @@ def test_c9_from_the_width_sweep_and_its_timings_iqrs():
     assert judged.status == Status.NOT_HELD and "1.40x at 512" in judged.measured
 
 
-def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2), by_seed=None, steps=5000):
+def _ddpg(
+    buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2, 3, 4), by_seed=None, steps=5000
+):
     times = by_seed or [seconds_per_episode] * len(seeds)
     runs = [{"seconds_per_episode": s, "config": {"buffer": buffer, "seed": seed,
              "total_steps": steps}} for s, seed in zip(times, seeds, strict=True)]  # fmt: skip
@@ -284,7 +292,7 @@ def _ddpg(buffer, seconds_per_episode, spread=10.0, seeds=(0, 1, 2), by_seed=Non
 
 def test_c8_is_measurable_on_a_cpu():
     held = _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0))
-    assert held.status == Status.HELD and "over 3 seeds 10 (transition)" in held.measured
+    assert held.status == Status.HELD and "over 5 seeds 10 (transition)" in held.measured
     slow = _verdict("C8", _ddpg("transition", 50.0), _ddpg("trajectory", 53.0))
     assert slow.status == Status.NOT_HELD
     one_seed = _verdict(
@@ -297,7 +305,7 @@ def test_c8_is_measurable_on_a_cpu():
 
 def test_c8_pairs_only_runs_of_the_same_seeds_and_settings():
     seeds = _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0, seeds=(0, 1)))
-    assert seeds.status == Status.MISSING and "different seeds ([0, 1, 2] and [0, 1])" in (
+    assert seeds.status == Status.MISSING and "different seeds ([0, 1, 2, 3, 4] and [0, 1])" in (
         seeds.measured
     )
     steps = _verdict("C8", _ddpg("transition", 72.0), _ddpg("trajectory", 53.0, steps=2000))
@@ -306,16 +314,28 @@ def test_c8_pairs_only_runs_of_the_same_seeds_and_settings():
 
 def test_c8_held_did_not_hold_or_no_clear_effect_by_its_seeds():
     steady = _verdict(
-        "C8", _ddpg("transition", 72.0, by_seed=[70, 72, 75]), _ddpg("trajectory", 53.0)
+        "C8", _ddpg("transition", 72.0, by_seed=[70, 72, 75, 71, 74]), _ddpg("trajectory", 53.0)
     )
     assert steady.status == Status.HELD and "1.36x (per seed 1.32-1.42x)" in steady.measured
     # the reference machine's case: 1.08x, seeds 1.05-1.08x, all short of 1.1x
+    short_seeds = [55.6, 57.2, 57.2, 56.0, 57.0]
     short = _verdict(
-        "C8", _ddpg("transition", 57.2, by_seed=[55.6, 57.2, 57.2]), _ddpg("trajectory", 53.0)
+        "C8", _ddpg("transition", 57.2, by_seed=short_seeds), _ddpg("trajectory", 53.0)
     )
     assert short.status == Status.NOT_HELD and "(per seed 1.05-1.08x)" in short.measured
+    # the first three of the same seeds: too few for a verdict, whatever their range
+    three = (0, 1, 2)
+    few = _verdict(
+        "C8",
+        _ddpg("transition", 57.2, seeds=three, by_seed=short_seeds[:3]),
+        _ddpg("trajectory", 53.0, seeds=three),
+    )
+    assert few.status == Status.NO_VERDICT and "(per seed 1.05-1.08x)" in few.measured
+    assert "3 repeats, and a verdict needs 5: no verdict" in few.measured
     straddling = _verdict(
-        "C8", _ddpg("transition", 58.3, by_seed=[55.6, 58.3, 61.0]), _ddpg("trajectory", 53.0)
+        "C8",
+        _ddpg("transition", 58.3, by_seed=[55.6, 58.3, 61.0, 57.0, 60.0]),
+        _ddpg("trajectory", 53.0),
     )
     assert straddling.status == Status.NO_CLEAR_EFFECT
     assert (

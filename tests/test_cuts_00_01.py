@@ -268,12 +268,13 @@ def test_the_peer_line_names_cleanrls_settings_and_points_to_notebook_07(monkeyp
     assert "Notebook 07 races CleanRL at RL Zoo's tuned settings" in line
 
 
-def test_a_folded_listing_is_left_out_of_the_reading_count():
-    from hetero_tutorial.app.words import FOLDED
+def test_a_folded_listing_is_one_details_block_and_counts_as_read():
+    from hetero_tutorial.app.words import _words
 
     folded = baseline_report.folded(Markdown("```python\nx = 1\n```"), "one line")
     assert folded.data.startswith("<details><summary>one line</summary>")
-    assert FOLDED.sub("", folded.data) == ""
+    assert folded.data.rstrip().endswith("</details>")
+    assert _words(folded.data) == 7  # one line ```python x = 1 ```
 
 
 def test_the_honest_range_reads_recorded_quartiles_where_a_timing_has_them():

@@ -50,9 +50,11 @@ def test_the_kinds_say_that_dispatch_is_counted_with_the_calling_line():
     assert "fixed cost per call" not in said  # a sampler cannot see it apart (item 6)
 
 
-def test_the_patterns_table_is_folded_out_of_the_reading():
+def test_the_patterns_table_says_which_tools_see_each_operation_without_its_regexes():
     shown = profile_report.patterns_table().data
-    assert shown.startswith("<details><summary>") and shown.rstrip().endswith("</details>")
+    assert "| `.item()`, `.tolist()` | wait | py-spy, cProfile, torch.profiler |" in shown
+    assert "| CUDA's copy functions | copy | torch.profiler, py-spy --native |" in shown
+    assert "\\(" not in shown and "<details>" not in shown
     assert profile_report.fold(Markdown("x y"), "z").data.startswith("<details><summary>z")
 
 
@@ -188,7 +190,8 @@ def test_the_summary_adds_the_compiling_seconds_and_repeats_no_line():
     speedups = [_speedup("act", 8, 1.6, 0.7, 2.5, 2.0), _speedup("update", 256, 1.3, 1.2, 1.4)]
     run = _run("ppo-all-device", "compile", 8, compile_seconds=1.5)
     lines = compile_report.summary_lines(speedups, [run], None, warm=True)
-    assert lines[0].startswith("- The largest gain, ranked by the low end of each range: one PPO")
+    assert lines[0].startswith("- Of the pieces timed alone (not the whole runs), the largest gain")
+    assert "ranked by the low end of each range: one PPO" in lines[0]
     assert "1.30x (1.20-1.40x, faster)" in lines[0]  # ranked by the range, as the exercise
     assert lines[-1] == (
         "- Compiling's first calls: 4.5 s in all over 3 pieces and runs, with kernels in the "
@@ -264,12 +267,19 @@ def test_an_estimate_from_another_machine_says_it_spans_two():
 # --- 08: the plain forward against the act, one forward's direction (item 8) -------------
 
 
-def _grid(ratio_low: float, ratio_high: float, width: int = 64, batch: int = 16) -> list[GridRow]:
-    eager = [1.0, 1.0, 1.0]
-    compiled = [1.0 / ratio_low, 2.0 / (ratio_low + ratio_high), 1.0 / ratio_high]
+def _grid(
+    ratio_low: float, ratio_high: float, width: int = 64, batch: int = 16, repeats: int = 5
+) -> list[GridRow]:
+    """Eager and compiled forwards whose paired ratios span ``ratio_low``-``ratio_high``, their
+    median midway: ``repeats`` of them, 3 (too few for a verdict) or 5."""
+    ratios = [ratio_low, (ratio_low + ratio_high) / 2, ratio_high]
+    if repeats == 5:
+        ratios += [(3 * ratio_low + ratio_high) / 4, (ratio_low + 3 * ratio_high) / 4]
+    eager, compiled = [1.0] * len(ratios), [1.0 / r for r in ratios]
     base = dict(piece="forward", device="cpu", size=batch, iqr_s=0.0, first_call_seconds=1.0,
                 compile_seconds=0.0, width=width, batch_size=batch)  # fmt: skip
-    return [GridRow(**base, mode=mode, seconds=sorted(samples)[1], samples=samples)
+    return [GridRow(**base, mode=mode, seconds=sorted(samples)[len(samples) // 2],
+                    samples=samples)
             for mode, samples in (("eager", eager), ("compile", compiled))]  # fmt: skip
 
 
@@ -296,12 +306,19 @@ def test_the_plain_forward_takes_the_acts_side_or_the_finding_says_it_broke(pair
         assert "the expectation did not hold" in said
         assert "different code: the act is the paired actor-critic" in said
         assert "another batch (16, the act's 8)" in said
+    # the same range from three repeats: too few for a verdict either way
+    few = str(compile_report.forward_finding(_grid(low, high, repeats=3), [act], forms=True))
+    assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
+    assert "held" not in few
 
 
 def test_a_straddling_forward_or_act_gives_no_verdict_of_direction():
     act = _speedup("act", 8, 1.5, 1.2, 1.8)
     said = str(compile_report.forward_finding(_grid(0.8, 1.3), [act]))
     assert "no clear effect" in said
+    few = str(compile_report.forward_finding(_grid(0.8, 1.3, repeats=3), [act]))
+    assert "(per repeat 0.80-1.30x)" in few and "no clear effect" not in few
+    assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
     unclear = _speedup("act", 8, 1.1, 0.9, 1.3)
     assert "sets no side of 1 to compare" in compile_report.forward_finding(
         _grid(0.5, 0.6), [unclear]
@@ -313,6 +330,10 @@ def test_a_break_without_a_checkable_cause_says_none_explains_it():
     act = _speedup("act", 16, 1.5, 1.2, 1.8)
     said = str(compile_report.forward_finding(_grid(0.5, 0.6), [act], forms=False))
     assert "the expectation did not hold; no cause this run can check explains it" in said
+    # the same range from three repeats: where it fell and why, but no verdict
+    few = str(compile_report.forward_finding(_grid(0.5, 0.6, repeats=3), [act], forms=False))
+    assert "no cause this run can check explains it" in few and "did not hold" not in few
+    assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
 
 
 def test_a_busy_grid_is_not_judged_in_one_short_clause(monkeypatch):

@@ -244,9 +244,13 @@ def test_training_against_the_estimate_is_a_finding(ratio, other):
 
 def test_an_estimate_finding_straddling_or_from_one_iteration_says_so():
     estimate = 0.01
-    wide = [_row(EVERY, estimate, 1, iterations=[0.008, 0.01, 0.012])]
+    wide = [_row(EVERY, estimate, 1, iterations=[0.008, 0.01, 0.012, 0.009, 0.011])]
     (line,) = allocator_report.estimate_lines([_decision("mlp-256", estimate, 1.0)], wide)
     assert line.endswith("no clear effect, its range reaches both sides")
+    few = [_row(EVERY, estimate, 1, iterations=[0.008, 0.01, 0.012])]  # the same range, 3 times
+    (line,) = allocator_report.estimate_lines([_decision("mlp-256", estimate, 1.0)], few)
+    assert "(per iteration 0.80-1.20x)" in line
+    assert line.endswith("no verdict, 3 repeats, and a verdict needs 5")
     one = [_row(EVERY, 0.005, 1, iterations=[0.005])]
     (line,) = allocator_report.estimate_lines([_decision("mlp-256", estimate, 1.0)], one)
     assert "no verdict, one figure measures no spread" in line

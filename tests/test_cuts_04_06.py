@@ -85,20 +85,27 @@ def test_the_ddpg_speed_names_its_costs_once_and_words_each_side_of_the_bound():
     """The bound a buffer's costs set, 1 to about 1.05x here: above it, inside it, below it
     (the review's 0.83x), and with one seed no verdict on either side."""
     rows = _costs_rows()
-    base = [138.0, 140.0]
-    said = buffer_report.ddpg_speed_sentence(
-        _ddpg({"transition": base, "trajectory": [155.0, 157.0], "tensor": [140.0, 141.5]}),
-        rows, 256, capacity=1000)  # fmt: skip
+    base = [138.0, 140.0, 139.0, 138.5, 139.5]
+    above = {"transition": base, "trajectory": [155.0, 157.0, 156.0, 155.5, 156.5],
+             "tensor": [140.0, 141.5, 140.75, 140.5, 141.0]}  # fmt: skip
+    said = buffer_report.ddpg_speed_sentence(_ddpg(above), rows, 256, capacity=1000)
     assert said.startswith("The buffer's cost a step (one batch sampled, one transition added")
     assert said.count(" us") == 3  # each buffer's cost said once, not in every finding
     trajectory, tensor = said.split("Pattern B against pattern A")[1].split("Tensor against")
     assert "above the bound these costs set" in trajectory
     assert "the expectation did not hold" in trajectory
     assert "held" in tensor
+    # the first two of the same seeds: above the bound and inside it, but no verdict either way
+    two = buffer_report.ddpg_speed_sentence(
+        _ddpg({d: r[:2] for d, r in above.items()}), rows, 256, capacity=1000)  # fmt: skip
+    assert two.count("no verdict, 2 repeats, and a verdict needs 5") == 2
+    assert "above the bound these costs set" in two and "held" not in two
     below = buffer_report.ddpg_speed_sentence(
-        _ddpg({"transition": base, "trajectory": [139.0, 141.0], "tensor": [115.0, 117.0]}),
+        _ddpg({"transition": base, "trajectory": [139.0, 141.0, 140.0, 139.5, 140.5],
+               "tensor": [115.0, 117.0, 116.0, 115.5, 116.5]}),
         rows, 256, capacity=1000)  # fmt: skip
     assert "below the bound these costs set" in below.split("Tensor against")[1]
+    assert "the expectation did not hold" in below.split("Tensor against")[1]
     one = buffer_report.ddpg_speed_sentence(
         _ddpg({"transition": [138.0], "trajectory": [155.0], "tensor": [115.0]}),
         rows, 256, capacity=1000)  # fmt: skip
@@ -114,18 +121,18 @@ def test_one_seed_prints_no_per_design_spread_lines(monkeypatch):
     assert len(lines) == 1 and lines[0].startswith("quick mode: no learning verdict")
 
 
-def test_the_buffer_race_folds_its_table_and_says_who_is_ahead():
+def test_the_buffer_race_says_who_is_ahead_and_points_at_its_table():
     shown = buffer_race.race().data
-    head, folded = shown.split("<details>")
-    assert head.startswith("Recorded on ") and "TorchRL is ahead" in head and "| race |" not in head
-    assert "| race |" in folded and "Capacity 1,000,000" in folded
-    assert "Ours is ahead, every round, on: tensor sampling 5.0x, tensor adding" in head
+    assert shown.startswith("Recorded on ") and "TorchRL is ahead" in shown
+    assert "|" not in shown and "<details>" not in shown
+    assert "`data/reference/*/bench.buffer_peers.json`" in shown
+    assert "Ours is ahead, every round, on: tensor sampling 5.0x, tensor adding" in shown
 
 
 # --- 06 -------------------------------------------------------------------------------------
 
 
-def _entry(lag=1, speed=(1.4, 1.3, 1.5), seeds=3, ideal=1.45, workers=1, load=None, **extra):
+def _entry(lag=1, speed=(1.4, 1.3, 1.5), seeds=5, ideal=1.45, workers=1, load=None, **extra):
     return {
         "plan": "overlapped", "backend": "mp", "workers": workers, "max_policy_lag": lag,
         "seeds": seeds, "speedup_vs_sequential": speed[0], "speedup_low": speed[1],
@@ -135,7 +142,7 @@ def _entry(lag=1, speed=(1.4, 1.3, 1.5), seeds=3, ideal=1.45, workers=1, load=No
 
 
 SEQUENTIAL = {"plan": overlap.SEQUENTIAL, "backend": None, "workers": 0, "max_policy_lag": None,
-              "seeds": 3, "speedup_vs_sequential": 1.0, "speedup_low": 1.0,
+              "seeds": 5, "speedup_vs_sequential": 1.0, "speedup_low": 1.0,
               "speedup_high": 1.0, "other_load_cores": None}  # fmt: skip
 
 
@@ -177,6 +184,12 @@ def test_the_ideal_table_words_every_outcome_and_gives_causes_only_outside():
     assert "- ray, 1 worker, lag 0, above its ideal by 2%: no cause this run can check" in causes
     assert "mp, 1 worker, lag 0," not in causes and "ray, 1 worker, lag 1," not in causes
     assert "of ideal" not in text  # no share of a ceiling past 100%
+    # the same configurations over three seeds: each is placed, and none is judged
+    three = [dict(e, seeds=3) for e in (above, inside, straddles)]
+    text = overlap_report.ideal_table([SEQUENTIAL, *three]).data
+    assert "| mp, 1 worker, lag 1 | 1.47x (1.44-1.50x) | 1.36x | above by 8%: no verdict |" in text
+    assert "| mp, 1 worker, lag 0 | 1.20x (1.10-1.30x) | 1.50x | inside: no verdict |" in text
+    assert "| ray, 1 worker, lag 1 | 1.40x (1.30-1.60x) | 1.45x | inside: no verdict |" in text
 
 
 def test_the_clipping_line_reads_one_comparison_and_the_clip_fraction():
@@ -217,31 +230,43 @@ def test_the_timeline_says_it_is_a_separate_run_beside_the_studys_r_and_u():
     assert "R = 85.5 ms and U = 30.7 ms" in line
 
 
-def test_the_collection_race_folds_its_table():
+def test_the_collection_race_says_who_is_ahead_and_points_at_its_table():
     shown = overlap_report.collection_race().data
-    head, folded = shown.split("<details>")
-    assert head.startswith("Recorded on ") and "| point |" not in head
-    assert "No peer is ahead" in head or " is ahead at " in head
-    assert "| point |" in folded
+    assert shown.startswith("Recorded on ") and "|" not in shown and "<details>" not in shown
+    assert "No peer is ahead" in shown or " is ahead at " in shown
+    assert "The race's targets:" in shown and "bench.collection_peers.json" in shown
 
 
 def test_c7s_speed_is_a_finding_against_the_articles_slower():
     from hetero_tutorial.studies import ddpg_placements
 
     def rows(hybrid: list[float]) -> list[dict]:
+        """All-CPU and hybrid steps/s, one per interleaved turn (as many turns as ``hybrid``)."""
+        cpu = [100.0, 101.0, 99.0, 100.0, 100.0][: len(hybrid)]
         return [
             {"placement": "all-cpu", "stands_for": ["all-cpu"], "env_steps_per_s": 100.0,
-             "chunk_steps_per_s": [100.0, 101.0, 99.0]},
+             "chunk_steps_per_s": cpu},
             {"placement": "hybrid", "stands_for": ["hybrid", "all-accelerator"],
              "env_steps_per_s": statistics.median(hybrid), "chunk_steps_per_s": hybrid},
         ]  # fmt: skip
 
-    slower = ddpg_placements.speed_sentence(rows([80.0, 85.0, 84.0]))
-    assert "hybrid against all-CPU, steps/s: 0.84x" in slower and ": held." in slower
-    faster = ddpg_placements.speed_sentence(rows([120.0, 125.0, 118.0]))
+    turns = {
+        "slower": [80.0, 85.0, 84.0, 84.0, 84.5],
+        "faster": [120.0, 125.0, 118.0, 121.0, 119.0],
+        "straddling": [95.0, 104.0, 100.0, 98.0, 102.0],
+    }
+    slower = ddpg_placements.speed_sentence(rows(turns["slower"]))
+    assert "hybrid against all-CPU, steps/s: 0.84x (per turn 0.80-0.85x)" in slower
+    assert ": held." in slower
+    faster = ddpg_placements.speed_sentence(rows(turns["faster"]))
     assert "above the article's C7, slower than all-CPU (0.85x) (at most 1.00x)" in faster
     assert "the expectation did not hold" in faster
-    assert "no clear effect" in ddpg_placements.speed_sentence(rows([95.0, 104.0, 100.0]))
+    assert "no clear effect" in ddpg_placements.speed_sentence(rows(turns["straddling"]))
+    # the first three turns of each: too few for a verdict, whichever side they lie on
+    for hybrid in turns.values():
+        few = ddpg_placements.speed_sentence(rows(hybrid[:3]))
+        assert few.endswith("no verdict, 3 repeats, and a verdict needs 5.")
+        assert not any(w in few for w in (": held", "did not hold", "no clear effect"))
     one = [dict(r, chunk_steps_per_s=r["chunk_steps_per_s"][:1]) for r in rows([80.0])]
     assert "no verdict" in ddpg_placements.speed_sentence(one)
     merged = [dict(rows([80.0])[0], stands_for=["all-cpu", "hybrid", "all-accelerator"])]

@@ -1,6 +1,6 @@
 """Notebook 07 after the reading cut: one meaning of "solved", what the evaluation grid
-resolves, one template for every step-cost fit, the races as pictures with their tables
-folded, and "ours against CleanRL" naming its settings."""
+resolves, one template for every step-cost fit, the races as pictures (their tables
+in docs/), and "ours against CleanRL" naming its settings."""
 
 import matplotlib
 import pytest
@@ -141,17 +141,16 @@ def _ppo_race():
     return Record("bench.device_ppo_peers", data, PROVENANCE)
 
 
-def test_a_race_against_size_is_one_picture_and_its_table_folds():
+def test_a_race_against_size_is_one_picture_and_its_table_is_in_docs():
     figure = peer_races.ratio_figure(_env_race())
     titles = [ax.get_title() for ax in figure.axes]
     assert titles == ["CartPole-v1", "Pendulum-v1"]
     assert len(figure.axes[0].get_legend().get_texts()) == 2  # ours vs gymnax, vs envpool
     ppo = peer_races.ratio_figure(_ppo_race(), ["steps_per_s", "total_s"])
     assert [ax.get_title() for ax in ppo.axes] == ["env steps/s", "training seconds with compile"]
-    folded = peer_races.folded(_env_race(), "The table").data
-    assert folded.startswith("<details><summary>The table</summary>")
-    assert folded.rstrip().endswith("</details>") and "| CartPole-v1 | env steps/s at 64" in folded
-    assert "gymnax is ahead at CartPole-v1" in folded
+    beside = peer_races.beside_figure(_env_race()).data
+    assert "|" not in beside and "<details>" not in beside  # the figure is the table
+    assert "`docs/results.md` and `data/reference/*/bench.env_peers.json`" in beside
     assert "Test CPU" in peer_races.record_line(_env_race(), "bench.env_peers", "b.py")
     assert "`python b.py --reference`" in peer_races.record_line(None, "bench.env_peers", "b.py")
 
@@ -172,12 +171,11 @@ def _targeted(ratio, low, high):
         (0.70, 0.95, "below the target (at least 1.00x) by"),
     ],
 )
-def test_a_missed_target_is_said_outside_the_fold(low, high, words):
-    """07 printed gymnax's 0.97x (0.74-1.09x) against a 1x target in the fold, unsaid."""
+def test_a_missed_target_is_said_beside_the_figure(low, high, words):
+    """07 printed gymnax's 0.97x (0.74-1.09x) against a 1x target in a fold, unsaid."""
     record = Record("bench.env_peers", {"rounds": 5, "threads": 1, "core": "1", "summary": {
         "pairs": [_targeted((low + high) / 2, low, high)], "stats": {}}}, PROVENANCE)  # fmt: skip
-    text = peer_races.folded(record, "The table").data
-    shown = text.split("<details>")[0]
+    shown = peer_races.beside_figure(record).data
     assert words in shown
     assert ("did not hold" in shown) == (high < 1.0)
 

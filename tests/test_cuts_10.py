@@ -121,7 +121,8 @@ def test_claims_no_machine_answers_share_one_line_and_the_judged_keep_a_row():
     assert "**Not measurable here** on all 2 machines (each compares a CPU with an" in shown
     assert "- C2: A value update with 256 hidden units runs faster on GPU." in shown
     assert "| C4: On-policy PPO" in shown and "did not hold, 0.034x" in shown
-    assert "Rule: held if the accelerator is faster" in text  # the fold keeps every rule
+    assert "Rule:" not in text and "`data/results/ledger.md`" in text  # the rules: in the file
+    assert "Rule: held if the accelerator is faster" in report._rules_and_figures(_table("held"))
     judged = FOLD.sub("", report.ledger(_table(Status.HELD.value)).data)
     assert "| C2: A value update" in judged and "held, 1.80x" in judged
     assert "Not measurable here** on all" not in judged
@@ -160,7 +161,9 @@ def test_each_column_says_where_its_records_came_from():
     )
     assert "`data/reference/a-reference/`, committed, from a bench command" in shown
     assert "- **empty**: no records in `data/reference/empty/`, committed." in shown
-    assert "| this machine | bench.hybrid | 2026-12-07T07:44 | quick | notebook 03 |" in text
+    assert "|" not in text and "in `data/results/ledger.md`" in text  # every record: there
+    listing = report.records_table(by_machine).data
+    assert "| this machine | bench.hybrid | 2026-12-07T07:44 | quick | notebook 03 |" in listing
 
 
 LOW, HIGH = (C1_CPU_S * edge for edge in C1_CPU_BAND)
@@ -234,3 +237,14 @@ def test_the_c1_margin_spans_both_timings_and_weighs_their_drift(first, again, w
     record.data["policy_step_again"] = {"cpu": {"median_s": again, "iqr_s": again / 50}}
     line = report.across_runs_line({verdicts.THIS_MACHINE: group_by_kind([record])})
     assert words in line
+
+
+def test_the_saved_ledger_holds_the_table_every_rule_and_every_record(tmp_path):
+    by_machine = verdicts.machines(include_this=False)
+    json_path, md_path = report.save(by_machine, tmp_path)
+    text = md_path.read_text()
+    table, rules, records = text.split("\n## ")
+    assert table.startswith("# Claims ledger") and "| C1 |" in table
+    assert rules.startswith("Each claim's rule") and text.count("Rule: ") == len(claims.CLAIMS)
+    assert records.startswith("Every record") and "bench." in records
+    assert json_path.parent == tmp_path

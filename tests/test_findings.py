@@ -136,3 +136,69 @@ def test_units_other_than_ratios_read_as_ranges() -> None:
     assert "7.90 ms to 8.10 ms" in finding.sentence()
     assert "at most 7.24 ms" in finding.sentence()
     assert math.isclose(step.gap(8.0), 0.76 / 7.24)
+
+
+ratios = st.lists(
+    st.floats(min_value=1e-3, max_value=1e3, allow_nan=False, allow_infinity=False),
+    min_size=2,
+    max_size=12,
+)
+"""Paired ratios, one per repeat: 2 to 12 of them, finite and positive."""
+
+
+@given(ratios, st.data())
+def test_fewer_than_five_repeats_give_no_verdict_whatever_their_range(
+    repeats: list[float], data: st.DataObject
+) -> None:
+    """The series' rule (:data:`~hetero_tutorial.core.timing.MIN_REPEATS`): a verdict needs 5
+    repeats; from 5 on, the whole range against the threshold decides."""
+    # the threshold anywhere, or on one of the repeats: the edge counts as inside
+    threshold = data.draw(st.one_of(st.floats(1e-3, 1e3), st.sampled_from(repeats)))
+    with pytest.MonkeyPatch.context() as patch:  # the guard withholds nothing here
+        for module in ("findings", "timing"):
+            patch.setattr(f"hetero_tutorial.core.{module}.withheld", lambda *figures: None)
+        finding = Finding(
+            "the run", Spread.of_ratios(repeats), Expectation.at_least(threshold, "the rule")
+        )
+        outcome, words = finding.outcome, finding.sentence()
+    few = len(repeats) < 5
+    if few:
+        expected = Outcome.NO_VERDICT
+    elif min(repeats) >= threshold:
+        expected = Outcome.HELD
+    elif max(repeats) < threshold:
+        expected = Outcome.NOT_HELD
+    else:
+        expected = Outcome.UNCLEAR
+    assert outcome is expected
+    assert ("a verdict needs 5" in words) is few
+    assert outcome.value in words
+    if few:
+        assert words.endswith(f"no verdict, {len(repeats)} repeats, and a verdict needs 5")
+        assert "held" not in words and "no clear effect" not in words
+
+
+def test_a_committed_records_finding_is_judged_whatever_this_runs_guard_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A race recorded on another day is not withheld because this run's newest study ran
+    busy: the guard speaks of this run's studies only."""
+    busy = Busyness("the overlap study", 4.0, off_reference=("a step 4x this CPU's record",))
+    monkeypatch.setattr("hetero_tutorial.core.findings.withheld", lambda *figures: busy)
+    target = Expectation.at_least(1.0, "the target")
+    spread = Spread.of_ratios([4.4, 5.0, 5.2, 6.0, 6.5])
+    assert Finding("ours / torchrl", spread, target).outcome is Outcome.NOT_JUDGED
+    recorded = Finding("ours / torchrl", spread, target, recorded=True)
+    assert recorded.outcome is Outcome.HELD and machine_load.BUSY_WORDS not in recorded.sentence()
+
+
+@given(st.floats(0.0, 0.0049), st.floats(0.0051, 0.5))
+def test_a_bound_that_prints_as_one_names_no_side(near: float, far: float) -> None:
+    """03 read a paired ratio of 1.0000056 as "all cores faster"; 01 read 1.00-1.07x as no
+    clear effect. A bound within half a percent of 1 reaches it, on either side."""
+    above = [1.0 + near, 1.1, 1.2, 1.3, 1.37]
+    below = [1.0 - near, 0.9, 0.8, 0.85, 0.7]
+    assert Spread.of_ratios(above).beyond(1.0) is None
+    assert Spread.of_ratios(below).beyond(1.0) is None
+    assert Spread.of_ratios([1.0 + far, *above[1:]]).beyond(1.0) is True
+    assert Spread.of_ratios([1.0 - far, *below[1:]]).beyond(1.0) is False

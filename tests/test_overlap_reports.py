@@ -28,7 +28,7 @@ def _entry(
     lag=1,
     speed=(1.4, 1.3, 1.5),
     returns=(-100.0, 10.0),
-    seeds=3,
+    seeds=5,
     ideal=1.45,
     by_seed=(-110.0, -100.0, -90.0),
     backend="mp",
@@ -103,6 +103,11 @@ def test_the_exercise_compares_with_the_summarys_ideal_not_one_recomputed():
         "mp, 1 worker, lag 1: speed-up: 1.40x (seeds 1.30-1.50x), inside its ideal "
         "(at most 1.60x): held"
     )
+    three = [_entry(ideal=1.6, seeds=3)]  # the same range over three seeds
+    assert overlap_findings.ideal_vs_measured(three, workers=1, max_policy_lag=1) == (
+        "mp, 1 worker, lag 1: speed-up: 1.40x (seeds 1.30-1.50x), inside its ideal "
+        "(at most 1.60x): no verdict, 3 repeats, and a verdict needs 5"
+    )
     with pytest.raises(UsageError, match="mp, 1 worker, lag 1"):
         overlap_findings.ideal_vs_measured([_entry()], workers=2, max_policy_lag=1)
 
@@ -126,6 +131,9 @@ def test_a_run_past_its_ideal_says_the_ideal_broke_and_what_the_run_can_check():
     assert "no cause this run can check" in str(overlap_findings.ideal_finding(slower_parts))
     one_seed = past | {"seeds": 1}
     assert "no verdict" in str(overlap_findings.ideal_finding(one_seed))
+    few = str(overlap_findings.ideal_finding(past | {"seeds": 3}))  # the same range, 3 seeds
+    assert "above its ideal (at most 1.36x) by 8%" in few and "did not hold" not in few
+    assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
 
 
 def test_one_seed_gives_no_speed_verdict():
@@ -149,6 +157,11 @@ def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
     assert "faster" in overlap_findings.speed_finding(_entry())
     assert "slower" in overlap_findings.speed_finding(_entry(speed=(0.9, 0.8, 0.95)))
     assert "no clear effect" in overlap_findings.speed_finding(_entry(speed=(1.1, 0.9, 1.2)))
+    # the same ranges over three seeds: no side named, and no "no clear effect" either
+    for speed in ((1.4, 1.3, 1.5), (0.9, 0.8, 0.95), (1.1, 0.9, 1.2)):
+        few = overlap_findings.speed_finding(_entry(speed=speed, seeds=3))
+        assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
+        assert not any(word in few for word in ("faster", "slower", "no clear effect"))
 
 
 def test_the_learning_verdict_follows_the_series_rule_and_never_says_no_worse():
@@ -253,3 +266,14 @@ def test_the_guards_reading_of_the_whole_study_is_printed(monkeypatch):
     assert "not judged" in overlap_report.guard_line()
     monkeypatch.setattr(machine_load, "latest", lambda: None)
     assert "no reading" in overlap_report.guard_line()
+
+
+def test_a_study_of_fewer_than_five_seeds_is_never_resolved():
+    """Two seeds both past 1 give no verdict (the series' minimum is five), so another seed
+    could still change one: the study keeps adding seeds within its budget."""
+    sequential = _entry(plan=overlap.SEQUENTIAL, seeds=2)
+    faster = _entry(speed=(1.4, 1.3, 1.5), seeds=2, by_seed=(-500.0, -500.0))
+    quick = {"rows": [], "env_id": "Acrobot-v1"}
+    assert not overlap_findings.resolved(quick | {"summary": [sequential, faster]})
+    five = _entry(speed=(1.4, 1.3, 1.5), seeds=5, by_seed=(-500.0,) * 5)
+    assert overlap_findings.resolved(quick | {"summary": [sequential, five]})

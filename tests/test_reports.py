@@ -141,23 +141,31 @@ def _ddpg(buffer, seconds, speeds):
     ]
     return {
         "buffer": buffer,
-        "seconds_per_episode": sorted(seconds)[1],
+        "seconds_per_episode": sorted(seconds)[len(seconds) // 2],
         "runs": runs,
-        "env_steps_per_s": sorted(speeds)[1],
+        "env_steps_per_s": sorted(speeds)[len(speeds) // 2],
     }
 
 
 def test_ddpgs_time_ratio_falls_back_to_speed_when_no_episode_was_timed():
+    transition, tensor = [1.2, 1.3, 1.25, 1.22, 1.28], [1.0, 1.1, 1.05, 1.02, 1.08]
     spread, per = time_ratio(
-        _ddpg("transition", [1.2, 1.3, 1.25], [1, 1, 1]),
-        _ddpg("tensor", [1.0, 1.1, 1.05], [1, 1, 1]),
+        _ddpg("transition", transition, [1] * 5), _ddpg("tensor", tensor, [1] * 5)
     )
     assert per == "per episode" and spread.side(1.0) is True
+    # the first three of the same seeds: too few to name a side
+    spread, per = time_ratio(
+        _ddpg("transition", transition[:3], [1] * 3), _ddpg("tensor", tensor[:3], [1] * 3)
+    )
+    assert per == "per episode" and spread.side(1.0) is None
+    assert "a verdict needs 5: no verdict" in spread.noise()
     nan = float("nan")
     spread, per = time_ratio(
-        _ddpg("transition", [nan] * 3, [100, 110, 105]), _ddpg("tensor", [nan] * 3, [120, 130, 125])
+        _ddpg("transition", [nan] * 5, [100, 110, 105, 102, 108]),
+        _ddpg("tensor", [nan] * 5, [120, 130, 125, 122, 128]),
     )
     assert per.startswith("per step") and spread.value == pytest.approx(125 / 105)
+    assert spread.side(1.0) is True
 
 
 def _record(kind, data):

@@ -56,20 +56,36 @@ def _gathers(capacity: int, random: list[float], contiguous: list[float]) -> Gat
                      random_samples=random, contiguous_samples=contiguous)  # fmt: skip
 
 
+def _bare_tables(repeats: int = 5) -> tuple[GatherRow, GatherRow]:
+    """A bare table's gathers at 10,000 and 1,000,000 rows: the random gather slowed 1.55-1.60x
+    more than the contiguous one over ``repeats`` paired repeats (3, too few for a verdict, or
+    5), the medians the same either way."""
+    small = _gathers(10_000, random=[1.0, 1.1, 0.9, 1.0, 1.05][:repeats],
+                     contiguous=[1.0] * repeats)  # fmt: skip
+    large = _gathers(1_000_000, random=[1.6, 1.7, 1.5, 1.6, 1.67][:repeats],
+                     contiguous=[1.02, 1.0, 1.04, 1.02, 1.02][:repeats])  # fmt: skip
+    return small, large
+
+
 def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables():
     rows = _rows({("transition", 10_000): 100.0, ("trajectory", 10_000): 400.0,
                   ("tensor", 10_000): 2_000.0, ("transition", 1_000_000): 81.0,
                   ("trajectory", 1_000_000): 380.0, ("tensor", 1_000_000): 1_680.0})  # fmt: skip
-    small = _gathers(10_000, random=[1.0, 1.1, 0.9], contiguous=[1.0, 1.0, 1.0])
-    large = _gathers(1_000_000, random=[1.6, 1.7, 1.5], contiguous=[1.02, 1.0, 1.04])
+    small, large = _bare_tables()
     text = buffer_report.capacity_sentence(rows, [small, large])
     assert "19% slower (transition, past the noise)" in text
     assert "16% slower (tensor, past the noise)" in text
     assert "5% slower (trajectory, past the noise)" in text
     assert "84% as much as pattern A did" in text  # 16 of 19 points
     assert "1.60x as long at 1,000,000 rows (38 MiB)" in text
+    assert "slowed 1.57x (per repeat 1.55-1.60x) as much as the contiguous one" in text
     assert "past the noise: the measurement supports memory as the cause" in text
-    flat = _gathers(1_000_000, random=[1.05, 0.9, 1.2], contiguous=[1.02, 1.0, 1.04])
+    # the same gathers, three repeats of them: too few to say past the noise or within it
+    text = buffer_report.capacity_sentence(rows, list(_bare_tables(repeats=3)))
+    assert "1.57x (per repeat 1.55-1.60x): no verdict, 3 repeats, and a verdict needs 5" in text
+    assert "supports memory" not in text and "within the noise of the repeats" not in text
+    flat = _gathers(1_000_000, random=[1.05, 0.9, 1.2, 1.05, 1.1],
+                    contiguous=[1.02, 1.0, 1.04, 1.02, 1.02])  # fmt: skip
     text = buffer_report.capacity_sentence(rows, [small, flat])
     assert "within the noise of the repeats: this run cannot tell" in text
     faster = [replace(r, sample_transitions_per_s=2_100.0) if r.design == "tensor" else r
@@ -94,9 +110,7 @@ def _capacity(a: float, tensor: float) -> str:
                   ("tensor", 10_000): 2_000.0, ("transition", 1_000_000): 100.0 * (1 - a),
                   ("trajectory", 1_000_000): 300.0,
                   ("tensor", 1_000_000): 2_000.0 * (1 - tensor)})  # fmt: skip
-    small = _gathers(10_000, random=[1.0, 1.1, 0.9], contiguous=[1.0, 1.0, 1.0])
-    large = _gathers(1_000_000, random=[1.6, 1.7, 1.5], contiguous=[1.02, 1.0, 1.04])
-    return buffer_report.capacity_sentence(rows, [small, large])
+    return buffer_report.capacity_sentence(rows, list(_bare_tables()))
 
 
 def test_the_capacity_sentence_reads_forwards_on_each_side_of_the_5_percent_threshold():
@@ -214,8 +228,7 @@ def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_othe
 def test_the_buffer_race_is_shown_from_its_record_with_where_the_peer_is_ahead():
     newest = peer_races.race("bench.buffer_peers")  # committed under data/reference/
     shown = buffer_race.race().data
-    assert "Capacity 1,000,000, batch 256" in shown and "torchrl 0.14.1" in shown
-    assert "| tensor buffer vs ReplayBuffer(LazyTensorStorage), RandomSampler |" in shown
+    assert "The race's targets:" in shown and "docs/results.md" in shown
     lines = buffer_race.race_sentences(newest)
     ahead = [line for line in lines if line.startswith("TorchRL is ahead")]
     assert ahead and all("bytes / stored transition" in line and "Why:" in line for line in ahead)
@@ -271,22 +284,31 @@ def _ddpg(rates: dict[str, list[float]]) -> dict[str, DDPGSummary]:
 
 
 def test_a_buffer_slower_than_its_costs_allow_breaks_the_bound_and_says_so():
-    """04's run: the tensor buffer samples faster, yet its DDPG ran slower on both seeds."""
+    """04's run: the tensor buffer samples faster, yet its DDPG ran slower on every seed."""
     rows = [
         _sampling(design=d, capacity=1000, device="cpu", sample_transitions_per_s=s,
                   add_transitions_per_s=a)
         for d, s, a in (("transition", 256 / 453e-6, 1e6), ("trajectory", 256 / 300e-6, 1e6),
                         ("tensor", 256 / 31e-6, 1e6))
     ]  # fmt: skip
-    slower = _ddpg({"transition": [138.0, 140.0], "trajectory": [139.0, 141.0],
-                    "tensor": [115.0, 117.0]})  # fmt: skip
-    said = buffer_report.ddpg_speed_sentence(slower, rows, 256, capacity=1000)
+    seeds = {"transition": [138.0, 140.0, 139.0, 138.5, 139.5],
+             "trajectory": [139.0, 141.0, 140.0, 139.5, 140.5]}  # fmt: skip
+    slow_tensor = {"tensor": [115.0, 117.0, 116.0, 115.5, 116.5]}
+    said = buffer_report.ddpg_speed_sentence(_ddpg(seeds | slow_tensor), rows, 256, capacity=1000)
     tensor = said.split("Tensor against pattern A")[1]
     assert "below the bound these costs set" in tensor and "the expectation did not hold" in tensor
     assert "held" not in tensor
-    within = _ddpg({"transition": [138.0, 140.0], "trajectory": [139.0, 141.0],
-                    "tensor": [140.0, 141.5]})  # fmt: skip
+    within_tensor = {"tensor": [140.0, 141.5, 140.75, 140.5, 141.0]}
+    within = _ddpg(seeds | within_tensor)
     assert "held" in buffer_report.ddpg_speed_sentence(within, rows, 256, capacity=1000)
+    # the first two of the same seeds: below the bound or inside it, too few for a verdict
+    for tensor_seeds in (slow_tensor, within_tensor):
+        two = _ddpg({d: r[:2] for d, r in (seeds | tensor_seeds).items()})
+        tensor = buffer_report.ddpg_speed_sentence(two, rows, 256, capacity=1000).split(
+            "Tensor against pattern A"
+        )[1]
+        assert "no verdict, 2 repeats, and a verdict needs 5" in tensor
+        assert "held" not in tensor
     one_seed = _ddpg({d: [r[0]] for d, r in {"transition": [138.0], "trajectory": [139.0],
                                                "tensor": [115.0]}.items()})  # fmt: skip
     assert "no verdict" in buffer_report.ddpg_speed_sentence(one_seed, rows, 256, capacity=1000)

@@ -101,10 +101,10 @@ def _decision(network: str, estimate: float) -> SimpleNamespace:
 def test_the_allocators_estimates_are_set_beside_the_measured_iterations():
     rows = [
         {"network": "mlp-64", "plans": ["allocator", "all-cpu"], "seconds_per_iteration": 0.009,
-         "iteration_seconds": [0.0085, 0.009, 0.0095]},
+         "iteration_seconds": [0.0085, 0.009, 0.0095, 0.0088, 0.0092]},
         {"network": "mlp-64", "plans": [], "seconds_per_iteration": 0.001, "threads": 2},
         {"network": "mlp-1024", "plans": ["allocator"], "seconds_per_iteration": 0.08,
-         "iteration_seconds": [0.078, 0.08, 0.082]},
+         "iteration_seconds": [0.078, 0.08, 0.082, 0.079, 0.081]},
     ]  # fmt: skip
     decisions = [_decision("mlp-64", 0.0045), _decision("mlp-1024", 0.155)]
     lines = allocator_report.estimate_lines(decisions, rows)
@@ -116,5 +116,10 @@ def test_the_allocators_estimates_are_set_beside_the_measured_iterations():
     )
     fine = allocator_report.estimate_lines(decisions[:1], rows)
     assert len(fine) == 1 and fine[0].endswith("held.")
+    # the first three of the same iterations: too few to hold, so set out in full
+    three = [rows[0] | {"iteration_seconds": rows[0]["iteration_seconds"][:3]}, rows[1]]
+    (few,) = allocator_report.estimate_lines(decisions[:1], three)
+    assert few.startswith("mlp-64 training over its estimate (4.5 ms): 2.00x (per iteration")
+    assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
     line = allocator_report.price_guess_line(5.0, decisions[0])
     assert "all-cpu, 1 thread, priced per iteration: 4.5 ms, within 20% of your guess" in line

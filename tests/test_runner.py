@@ -38,7 +38,9 @@ def test_the_run_times_record_names_the_runner_command(monkeypatch, tmp_path):
     monkeypatch.setenv(runner.QUICK_ENV_VAR, "1")  # the runner sets it; restored afterwards
     monkeypatch.setattr(runner, "calibrate", lambda: 1.0)
     monkeypatch.setattr(runner, "execute_notebook", lambda path, out, progress: (1.0, [], 9))
-    monkeypatch.setattr(runner.ledger, "write", lambda: (tmp_path / "l.json", tmp_path / "l.md"))
+    monkeypatch.setattr(
+        runner.ledger_report, "save", lambda: (tmp_path / "l.json", tmp_path / "l.md")
+    )
     monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
     assert runner.run_notebooks(quick=True, only=["00"], out=tmp_path / "nb") == 0
     saved = json.loads((tmp_path / "quick" / "run.times.json").read_text())

@@ -116,16 +116,24 @@ def test_phase_timer_synchronises_mps_and_mps0_once(monkeypatch):
 def test_spread_of_interleaved_ratios_and_which_side_of_a_threshold_it_lies():
     from hetero_tutorial.core.timing import Spread
 
+    five = Spread.of_ratios([1.05, 1.08, 1.06, 1.07, 1.06], value=1.08, per="seed")
+    assert str(five) == "1.08x (per seed 1.05-1.08x)"  # the whole range of the repeats
+    assert five.count == 5 and five.decides and not five.too_few
+    assert five.side(1.1) is False and five.side(1.0) is True and five.side(1.06) is None
+    # the same range from three repeats: measured, but too few to lie on any side
     few = Spread.of_ratios([1.05, 1.08, 1.06], value=1.08, per="seed")
-    assert str(few) == "1.08x (per seed 1.05-1.08x)"  # the whole range of the repeats
-    assert few.side(1.1) is False and few.side(1.0) is True and few.side(1.06) is None
+    assert str(few) == "1.08x (per seed 1.05-1.08x)" and few.measured and few.too_few
+    assert few.side(1.1) is None and few.side(1.0) is None and few.beyond(1.0) is None
+    assert few.noise() == "; 3 repeats, and a verdict needs 5: no verdict"
     many = Spread.of_ratios([0.9, 1.0, 1.0, 1.0, 1.2, 1.3, 2.0], per="turn")
     # however many repeats: still their whole range, so one stray round is never hidden
     assert (many.low, many.high, many.value) == (0.9, 2.0, 1.0)
     assert str(many) == "1.00x (per turn 0.90-2.00x)" and many.side(1.0) is None
-    same = Spread.of_ratios([1.0, 1.0, 1.0])  # identical repeats: at 1, past it on neither side
+    same = Spread.of_ratios([1.0] * 5)  # identical repeats: at 1, past it on neither side
     assert same.side(1.0) is True and same.beyond(1.0) is None
-    assert few.beyond(1.0) is True and Spread.of_ratios([0.9, 0.95]).beyond(1.0) is False
+    below = Spread.of_ratios([0.9, 0.95, 0.92, 0.93, 0.94])
+    assert five.beyond(1.0) is True and below.beyond(1.0) is False
+    assert Spread.of_ratios([0.9, 0.95]).beyond(1.0) is None  # two repeats: no verdict
     one = Spread.of_ratios([1.5], per="seed")
     assert not one.measured and one.side(1.0) is None and "one repeat" in one.noise()
     assert Spread.about(0.04, 0.10).noise("{:.0%}") == " (within the measured noise, +-5%)"

@@ -171,9 +171,9 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _run_ledger() -> int:
-    from hetero_tutorial.ledger import verdicts as ledger
+    from hetero_tutorial.notebook import ledger_report
 
-    json_path, md_path = ledger.write()
-    print(md_path.read_text())
+    json_path, md_path = ledger_report.save()
+    print(md_path.read_text().split("\n## ")[0])  # the table; the rules and figures follow it
     print(f"ledger written to {json_path} and {md_path}")
     return 0

@@ -25,7 +25,7 @@ from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import QUICK_ENV_VAR, quick_mode
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR
-from hetero_tutorial.ledger import verdicts as ledger
+from hetero_tutorial.notebook import ledger_report
 
 NOTEBOOKS_DIR = REPO_DIR / "notebooks"
 NOTEBOOK_BUILD_DIR = BUILD_DIR / "notebooks"
@@ -162,7 +162,7 @@ def run_notebooks(
         tag = f"{mode}.{record.provenance['date'][:19].replace(':', '')}"
         path = results.save(record, directory=results.reference_directory(record), tag=tag)
         print(f"reference run times written to {path}")
-    json_path, md_path = ledger.write()
+    json_path, md_path = ledger_report.save()
     print(f"claims ledger for this machine written to {md_path} (and {json_path.name})")
     if failures:
         print("Failed:\n  " + "\n  ".join(failures))

@@ -10,8 +10,9 @@ outcome has words:
 * ``did not hold``: the measured range lies wholly outside it; the sentence says so, by how much,
   and lists the causes this run can check that apply (:class:`Check`), or says none does;
 * ``no clear effect``: the measured range reaches both sides of the expectation's edge;
-* ``no verdict``: one repeat (one seed, one round) measured no range; the sentence still
-  says where the one figure fell;
+* ``no verdict``: one repeat (one seed, one round) measured no range, or fewer repeats than
+  :data:`~hetero_tutorial.core.timing.MIN_REPEATS` measured one; the sentence still says
+  where the figure fell;
 * ``not judged``: the study that measured it waited for a CPU that others held (the busy
   guard, :func:`~hetero_tutorial.core.machine_load.withheld`).
 
@@ -27,7 +28,7 @@ import enum
 import math
 from dataclasses import dataclass
 
-from hetero_tutorial.core.machine_load import withheld
+from hetero_tutorial.core.machine_load import Busyness, withheld
 from hetero_tutorial.core.timing import Spread
 
 
@@ -103,7 +104,9 @@ class Check:
 @dataclass(frozen=True)
 class Finding:
     """``subject``'s measured figure (``measured``: the value and the range of its repeats)
-    against ``expected``. ``figures``: what the studies returned, for the busy guard."""
+    against ``expected``. ``figures``: what the studies returned, for the busy guard.
+    ``recorded``: the figure comes from a committed record, not from a study of this run, so
+    this run's busy guard has nothing to say about it."""
 
     subject: str
     measured: Spread
@@ -111,12 +114,16 @@ class Finding:
     unit: str = "{:.2f}x"
     checks: tuple[Check, ...] = ()
     figures: tuple[object, ...] = ()
+    recorded: bool = False
+
+    def _withheld(self) -> Busyness | None:
+        return None if self.recorded else withheld(*self.figures)
 
     @property
     def outcome(self) -> Outcome:
-        if withheld(*self.figures):
+        if self._withheld():
             return Outcome.NOT_JUDGED
-        if not self.measured.measured:
+        if not self.measured.decides:
             return Outcome.NO_VERDICT
         low, high = sorted((self.measured.low, self.measured.high))
         if low >= self.expected.low and high <= self.expected.high:
@@ -145,7 +152,7 @@ class Finding:
         """The finding in words: the figure, the expectation, and how it came out."""
         outcome, figure = self.outcome, self._figure()
         if outcome is Outcome.NOT_JUDGED:
-            return f"{self.subject}: {figure}; {withheld(*self.figures).line()}"
+            return f"{self.subject}: {figure}; {self._withheld().line()}"
         if outcome is Outcome.HELD:
             return f"{self.subject}: {figure}, inside {self._against()}: held"
         if outcome is Outcome.UNCLEAR:
@@ -164,7 +171,12 @@ class Finding:
             where = f"inside {self._against()}"
         else:
             where = f"{place} {self._against()} by {gap}; {self._causes()}"
-        return f"{self.subject}: {figure}, {where}: no verdict, one figure measures no spread"
+        why = (
+            self.measured.too_few_words()
+            if self.measured.too_few
+            else ("one figure measures no spread")
+        )
+        return f"{self.subject}: {figure}, {where}: no verdict, {why}"
 
     def __str__(self) -> str:
         return self.sentence()

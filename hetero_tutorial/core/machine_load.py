@@ -94,12 +94,11 @@ class Busyness:
         return contention.method(self.load)
 
     def line(self) -> str:
-        """The study's verdict line when it is busy: what was measured, and the evidence."""
+        """The study's verdict line when it is busy: what was measured, and the evidence (the
+        rule itself is the glossary's *not judged*, said once, not in every line)."""
         return (
             f"{self.study}: {BUSY_WORDS} ({'; '.join(self.causes)}; over {self.seconds:.1f} s, "
-            f"read by {self.method}): not judged (a study is judged only where it did not "
-            "wait for CPUs others held and, where data/reference/ holds a record of this CPU, "
-            f"its figures sit within {OFF_REFERENCE:g}x of it)"
+            f"read by {self.method}): not judged"
         )
 
     def quiet_line(self) -> str:

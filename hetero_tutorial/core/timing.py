@@ -223,11 +223,24 @@ def quartiles(timing: dict[str, float]) -> tuple[float, float]:
     return timing["median_s"] - timing["iqr_s"] / 2, timing["median_s"] + timing["iqr_s"] / 2
 
 
+TOUCHING = 0.005
+"""How close, relative to it, a range's bound may come to "no effect" and still reach it: half
+of the last digit a ratio is printed with (1.00x), so a bound of 1.0000056 is no side of 1."""
+
+MIN_REPEATS = 5
+"""Repeats (paired rounds, iterations, seeds) a range needs before it names an effect. An
+effect is named only where every repeat lies on one side of the threshold; with no effect at
+all, noise alone does that with chance 2 x 0.5^n for n repeats: one in two for 2, one in four
+for 3, one in sixteen for 5. Fewer repeats give *no verdict*, whatever their range."""
+
+
 @dataclass(frozen=True)
 class Spread:
     """A measured ratio and the range of its repeats: how far noise alone moved it.
 
     ``low`` and ``high`` are None when there was one repeat, so no spread was measured.
+    ``count``: how many repeats the range spans, where it is the range of repeats (None
+    where it comes from quartiles or IQRs, which summarise many timings).
     """
 
     value: float
@@ -236,6 +249,7 @@ class Spread:
     how: str = "one repeat"
     """how the range was taken: ``per seed`` (min to max of the per-seed ratios),
     ``from the two medians' IQRs``"""
+    count: int | None = None
 
     @classmethod
     def of_ratios(cls, ratios: Sequence[float], value: float | None = None, per: str = "round"):
@@ -251,7 +265,7 @@ class Spread:
             value = float(np.median(ratios)) if ratios else math.nan
         if len(ratios) < 2:
             return cls(value, how=f"one {per}" if ratios else f"no per-{per} figures recorded")
-        return cls(value, ratios[0], ratios[-1], f"per {per}")
+        return cls(value, ratios[0], ratios[-1], f"per {per}", len(ratios))
 
     @classmethod
     def of_pairs(
@@ -314,13 +328,28 @@ class Spread:
     def measured(self) -> bool:
         return self.low is not None and self.high is not None
 
+    @property
+    def too_few(self) -> bool:
+        """A range of fewer than :data:`MIN_REPEATS` repeats: measured, but no verdict."""
+        return self.measured and self.count is not None and self.count < MIN_REPEATS
+
+    @property
+    def decides(self) -> bool:
+        """Whether this spread may name an effect: measured, from enough repeats."""
+        return self.measured and not self.too_few
+
+    def too_few_words(self) -> str:
+        """``3 repeats, and a verdict needs 5``: why a measured range gives no verdict."""
+        return f"{self.count} repeats, and a verdict needs {MIN_REPEATS}"
+
     def side(self, threshold: float, above: bool = True) -> bool | None:
         """Whether the whole spread lies at or above ``threshold`` (below it, for ``above``
         False): True if so, False if it lies wholly on the other side, None if it straddles
         the threshold or no spread was measured, or the guard withholds the verdict (the
         study whose figures are being judged ran busy:
-        :func:`~hetero_tutorial.core.machine_load.withheld`)."""
-        if not self.measured or withheld():
+        :func:`~hetero_tutorial.core.machine_load.withheld`). Fewer than :data:`MIN_REPEATS`
+        repeats decide nothing either."""
+        if not self.decides or withheld():
             return None
         low, high = sorted((self.low, self.high))
         if (low >= threshold) if above else (high < threshold):
@@ -336,12 +365,15 @@ class Spread:
         For naming an effect against "no effect" (1.0 for a ratio): a spread that reaches
         ``no_effect`` itself, as identical repeats (ratios of exactly 1) do, names none,
         where :meth:`side`, for thresholds a claim sets, counts reaching it as lying at it.
-        A busy machine's study names none either.
+        A busy machine's study names none either, nor do fewer than :data:`MIN_REPEATS`.
+        A bound within half a percent of ``no_effect`` (a ratio that prints as 1.00x) reaches
+        it: printed to two decimals, it could not be told apart from no effect.
         """
-        if not self.measured or withheld():
+        if not self.decides or withheld():
             return None
         low, high = sorted((self.low, self.high))
-        return True if low > no_effect else False if high < no_effect else None
+        touch = abs(no_effect) * TOUCHING
+        return True if low > no_effect + touch else False if high < no_effect - touch else None
 
     @property
     def half_width(self) -> float:
@@ -357,6 +389,8 @@ class Spread:
             return (
                 "; no spread measured (one repeat), so no telling an effect from noise: no verdict"
             )
+        if self.too_few:
+            return f"; {self.too_few_words()}: no verdict"
         return f" (within the measured noise, +-{unit.format(self.half_width)})"
 
     def __str__(self) -> str:

@@ -59,8 +59,9 @@ def _missing(question: str, notebook: str, kind: str) -> Advice:
 
 def _side(spread: Spread, yes: str, no: str, unclear: str, one: str | None = None) -> str:
     """``yes`` if the spread lies wholly above 1, ``no`` wholly below, else ``unclear``; or
-    ``one`` where one repeat measured no spread (no verdict, not "no clear effect")."""
-    if one is not None and not spread.measured:
+    ``one`` where one repeat measured no spread, or too few repeats measured one (no
+    verdict, not "no clear effect")."""
+    if one is not None and not spread.decides:
         return one
     side = spread.side(1.0)
     return unclear if side is None else yes if side else no
@@ -237,7 +238,9 @@ def buffer(records: Records) -> Advice:
                 "and it makes DDPG faster",
                 "though DDPG ran slower with it",
                 "though in DDPG its speed shows no clear effect",
-                f"though its speed in DDPG has no verdict ({spread.how}: no spread measured)",
+                f"though its speed in DDPG has no verdict ({spread.how}: "
+                + (spread.too_few_words() if spread.too_few else "no spread measured")
+                + ")",
             )
             advice += f", {in_ddpg}"
             figure += f"; DDPG with it: {spread} pattern A's speed, {per}"

@@ -81,10 +81,10 @@ def _held(condition: bool) -> Status:
 def _against(spread: Spread, threshold: float, above: bool = True) -> Status:
     """Held (did not hold) only when the whole spread lies on the claim's (other) side of
     ``threshold``; no clear effect when it straddles it; no verdict without a spread (one
-    repeat), which cannot tell an effect from noise."""
+    repeat), which cannot tell an effect from noise, or from too few repeats."""
     side = spread.side(threshold, above)
     if side is None:
-        return Status.NO_CLEAR_EFFECT if spread.measured else Status.NO_VERDICT
+        return Status.NO_CLEAR_EFFECT if spread.decides else Status.NO_VERDICT
     return _held(side)
 
 

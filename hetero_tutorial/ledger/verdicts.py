@@ -187,15 +187,20 @@ def summary(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> dict[st
     return found
 
 
-def write(directory: Path = results.RESULTS_DIR) -> tuple[Path, Path]:
-    """Judge every claim on this machine and the references; save ledger.json and ledger.md.
+def write(
+    table: list[dict[str, Any]] | None = None,
+    appendix: str = "",
+    directory: Path = results.RESULTS_DIR,
+) -> tuple[Path, Path]:
+    """Save ledger.json and ledger.md: ``table`` (every claim judged on this machine and the
+    references when not given), with ``appendix`` (Markdown) under the table.
 
     The JSON is itself a results record (kind ``ledger``), with the provenance of this run.
     """
-    table = rows(machines())
+    table = rows(machines()) if table is None else table
     json_path = results.save(results.Record("ledger", {"rows": table}), directory / "ledger.json")
     md_path = directory / "ledger.md"
-    md_path.write_text("# Claims ledger\n\n" + markdown(table) + "\n")
+    md_path.write_text("# Claims ledger\n\n" + markdown(table) + "\n" + appendix)
     return json_path, md_path
 
 

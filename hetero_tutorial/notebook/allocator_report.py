@@ -101,7 +101,8 @@ def estimate_finding(decision: Any, row: dict[str, Any], rows: Sequence[dict[str
     estimate, network = decision.chosen.total, decision.fields()["network"]
     seconds = [s / estimate for s in row.get("iteration_seconds", [])]
     ratio = row["seconds_per_iteration"] / estimate
-    measured = (Spread(ratio, min(seconds), max(seconds), "per iteration") if len(seconds) > 1
+    measured = (Spread(ratio, min(seconds), max(seconds), "per iteration", len(seconds))
+                if len(seconds) > 1
                 else Spread(ratio, how="one iteration"))  # fmt: skip
     others = [(r["threads"], r["seconds_per_iteration"] / c.total) for r in rows
               if r["network"] == network and not r.get("plans") and r.get("threads") is not None

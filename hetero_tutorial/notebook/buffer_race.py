@@ -1,4 +1,4 @@
-"""Notebook 04's race of its buffers against TorchRL's: settings, table, who is ahead and why."""
+"""Notebook 04's race of its buffers against TorchRL's: who is ahead and why, and its targets."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 from IPython.display import Markdown
 
 from hetero_tutorial.notebook import peer_races
-from hetero_tutorial.notebook.tables import markdown_table
 
 count = "{:,.0f}".format
 
@@ -30,47 +29,6 @@ WHY_PEER_AHEAD = {
     ),
 }
 """Why the peer wins where it does, from what each side stores (benchmarks/README.md)."""
-
-
-def race_settings(record: Any) -> str:
-    """The buffer race's own settings, after :func:`peer_races.provenance`'s where and when."""
-    data = record.data
-    return (
-        f"Capacity {data['capacity']:,}, batch {data['batch']}, slices of {data['slice']}, each "
-        "contestant in its own process. Ratios: the medians' ratio, oriented so above 1 "
-        "favours ours, with the range of the per-round ratios."
-    )
-
-
-def race_table(record: Any) -> Markdown:
-    """One row per race point and metric: ours, TorchRL's, the ratio and its range."""
-    rows = []
-    for pair in record.data["summary"]["pairs"]:
-        label, fmt = RACE_METRICS[pair["metric"]]
-        point, metric = pair["point"], pair["metric"]
-        rows.append(
-            {
-                "point": RACE_POINTS[point],
-                "metric": label,
-                "ours": fmt(peer_races.stat(record, point, "ours", metric)),
-                "peer": fmt(peer_races.stat(record, point, pair["peer"], metric)),
-                "ratio": f"{peer_races.round_ratio(pair):.2f}x "
-                f"({pair['low']:.2f}-{pair['high']:.2f}x)",
-                "target": "—" if pair["target"] is None else f">= {pair['target']:g}x",
-            }
-        )
-    return markdown_table(
-        rows,
-        {
-            "point": "race",
-            "metric": "metric",
-            "ours": "ours",
-            "peer": "TorchRL",
-            "ratio": "in our favour (range)",
-            "target": "target",
-        },
-        timed=False,
-    )
 
 
 def race_sentences(record: Any) -> list[str]:
@@ -107,16 +65,10 @@ NO_RACE = (
 
 def race(record: Any = "newest") -> Markdown:
     """A buffer race as notebook 04 shows it (default: the newest committed one): where it
-    was measured and who is ahead and why; its settings and table folded away."""
+    was measured, who is ahead and why, its targets, and where its table is."""
     record = peer_races.race("bench.buffer_peers") if record == "newest" else record
     if record is None:
         return Markdown(NO_RACE)
     lines = "\n".join(f"- {line}" for line in race_sentences(record))
-    if targets := peer_races.targets_line(record):
-        lines += f"\n\n{targets}"
     where = f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}."
-    settings = f"{peer_races.provenance(record)} {race_settings(record)}"
-    return Markdown(
-        f"{where}\n\n{lines}\n\n<details><summary>The race's settings and table</summary>"
-        f"\n\n{settings}\n\n{race_table(record).data}\n\n</details>"
-    )
+    return Markdown(f"{where}\n\n{lines}\n\n{peer_races.beside_figure(record).data}")

@@ -187,6 +187,11 @@ def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
         )
     elif side is False:
         text += f"; the contiguous gather slowed more ({spread}): this does not point at caches."
+    elif spread.too_few:
+        text += (
+            f"; the random gather's extra slowdown, {spread}: no verdict, "
+            f"{spread.too_few_words()}, so this run cannot tell whether the caches are the cause."
+        )
     else:
         text += (
             f"; the random gather's extra slowdown, {spread}, is within the noise of the "

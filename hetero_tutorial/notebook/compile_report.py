@@ -118,7 +118,8 @@ def largest_gain_sentence(speedups: list[Gain]) -> str:
     best = max(speedups, key=_agreed)
     spread = f"{best.low:.2f}-{best.high:.2f}x, " if best.low is not None else ""
     return (
-        f"The largest gain, ranked by the low end of each range: "
+        f"Of the pieces timed alone (not the whole runs), the largest gain, ranked by the low "
+        f"end of each range: "
         f"{PIECE_WORDS.get(best.piece, best.piece)} at {best.size:,}, "
         f"{best.speedup:.2f}x ({spread}{verdict(best)})."
     )

@@ -414,10 +414,3 @@ def solved_line(record: Record | None) -> str:
         + "; ".join(parts)
         + ". Seconds to solve compare only the rounds both sides solved."
     )
-
-
-PPO_RACE_FOLD = (
-    "The race's table, and every point where a peer is ahead (seconds to solve: to the first "
-    "of three evaluations in a row at 475, the series' one rule of solved)"
-)
-"""What the device PPO race's folded table holds."""

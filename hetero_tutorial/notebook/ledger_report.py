@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -77,7 +78,7 @@ def _sources_text(found: list[Record]) -> str:
 def sources(by_machine: dict[str, Records]) -> Markdown:
     """Where each ledger column's records came from, one line per machine: this machine's
     own (``data/results/``) or a committed reference folder, what wrote them, in which mode
-    and when; every record in a fold."""
+    and when; where every record is listed."""
     lines = []
     for machine, kinds in by_machine.items():
         found = [r for kind, rs in kinds.items() if kind in _read() for r in rs]
@@ -93,8 +94,10 @@ def sources(by_machine: dict[str, Records]) -> Markdown:
             f"{modes} mode, {_span([r.provenance['date'] for r in found])}, on "
             f"{hardware_of(found)}."
         )
-    fold = _fold("Every record, one a line", records_table(by_machine).data)
-    return Markdown("\n".join(lines) + "\n\n" + fold)
+    lines.append(
+        "\nEvery record, one a line: in `data/results/ledger.md`, which the last cell writes."
+    )
+    return Markdown("\n".join(lines))
 
 
 JUDGED = (Status.HELD.value, Status.NOT_HELD.value, Status.NO_CLEAR_EFFECT.value,
@@ -136,7 +139,7 @@ def _why(status: str, cells: list[dict[str, Any]]) -> str:
 def ledger(table: list[dict[str, Any]]) -> Markdown:
     """The ledger as a learner reads it: one row per claim some machine judged (its verdict
     and measured ratio per machine), one line naming the claims no machine here could judge,
-    and each claim's rule and every figure in full in a fold."""
+    and where each claim's rule and every figure are in full."""
     machines = list(dict.fromkeys(row["machine"] for row in table))
     column = {row["machine"]: row.get("column", row["machine"]) for row in table}
     by_claim = {c.id: [r for r in table if r["claim"] == c.id] for c in claims.CLAIMS}
@@ -159,11 +162,25 @@ def ledger(table: list[dict[str, Any]]) -> Markdown:
         where = f"on all {len(machines)} machines" if len(machines) > 1 else "on the one machine"
         text += f"\n\n**{status.capitalize()}** {where} ({_why(status, rows)}):"
         text += "".join(f"\n- {c}: {statement[c]}" for c in ids)
-    return Markdown(text + "\n\n" + _ledger_fold(table))
+    text += "\n\nEach claim's rule, and every figure in full: in `data/results/ledger.md`."
+    return Markdown(text)
 
 
-def _ledger_fold(table: list[dict[str, Any]]) -> str:
-    """Each claim's article figure, rule and every machine's figure in full, folded."""
+def save(
+    by_machine: dict[str, Records] | None = None, directory: Path | None = None
+) -> tuple[Path, Path]:
+    """Judge every claim and save the ledger (:func:`~hetero_tutorial.ledger.verdicts.write`):
+    ledger.md holds the table, each claim's rule and every figure in full, and every record
+    the claims read, one a line."""
+    by_machine = verdicts.machines() if by_machine is None else by_machine
+    table = verdicts.rows(by_machine)
+    appendix = "\n## Each claim's rule, and every figure in full\n\n" + _rules_and_figures(table)
+    appendix += "\n\n## Every record, one a line\n\n" + records_table(by_machine).data + "\n"
+    return verdicts.write(table, appendix, *([directory] if directory else []))
+
+
+def _rules_and_figures(table: list[dict[str, Any]]) -> str:
+    """Each claim's article figure, rule and every machine's figure in full."""
     parts = []
     for claim in claims.CLAIMS:
         rows = [r for r in table if r["claim"] == claim.id]
@@ -172,8 +189,7 @@ def _ledger_fold(table: list[dict[str, Any]]) -> str:
             for r in rows
         )
         parts.append(f"**{claim.id}** (the article: {claim.article}). Rule: {claim.rule}.{figures}")
-    body = "\n\n".join(parts)
-    return _fold("Each claim's rule, and every figure in full", body)
+    return "\n\n".join(parts)
 
 
 def _fold(summary: str, body: str) -> str:

@@ -159,12 +159,11 @@ def clipping_sentence(by_lag: dict[Any, dict[str, float]]) -> str:
 
 def collection_race() -> Markdown:
     """The committed race of our workers against TorchRL's collectors: where it ran and where
-    a peer is ahead (or that none is); its settings and table folded away."""
+    a peer is ahead (or that none is), its targets, and where its table is."""
     kind, script = "bench.collection_peers", "benchmarks/collection_peers.py"
     record = peer_races.race(kind)
-    full = peer_races.race_report(kind, script)
     if record is None:
-        return full
+        return peer_races.race_report(kind, script)
     ratios = [peer_races.round_ratio(p) for p in record.data["summary"]["pairs"]]
     ratios = [r for r in ratios if r is not None]
     ahead = peer_races.behind(record) or ["No peer is ahead at any point of this race."]
@@ -172,10 +171,7 @@ def collection_race() -> Markdown:
     if ratios:
         head += f": ours / peer env steps/s {min(ratios):.2f}-{max(ratios):.2f}x over its points"
     lines = "\n".join(f"- {line}" for line in ahead)
-    return Markdown(
-        f"{head}.\n\n{lines}\n\n<details><summary>The race: settings, table, peers not "
-        f"raced</summary>\n\n{full.data}\n\n</details>"
-    )
+    return Markdown(f"{head}.\n\n{lines}\n\n{peer_races.beside_figure(record).data}")
 
 
 def guard_line() -> str:

@@ -140,11 +140,13 @@ def target_findings(record: Record) -> list[Finding]:
         if pair.get("target") is None or (ratio := round_ratio(pair)) is None:
             continue
         low, high = pair.get("low"), pair.get("high")
-        measured = Spread(ratio, low, high, "rounds") if low is not None else Spread(ratio)
+        rounds = record.data.get("rounds")
+        measured = Spread(ratio, low, high, "rounds", rounds) if low is not None else Spread(ratio)
         subject = (
             f"{pair['ours']} / {pair['peer']}, {metric_label(pair['metric'])} ({pair['point']})"
         )
-        found.append(Finding(subject, measured, Expectation.at_least(pair["target"], "the target")))
+        target = Expectation.at_least(pair["target"], "the target")
+        found.append(Finding(subject, measured, target, recorded=True))
     return found
 
 
@@ -218,20 +220,16 @@ def short_provenance(record: Record) -> str:
     )
 
 
-def folded(
-    record: Record,
-    summary: str,
-    metrics: Sequence[str] | None = None,
-    keep: Callable = lambda p: True,
-) -> Markdown:
-    """The race's provenance, table, peers not raced and sentences where a peer is ahead
-    (:func:`race_report`'s parts), folded under ``summary``: optional detail."""
+def beside_figure(record: Record) -> Markdown:
+    """What a race's figure does not show: its targets as findings, the peers not raced and
+    why, and where the table with every round and each peer's versions is."""
     notes = [f"- not raced, {name}: {why}" for name, why in record.data.get("notes", {}).items()]
-    ahead = [f"- {line}" for line in behind(record, metrics)]
-    parts = [provenance(record), race_table(record, keep).data, "\n".join(notes + ahead)]
-    body = "\n\n".join(part for part in parts if part)
-    shown = f"{targets}\n\n" if (targets := targets_line(record)) else ""
-    return Markdown(f"{shown}<details><summary>{summary}</summary>\n\n{body}\n\n</details>")
+    where = (
+        f"The table, each peer's versions and every round: `docs/results.md` and "
+        f"`data/reference/*/{record.kind}.json`."
+    )
+    parts = [targets_line(record), "\n".join(notes), where]
+    return Markdown("\n\n".join(part for part in parts if part))
 
 
 RATIO_TICKS = (0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 50)

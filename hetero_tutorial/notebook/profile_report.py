@@ -222,23 +222,19 @@ def findings(profiles: dict[str, PySpyProfile], cprof: Any) -> list[str]:
 
 
 def patterns_table() -> Markdown:
-    """The transfer patterns, one row per operation and one column per profiler, folded."""
-    table = markdown_table(
-        stacks.pattern_rows(),
+    """The transfer patterns, one row per operation: its kind and which tools can see it (each
+    pattern and the reason it costs: ``TRANSFER_PATTERNS`` in ``profiling/stacks.py``)."""
+    tools = {"source": "py-spy", "cprofile": "cProfile", "torch_event": "torch.profiler",
+             "native": "py-spy --native"}  # fmt: skip
+    rows = [
         {
-            "operation": "operation",
-            "kind": "kind",
-            "source": "py-spy line",
-            "cprofile": "cProfile",
-            "torch_event": "torch.profiler",
-            "native": "py-spy --native",
-            "note": "why it costs",
-        },
-        timed=False,
-    )
-    return fold(
-        table, f"The patterns: {len(stacks.TRANSFER_PATTERNS)} operations, one column per tool"
-    )
+            "operation": row["operation"],
+            "kind": row["kind"],
+            "seen by": ", ".join(name for key, name in tools.items() if row[key] != "—"),
+        }
+        for row in stacks.pattern_rows()
+    ]
+    return markdown_table(rows, {key: key for key in rows[0]}, timed=False)
 
 
 def share_errors(shares: Sequence[float], errors: Sequence[float]) -> np.ndarray:

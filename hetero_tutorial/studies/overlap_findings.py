@@ -42,7 +42,7 @@ def speed_spread(entry: dict[str, Any]) -> Spread:
     ratio = entry["speedup_vs_sequential"]
     if entry["seeds"] < 2:
         return Spread(ratio, how="one seed")
-    return Spread(ratio, entry["speedup_low"], entry["speedup_high"], "seeds")
+    return Spread(ratio, entry["speedup_low"], entry["speedup_high"], "seeds", entry["seeds"])
 
 
 def speed_finding(entry: dict[str, Any]) -> str:
@@ -50,7 +50,7 @@ def speed_finding(entry: dict[str, Any]) -> str:
     side of 1 is named only when every seed's speed-up lies on it; then how it came out
     against its ideal (:func:`ideal_finding`)."""
     spread, subject = speed_spread(entry), f"{label(entry)}, speed-up over the sequential plan"
-    if spread.measured:
+    if spread.decides:
         side = {True: "faster", False: "slower", None: "no clear effect"}
         subject += f" ({side[spread.beyond(1.0)]})"
     return str(ideal_finding(entry, subject))
@@ -183,7 +183,7 @@ def ray_findings(study: dict[str, Any]) -> list[str]:
         name = configuration_label("ray", workers, lag)
         spread = Spread.of_ratios(ratios, per="seed")
         side = {True: "faster than", False: "slower than", None: "no clear effect against"}
-        verdict = side[spread.beyond(1.0)] if spread.measured else "no verdict against"
+        verdict = side[spread.beyond(1.0)] if spread.decides else "no verdict against"
         found.append(f"{name}: {verdict} the process engine, {spread} its steps/s")
     if study.get("ray_start_seconds") is not None:
         found.append(f"starting Ray here took {study['ray_start_seconds']:.1f} s (once per study)")
@@ -222,14 +222,15 @@ def load_finding(study: dict[str, Any]) -> str:
 
 def resolved(study: dict[str, Any]) -> bool:
     """Whether another seed could change no verdict: every overlapped configuration's
-    speed-up lies on one side of 1 over the seeds, and no learning comparison between runs
+    speed-up lies on one side of 1 over enough seeds (:data:`~hetero_tutorial.core.timing.
+    MIN_REPEATS`), and no learning comparison between runs
     that learned is still "no difference detected". (A comparison of runs that did not
     learn, or one seed's, is not unresolved by the spread: more seeds of it cannot help.)"""
     for entry in study["summary"]:
         if entry["plan"] == SEQUENTIAL:
             continue
         spread = speed_spread(entry)
-        if spread.measured and spread.low <= 1 <= spread.high:
+        if spread.too_few or (spread.measured and spread.low <= 1 <= spread.high):
             return False
     return not any("no difference detected" in line for line in learning_findings(study))
 

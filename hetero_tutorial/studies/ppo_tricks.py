@@ -114,7 +114,7 @@ def round_spread(row: dict[str, Any]) -> Spread:
     """A row's per-round ratios as a :class:`Spread`; one round measures no spread."""
     if row["rounds"] < 2:
         return Spread(row["ratio"], how="one round")
-    return Spread(row["ratio"], row["ratio_low"], row["ratio_high"], "rounds")
+    return Spread(row["ratio"], row["ratio_low"], row["ratio_high"], "rounds", row["rounds"])
 
 
 @judged()

@@ -21,7 +21,7 @@ import numpy as np
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine_load import NOT_JUDGED, derived, judged, withheld
-from hetero_tutorial.core.timing import Spread
+from hetero_tutorial.core.timing import MIN_REPEATS, Spread
 
 ROLES = {
     "rollout": "the actor (rollout)",
@@ -34,10 +34,9 @@ FASTER, SLOWER, UNCLEAR = "all cores faster", "one thread faster", "no clear eff
 NO_VERDICT = "no verdict"
 """Too few paired iterations to name an effect (see :data:`MIN_PAIRS`)."""
 
-MIN_PAIRS = 5
-"""Paired iterations a thread verdict needs. An effect is named only where every paired
-ratio lies on one side of 1; with no effect at all, noise alone does that with chance
-2 x 0.5^n for n pairs: one in two for 2 pairs, one in eight for 4, one in sixteen for 5."""
+MIN_PAIRS = MIN_REPEATS
+"""Paired iterations a thread verdict needs: the series' one minimum
+(:data:`~hetero_tutorial.core.timing.MIN_REPEATS`)."""
 
 
 def chance_all_one_side(pairs: int) -> float:

@@ -138,8 +138,9 @@ KIT_PAGES = ("workshop.md", "questions.md", "glossary.md", "hardware.md")
 TEACHER_PAGES = ("answers.md",)
 """Pages only a teacher's book holds (``book --teacher``): the instructor's sheet answers
 the exercises a learner's book asks."""
-RESULT_PAGES = ("results.md", "ray.md", "zh.md")
-"""The results and the cluster recipe in ``docs/``, after the kit in the book's contents."""
+RESULT_PAGES = ("results.md", "speed.md", "ray.md", "zh.md")
+"""The results, the speed door and the cluster recipe in ``docs/``, after the kit in the
+book's contents."""
 
 
 def readme_sections(text: str, wanted: tuple[str, ...] = FRONT_MATTER) -> str:

@@ -64,7 +64,7 @@ AUTH_MODE_VARIABLE = "RAY_AUTH_MODE"
 """Ray's switch for token authentication. Ray 2.60 turns it on for a new local Ray when it
 is unset, and says so on stderr; the local Ray sets it to ``token`` itself (no warning, and
 another user of a shared host cannot use its loopback ports without this user's token,
-which Ray keeps in ``~/.ray/auth_token``)."""
+which Ray keeps in ``~/.ray/auth_token``, or reads from ``RAY_AUTH_TOKEN``)."""
 _LOCAL_ONLY_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Ray's switch for "this is a single-machine Ray": 0 makes it give its node the loopback
 address, which every server it starts (GCS, raylet, workers, agents) then binds to."""
