@@ -140,7 +140,9 @@ def c1_cpu(records: Records) -> Verdict:
 
     A figure compared across runs drifts from run to run more than one run's IQR shows, so
     the range spans every recorded run in ``records`` (its verdict past the article's band
-    only when every run lies past it), and says how far apart the runs were.
+    only when every run lies past it), and says how far apart the runs were. One run that
+    timed the step twice spans both timings, widened by the drift between them (a third
+    timing could drift as far again); one timing alone gives no verdict.
     """
     runs = sorted(records["bench.crossover"], key=lambda r: r.provenance["date"])
     runs = list({r.provenance["date"]: r for r in runs}.values())  # one copy of each run
@@ -149,15 +151,19 @@ def c1_cpu(records: Records) -> Verdict:
     again = runs[-1].data.get("policy_step_again", {}).get("cpu")
     if len(runs) == 1 and again is not None:  # the run timed its step twice: both count
         both = Spread.of_timings(cpu, again)
-        spread = Spread(both.value / C1_CPU_S, both.low / C1_CPU_S, both.high / C1_CPU_S, both.how)
+        drift = max(cpu["median_s"], again["median_s"]) / min(cpu["median_s"], again["median_s"])
+        low, high = both.low / drift / C1_CPU_S, both.high * drift / C1_CPU_S
+        spread = Spread(both.value / C1_CPU_S, low, high, "two timings, widened by their drift")
         figure = (
             f"CPU {cpu['median_s'] * 1e3:.3f} then {again['median_s'] * 1e3:.3f} ms per step, "
-            f"timed twice in one run: {both.low * 1e3:.3f}-{both.high * 1e3:.3f} ms"
+            f"timed twice in one run: {both.low * 1e3:.3f}-{both.high * 1e3:.3f} ms, and the "
+            f"two drifted {drift:.2f}x apart, so another run could lie that much further out"
         )
-    elif len(runs) == 1:
-        spread = Spread.of_medians(cpu, {"median_s": C1_CPU_S, "iqr_s": 0.0})
+    elif len(runs) == 1:  # one timing: notebook 00 shows runs drift past one timing's IQR
+        spread = Spread(cpu["median_s"] / C1_CPU_S, how="one timing")
         figure = (
-            f"CPU {cpu['median_s'] * 1e3:.3f} ms per step (IQR {cpu.get('iqr_s', 0) * 1e3:.3f} ms)"
+            f"CPU {cpu['median_s'] * 1e3:.3f} ms per step, one timing (IQR "
+            f"{cpu.get('iqr_s', 0) * 1e3:.3f} ms), whose drift to another run is unmeasured"
         )
     else:
         medians = [step["median_s"] for step in steps]

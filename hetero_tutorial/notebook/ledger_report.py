@@ -176,6 +176,9 @@ def save(
     table = verdicts.rows(by_machine)
     appendix = "\n## Each claim's rule, and every figure in full\n\n" + _rules_and_figures(table)
     appendix += "\n\n## Every record, one a line\n\n" + records_table(by_machine).data + "\n"
+    if records := by_machine.get(verdicts.THIS_MACHINE):
+        appendix += "\n## The figures behind each answer\n\n" + "\n".join(_advice(records)[1])
+        appendix += "\n"
     return verdicts.write(table, appendix, *([directory] if directory else []))
 
 
@@ -322,14 +325,10 @@ def _short_busy(text: str) -> str:
     return f"{verdicts.NOT_JUDGED}: {study} ran on a busy machine"
 
 
-def what_to_do(by_machine: dict[str, Records]) -> Markdown:
-    """The recommendations for this machine, from its own records (:mod:`ledger.advice`):
-    each answer on one line, the figures behind them (and any busy study's reading) in a fold."""
-    records = by_machine.get(verdicts.THIS_MACHINE, {})
-    if not records:
-        return Markdown("No records from this machine yet: run notebooks 00-05 first.")
-    hardware = next(iter(records.values()))[0].hardware
-    answers, figures = [f"**What to do on {hardware}**:", ""], []
+def _advice(records: Records) -> tuple[list[str], list[str]]:
+    """This machine's answers, one line each, and the figures behind them (and any busy
+    study's reading in full)."""
+    answers, figures = [], []
     for item in advice.advice(records):
         question = item["question"][0].upper() + item["question"][1:]
         said = item["advice"]
@@ -339,8 +338,20 @@ def what_to_do(by_machine: dict[str, Records]) -> Markdown:
         elif item["figure"]:
             figures.append(f"- **{question}**: {item['figure']}.")
         answers.append(f"- **{question}**: {said}.")
-    fold = "\n\n" + _fold("The figures behind each answer", "\n".join(figures))
-    return Markdown("\n".join(answers) + (fold if figures else ""))
+    return answers, figures
+
+
+def what_to_do(by_machine: dict[str, Records]) -> Markdown:
+    """The recommendations for this machine, from its own records (:mod:`ledger.advice`):
+    each answer on one line; the figures behind them (and any busy study's reading) go to
+    ``ledger.md`` (:func:`save`)."""
+    records = by_machine.get(verdicts.THIS_MACHINE, {})
+    if not records:
+        return Markdown("No records from this machine yet: run notebooks 00-05 first.")
+    hardware = next(iter(records.values()))[0].hardware
+    answers, figures = _advice(records)
+    where = "\n\nThe figures behind each answer: in `data/results/ledger.md`." if figures else ""
+    return Markdown("\n".join([f"**What to do on {hardware}**:", "", *answers]) + where)
 
 
 _RATIO_TICKS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)

@@ -52,8 +52,8 @@ def longest_cell(runs: list[results.Record], name: str) -> tuple[str, float] | N
 
 def run_time_line(name: str, records: list[results.Record] | None = None) -> str:
     """The card's run-time line for notebook file ``name`` (e.g. ``03_hybrid_....ipynb``): per
-    mode, the median over the recorded machines of each one's median run, with their range
-    where several recorded it. ``doctor`` scales it to the learner's machine."""
+    mode, the median over the recorded machines of each one's median run, in one line (the
+    machines apart: ``docs/results.md``). ``doctor`` scales it to the learner's machine."""
     records = run_time_records() if records is None else records
     by_mode: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
@@ -71,11 +71,7 @@ def run_time_line(name: str, records: list[results.Record] | None = None) -> str
         if not machines:
             said.append(f"not recorded in {mode} mode")
             continue
-        text = f"{run_time(statistics.median(machines))} in {mode} mode"
-        if len(machines) > 1:
-            low, high = run_time(min(machines)), run_time(max(machines))
-            text += f" ({low}-{high} on {len(machines)} machines)"
-        said.append(text)
+        said.append(f"{run_time(statistics.median(machines))} in {mode} mode")
     return (
         f"{RUN_TIME}: about {' and '.join(said)}; `python -m hetero_tutorial doctor` "
         "estimates yours."
