@@ -154,7 +154,10 @@ def test_the_neighbour_table_has_one_row_per_way_the_loop_ran():
     ]
     table = neighbour_findings.neighbour_table(runs).data
     assert table.count("\n| ") == 3  # three rows under the header
-    assert "| alone | 1,000 / 1,000 |" in table and "| 0 of 2 |" in table
+    assert "| alone | 1,000 | 0.01 |" in table and "| 0 of 2 |" in table
+    spread = [NeighbourRun(CASES[0], r, speed, 0.01, 0.0, 0.0, True)
+              for r, speed in enumerate((900.0, 1000.0, 1200.0))]  # fmt: skip
+    assert "| alone | 1,000 (900-1,200) |" in neighbour_findings.neighbour_table(spread).data
 
 
 @pytest.mark.parametrize(

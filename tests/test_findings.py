@@ -202,3 +202,25 @@ def test_a_bound_that_prints_as_one_names_no_side(near: float, far: float) -> No
     assert Spread.of_ratios(below).beyond(1.0) is None
     assert Spread.of_ratios([1.0 + far, *above[1:]]).beyond(1.0) is True
     assert Spread.of_ratios([1.0 - far, *below[1:]]).beyond(1.0) is False
+
+
+def test_a_busy_studys_evidence_is_printed_once_then_named(monkeypatch: pytest.MonkeyPatch):
+    """02 printed the same busy reading in full under three verdicts; later verdicts on the
+    same study now name it in a few words, and two readings are kept apart by a semicolon."""
+    first = Busyness("the py-spy profile", 4.0, off_reference=("a step 4x this CPU's record",))
+    second = Busyness("the second child", 3.0, off_reference=("a step 5x this CPU's record",))
+    monkeypatch.setattr(machine_load, "_readings", [first, second])
+    monkeypatch.setattr(machine_load, "_said", set())
+
+    @machine_load.judged("all")
+    def verdict() -> str:
+        return "held"
+
+    said = verdict()
+    assert said.count(machine_load.BUSY_WORDS) == 2 and "; the second child:" in said
+    again = verdict()
+    assert machine_load.BUSY_WORDS not in again
+    assert again == (
+        "the py-spy profile: not judged (busy, as said above); "
+        "the second child: not judged (busy, as said above)"
+    )

@@ -331,9 +331,9 @@ def judged(scope: str = "study") -> Callable[[Callable[P, R]], Callable[P, R]]:
             found = readings_of(*args, *kwargs.values())
             if not found:
                 found = [r for r in [latest()] if r] if scope == "study" else list(_readings)
-            lines = list(dict.fromkeys(r.line() for r in found if r.busy))  # each once
+            lines = list(dict.fromkeys(_once(r) for r in found if r.busy))
             if lines:
-                return lines if lines_out else " ".join(lines)  # type: ignore[return-value]
+                return lines if lines_out else "; ".join(lines)  # type: ignore[return-value]
             token = _judging.set(tuple(found))
             try:
                 return function(*args, **kwargs)
@@ -343,6 +343,19 @@ def judged(scope: str = "study") -> Callable[[Callable[P, R]], Callable[P, R]]:
         return write
 
     return wrap
+
+
+_said: set[int] = set()
+"""The busy readings whose evidence a verdict line has printed in this process."""
+
+
+def _once(reading: Busyness) -> str:
+    """A busy reading's line in full the first time a verdict prints it, then in a few words:
+    one notebook's later verdicts on the same study repeat no evidence."""
+    if id(reading) in _said:
+        return f"{reading.study}: not judged (busy, as said above)"
+    _said.add(id(reading))
+    return reading.line()
 
 
 def busy_mark() -> str:

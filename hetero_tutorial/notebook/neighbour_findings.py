@@ -4,6 +4,7 @@ study, and the pinned loop beside its neighbours (the table and the findings).""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from statistics import median
 
 from IPython.display import Markdown
 
@@ -23,11 +24,16 @@ def guard_reading(figures: object) -> str:
 
 
 def neighbour_table(runs: Sequence[NeighbourRun]) -> Markdown:
-    """One row per way the pinned loop ran, each column its rounds' figures in order: its
-    speed, its wait, others' load on its CPU and anywhere, and how many the guard judged."""
+    """One row per way the pinned loop ran, each column the median of its rounds and their
+    range: its speed, its wait, others' load on its CPU and anywhere; and how many rounds
+    the guard judged."""
 
-    def each(mine: list[NeighbourRun], read) -> str:
-        return " / ".join(read(r) for r in mine)
+    def each(mine: list[NeighbourRun], read, form: str) -> str:
+        found = [value for r in mine if (value := read(r)) is not None]
+        if not found:
+            return "—"
+        middle, low, high = (form.format(v) for v in (median(found), min(found), max(found)))
+        return middle if low == high else f"{middle} ({low}-{high})"
 
     rows = []
     for case in CASES:
@@ -37,12 +43,10 @@ def neighbour_table(runs: Sequence[NeighbourRun]) -> Markdown:
         rows.append(
             {
                 "case": case,
-                "calls_per_s": each(mine, lambda r: f"{r.calls_per_s:,.0f}"),
-                "wait": each(
-                    mine, lambda r: "—" if r.wait_share is None else f"{r.wait_share:.2f}"
-                ),
-                "on_its_cpu": each(mine, lambda r: f"{r.others_on_its_cpu:.2f}"),
-                "anywhere": each(mine, lambda r: f"{r.others_anywhere:.2f}"),
+                "calls_per_s": each(mine, lambda r: r.calls_per_s, "{:,.0f}"),
+                "wait": each(mine, lambda r: r.wait_share, "{:.2f}"),
+                "on_its_cpu": each(mine, lambda r: r.others_on_its_cpu, "{:.2f}"),
+                "anywhere": each(mine, lambda r: r.others_anywhere, "{:.2f}"),
                 "guard": f"{sum(r.judged for r in mine)} of {len(mine)}",
             }
         )
@@ -50,7 +54,7 @@ def neighbour_table(runs: Sequence[NeighbourRun]) -> Markdown:
         rows,
         {
             "case": "the loop ran",
-            "calls_per_s": "calls/s, per round",
+            "calls_per_s": "calls/s: median (rounds' range)",
             "wait": "wait per CPU second",
             "on_its_cpu": "others on its CPU (cores)",
             "anywhere": "others anywhere (cores)",

@@ -20,10 +20,11 @@ def regenerate() -> int:
     from hetero_tutorial.core import results
     from tools.docs import cards, kit, readme
 
-    for path in readme.update_pages():
-        print(f"generated sections of {path.name} regenerated from {results.REFERENCE_DIR}")
+    # The cards first: the README's reading minutes count the cards' words.
     for path in cards.update_cards():
         print(f"run-time line of {path.name}'s opening card regenerated")
+    for path in readme.update_pages():
+        print(f"generated sections of {path.name} regenerated from {results.REFERENCE_DIR}")
     for path in kit.update():
         print(f"generated sections of docs/{path.name} regenerated")
     return 0
