@@ -49,10 +49,12 @@ def _processes_of(folder: str) -> list[psutil.Process]:
 
 
 def _stop(folder: str) -> None:
+    """SIGTERM, then SIGKILL for what is left after 3 s: some of Ray's processes outwait any
+    grace (15 s cost this test 15 s on every run), and the test checks none survives."""
     processes = _processes_of(folder)
     for process in processes:
         process.terminate()
-    _, alive = psutil.wait_procs(processes, timeout=15)
+    _, alive = psutil.wait_procs(processes, timeout=3)
     for process in alive:
         process.kill()
     psutil.wait_procs(alive, timeout=5)
