@@ -276,7 +276,7 @@ def test_the_ledger_counts_busy_claims_apart_from_one_repeat():
         {"machine": "here", "claim": "C8", "status": "no verdict", "measured": "one seed"},
     ]
     summary = verdicts.takeaways(table, machine="here")[0]
-    assert "1 had no verdict (one repeat), 1 were measured on a busy machine" in summary
+    assert "1 had no verdict (too few repeats), 1 were measured on a busy machine" in summary
 
 
 @pytest.mark.skipif(usable_cores() < 1, reason="no CPU")

@@ -388,6 +388,8 @@ def how_busy(seconds: float = 1.0) -> str:
         if wait is not None
         else "no run-queue wait on this platform"
     )
+    if not causes:
+        return f"Now: quiet enough to judge ({seen}; others used {reading.other_cores:.2f} cores)."
     return (
         f"Now: {seen}; others used {reading.other_cores:.2f} cores anywhere on the machine "
         f"(read by {reading.method}; {state})."

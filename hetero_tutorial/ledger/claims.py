@@ -9,7 +9,8 @@ record kind), and an explicit rule that turns that measurement into a verdict:
   on one side of the rule's threshold (identical plans differ by 3-15% here);
 * ``no clear effect``: the spread straddles the threshold ("within the measured
   noise, +-x");
-* ``no verdict``: the record holds one repeat, so no spread measured, and no claim;
+* ``no verdict``: the record holds fewer than five repeats (one measures no spread), so no
+  claim;
 * ``not measurable here``: the measurement exists but cannot answer the claim on
   that machine (most claims compare a CPU with an accelerator);
 * ``not measured yet``: the record the rule needs is absent. A verdict is never

@@ -3,7 +3,7 @@
 Each rule reads the records it names (``Claim.needs`` in :mod:`~hetero_tutorial.ledger.claims`)
 and returns a :class:`Verdict`: ``held`` / ``did not hold`` only when the whole spread of
 the measurement's repeats lies on one side of the rule's threshold, ``no clear effect``
-when it straddles it, ``no verdict`` when there was one repeat (no spread to read),
+when it straddles it, ``no verdict`` with fewer than five repeats (one has no spread),
 ``not measurable here`` when the machine
 cannot answer the claim. A count (copies per step) has no noise, so it is judged as it is.
 """

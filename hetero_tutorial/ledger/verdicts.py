@@ -13,13 +13,14 @@ from typing import Any
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine_load import BUSY_WORDS
+from hetero_tutorial.core.timing import MIN_REPEATS
 from hetero_tutorial.ledger.claims import CLAIMS, Claim, Records, Status, group_by_kind, judge
 from hetero_tutorial.ledger.rules import Verdict, _NoMatchingRecord
 
 THIS_MACHINE = "this machine"
 NOT_JUDGED = "not judged"
 """The word a busy study's claim gets in print (the glossary's *not judged*): its status is
-``no verdict``, but not for one repeat, which is what *no verdict* means in print."""
+``no verdict``, but not for too few repeats, which is what *no verdict* means in print."""
 NO_ACCELERATOR = "no accelerator: nothing to compare the CPU with"
 
 
@@ -230,7 +231,7 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     held, not_held = verdicts[Status.HELD.value], verdicts[Status.NOT_HELD.value]
     unclear = verdicts[Status.NO_CLEAR_EFFECT.value]
     mine = [row for row in table if row["machine"] == machine]
-    busy_ones = [row["claim"] for row in mine if busy(row)]  # not judged, not for one repeat
+    busy_ones = [row["claim"] for row in mine if busy(row)]  # not judged, not too few repeats
     unjudged = [claim for claim in verdicts[Status.NO_VERDICT.value] if claim not in busy_ones]
     unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
     missing = verdicts[Status.MISSING.value]
@@ -240,7 +241,7 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     )
     lines = [
         f"Of {counted}, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
-        f"{len(unclear)} showed no clear effect, {len(unjudged)} had no verdict (one repeat), "
+        f"{len(unclear)} showed no clear effect, {len(unjudged)} had no verdict (too few repeats), "
         f"{len(busy_ones)} were measured on a busy machine (not judged), "
         f"{len(unmeasurable)} could not be measured here, "
         f"{len(missing)} are not measured yet."
@@ -264,8 +265,8 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
         )
     if unjudged:
         lines.append(
-            f"No verdict: {', '.join(unjudged)}. One repeat measures no spread: full mode's "
-            "seeds and turns judge them."
+            f"No verdict: {', '.join(unjudged)}. A verdict needs {MIN_REPEATS} repeats (seeds, "
+            "turns or timings) and these had fewer: each line in ledger.md says how many."
         )
     needs_accelerator = [
         row["claim"] for row in mine if row["measured"].startswith(NO_ACCELERATOR.split(":")[0])
