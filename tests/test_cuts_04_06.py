@@ -202,8 +202,12 @@ def test_the_clipping_line_reads_one_comparison_and_the_clip_fraction():
         "Lag 1 starts 7.1e-05" in said and ": 3.9x the 1.8e-05 that lag 0's epochs travel" in said
     )
     assert "0.000 at every lag and minibatch: no ratio was clipped" in said
+    assert "clipping can bite at once did not happen here" in said  # 06's expectation, broken
     clipped = overlap_report.clipping_sentence({"0": stats, "1": lagged | {"start_clipfrac": 0.04}})
     assert "no ratio" not in clipped and "lag 1 first 0.040" in clipped
+    assert "did not" not in clipped  # it bit at once: the expectation held
+    later = overlap_report.clipping_sentence({"0": stats, "1": lagged | {"clipfrac": 0.02}})
+    assert "no lagged rollout was clipped at its first step" in later
 
 
 def test_identical_learning_verdicts_read_as_one_line():
@@ -214,7 +218,7 @@ def test_identical_learning_verdicts_read_as_one_line():
     lines = overlap_findings.learning_lines({"summary": summary, "env_id": "Acrobot-v1"})
     assert len(lines) == 1
     assert lines[0].startswith("mp, 1 worker, lag 1 against lag 0; ray, 1 worker, lag 1")
-    assert lines[0].endswith("no verdict (1 seed(s) per arm: a learning verdict needs 2 or more)")
+    assert lines[0].endswith("no verdict (1 seed(s) per arm: a learning verdict needs 5 or more)")
 
 
 def test_the_timeline_says_it_is_a_separate_run_beside_the_studys_r_and_u():

@@ -1,4 +1,4 @@
-"""The one rule for learning verdicts: two seeds per arm, runs that learned, ranges apart."""
+"""The one rule for learning verdicts: five seeds per arm, runs that learned, ranges apart."""
 
 import pytest
 
@@ -12,7 +12,7 @@ def test_one_seed_per_arm_gives_no_verdict_whatever_the_gap():
 
 
 def test_runs_below_the_floor_are_not_judged_and_quick_mode_says_so():
-    arms = {"lag 0": [-500.0, -480.0], "lag 1": [-500.0, -500.0]}
+    arms = {"lag 0": [-500.0, -490.0, -485.0, -482.0, -480.0], "lag 1": [-500.0] * 5}
     full = compare_learning(arms, "Acrobot-v1", quick=False)
     quick = compare_learning(arms, "Acrobot-v1", quick=True)
     assert full.kind == quick.kind == "no verdict"
@@ -21,13 +21,21 @@ def test_runs_below_the_floor_are_not_judged_and_quick_mode_says_so():
 
 
 def test_separate_ranges_name_the_better_arm_and_overlapping_ones_name_no_difference():
-    better = compare_learning({"a": [480.0, 500.0], "b": [200.0, 300.0]}, "CartPole-v1")
+    high, low = [480.0, 485.0, 490.0, 495.0, 500.0], [200.0, 220.0, 250.0, 280.0, 300.0]
+    better = compare_learning({"a": high, "b": low}, "CartPole-v1")
     assert better.kind == "better" and better.sentence.startswith("a learned better than b")
-    reversed_ = compare_learning({"b": [200.0, 300.0], "a": [480.0, 500.0]}, "CartPole-v1")
+    reversed_ = compare_learning({"b": low, "a": high}, "CartPole-v1")
     assert reversed_.sentence.startswith("a learned better than b")
-    same = compare_learning({"a": [300.0, 500.0], "b": [250.0, 480.0]}, "CartPole-v1")
+    same = compare_learning(
+        {"a": [300.0, 350.0, 400.0, 450.0, 500.0], "b": [250.0, 300.0, 400.0, 450.0, 480.0]},
+        "CartPole-v1",
+    )
     assert same.kind == "no difference" and "no worse" not in same.sentence
-    assert "2 seeds each" in same.sentence
+    assert "5 seeds each" in same.sentence
+    # ranges apart from two or three seeds each: chance does that one time in three or ten
+    for n in (2, 3):
+        few = compare_learning({"a": high[:n], "b": low[:n]}, "CartPole-v1")
+        assert few.kind == "no verdict" and "a learning verdict needs 5 or more" in few.sentence
 
 
 def test_a_task_without_a_floor_and_a_third_arm_are_refused():

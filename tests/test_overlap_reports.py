@@ -30,7 +30,7 @@ def _entry(
     returns=(-100.0, 10.0),
     seeds=5,
     ideal=1.45,
-    by_seed=(-110.0, -100.0, -90.0),
+    by_seed=(-110.0, -105.0, -100.0, -95.0, -90.0),
     backend="mp",
 ):
     return {
@@ -145,12 +145,16 @@ def test_one_seed_gives_no_speed_verdict():
 
 
 def test_learning_verdicts_pair_lag_one_with_lag_zero_and_ray_with_processes():
-    worse = _entry(by_seed=(-160.0, -150.0, -140.0))
-    ray = _entry(backend="ray", by_seed=(-155.0, -145.0, -130.0))
+    worse = _entry(by_seed=(-160.0, -155.0, -150.0, -145.0, -140.0))
+    ray = _entry(backend="ray", by_seed=(-155.0, -150.0, -145.0, -140.0, -130.0))
     study = {"rows": [], "env_id": "Acrobot-v1", "summary": [_entry(lag=0), worse, ray]}
     lag, backends = overlap_findings.learning_findings(study)
     assert lag.startswith("mp, 1 worker, lag 1 against lag 0: mp, 1 worker, lag 0 learned better")
     assert backends.startswith("ray, 1 worker, lag 1 against processes: no difference detected")
+    three = {**study, "summary": [_entry(lag=0, by_seed=(-110.0, -100.0, -90.0)),
+                                  _entry(by_seed=(-160.0, -150.0, -140.0))]}  # fmt: skip
+    (few,) = overlap_findings.learning_findings(three)[:1]
+    assert few.endswith("no verdict (3 seed(s) per arm: a learning verdict needs 5 or more)")
 
 
 def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
@@ -166,14 +170,16 @@ def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
 
 def test_the_learning_verdict_follows_the_series_rule_and_never_says_no_worse():
     lag0 = _entry(lag=0)
-    close = overlap_findings.learning_finding(lag0, _entry(by_seed=(-105, -95, -80)), "Acrobot-v1")
+    close = overlap_findings.learning_finding(
+        lag0, _entry(by_seed=(-105, -100, -95, -90, -80)), "Acrobot-v1"
+    )
     assert close.startswith("no difference detected") and "no worse" not in close
     single = overlap_findings.learning_finding(
         _entry(by_seed=(-90.0,)), _entry(lag=0, by_seed=(-100.0,)), "Acrobot-v1"
     )
     assert single.startswith("no verdict (1 seed(s) per arm")
     flat = overlap_findings.learning_finding(
-        _entry(by_seed=(-500.0, -500.0)), _entry(lag=0, by_seed=(-500.0, -500.0)), "Acrobot-v1"
+        _entry(by_seed=(-500.0,) * 5), _entry(lag=0, by_seed=(-500.0,) * 5), "Acrobot-v1"
     )
     assert flat.startswith(("no verdict (neither learned", "quick mode: no learning verdict"))
 

@@ -211,8 +211,9 @@ def _summaries(returns: dict[str, list[float]]) -> dict[str, DDPGSummary]:
 
 
 def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_otherwise(monkeypatch):
-    found = _summaries({"transition": [-300.0, -250.0], "trajectory": [-1200.0, -1100.0],
-                        "tensor": [-280.0, -240.0]})  # fmt: skip
+    found = _summaries({"transition": [-300.0, -290.0, -270.0, -260.0, -250.0],
+                        "trajectory": [-1200.0, -1180.0, -1150.0, -1120.0, -1100.0],
+                        "tensor": [-280.0, -270.0, -260.0, -250.0, -240.0]})  # fmt: skip
     monkeypatch.setenv("HETERO_TUTORIAL_QUICK", "1")
     lines = buffer_report.stability_lines(found)
     assert lines[-1].startswith("quick mode: no learning verdict (800 steps per run")
@@ -221,6 +222,10 @@ def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_othe
     lines = buffer_report.stability_lines(found)
     assert "transition learned better than trajectory" in lines[-2]
     assert "no difference detected" in lines[-1]
+    three = _summaries({"transition": [-300.0, -270.0, -250.0],
+                        "trajectory": [-1200.0, -1150.0, -1100.0],
+                        "tensor": [-280.0] * 3})  # fmt: skip
+    assert "no verdict (3 seed(s) per arm" in buffer_report.stability_lines(three)[-2]
     one_seed = _summaries({d: [-200.0] for d in ("transition", "trajectory", "tensor")})
     assert "no verdict (1 seed(s) per arm" in buffer_report.stability_lines(one_seed)[-1]
 

@@ -125,7 +125,8 @@ def timeline_line(lanes: Sequence[dict[str, Any]], study: dict[str, Any]) -> str
 def clipping_sentence(by_lag: dict[Any, dict[str, float]]) -> str:
     """What the clipping table says, in words: each lag's approx KL before PPO's first step
     against the distance lag 0's own epochs travel within an update (its last minibatch),
-    and whether the clip bit at all."""
+    and whether the clip bit at all, set against the notebook's expectation that with a
+    lagged rollout it can bite at the first step."""
     lags = {int(lag): stats for lag, stats in by_lag.items()}
     text = []
     own = lags.get(0, {}).get("approx_kl")
@@ -146,8 +147,20 @@ def clipping_sentence(by_lag: dict[Any, dict[str, float]]) -> str:
         for lag, stats in lags.items()
         for when, key in (("first", "start_clipfrac"), ("last", "clipfrac"))
     }
+    lagged_first = [v for (lag, when), v in clipped.items() if lag > 0 and when == "first"]
     if not any(clipped.values()):
-        text.append("The clip fraction is 0.000 at every lag and minibatch: no ratio was clipped.")
+        text.append(
+            "The clip fraction is 0.000 at every lag and minibatch: no ratio was clipped, so "
+            "the expectation that clipping can bite at once did not happen here (a start this "
+            "close to the acting policy moves no ratio past the clip range)."
+        )
+    elif lagged_first and not any(lagged_first):
+        text.append(
+            "Clip fraction: "
+            + ", ".join(f"lag {lag} {when} {v:.3f}" for (lag, when), v in clipped.items())
+            + ": no lagged rollout was clipped at its first step, so clipping did not bite at "
+            "once here."
+        )
     else:
         text.append(
             "Clip fraction: "

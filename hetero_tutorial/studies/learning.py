@@ -3,7 +3,8 @@
 A comparison of learning (policy lag 0 against 1, one replay buffer against another,
 one placement against another) names an effect only when
 
-1. every arm has at least two seeds: one seed has no spread to hold a gap against;
+1. every arm has at least :data:`MIN_SEEDS` seeds: one seed has no spread to hold a gap
+   against, and a few can fall apart by chance;
 2. the runs learned: at least one arm's median greedy return passes the task's floor
    (:data:`LEARNED_FLOOR`), so that the comparison is between policies, not between two
    kinds of noise around a random policy;
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import quick_mode
+from hetero_tutorial.core.timing import MIN_REPEATS
 
 LEARNED_FLOOR = {
     "CartPole-v1": 200.0,  # a random policy scores about 22; solved is 475
@@ -35,8 +37,11 @@ LEARNED_FLOOR = {
 }
 """Per task, the greedy return a run must pass to count as having learned something."""
 
-MIN_SEEDS = 2
-"""Seeds per arm below which no learning verdict is given."""
+MIN_SEEDS = MIN_REPEATS
+"""Seeds per arm below which no learning verdict is given: the series' one minimum
+(:data:`~hetero_tutorial.core.timing.MIN_REPEATS`). With no difference at all, two arms of n
+seeds each fall apart with no overlap by chance 2 / C(2n, n): one in three for 2 seeds, one
+in ten for 3, one in 126 for 5."""
 
 
 @dataclass(frozen=True)
