@@ -163,7 +163,10 @@ def test_the_neighbour_table_has_one_row_per_way_the_loop_ran():
 @pytest.mark.parametrize(
     ("speeds", "words"),
     [
-        ((0.5, 0.45, 0.5, 0.48, 0.5), "slower than alone in every round. The guard judged 0 of 5"),
+        (
+            (0.5, 0.45, 0.5, 0.48, 0.5),
+            "longer than alone in every round (speed under 0.91x). The guard judged 0 of 5",
+        ),
         ((0.5, 1.0, 0.5, 0.5, 0.5), "in some rounds only: no clear effect. The guard judged 0 of"),
         ((0.5, 0.45), "no verdict: 2 rounds, and a verdict needs 5. The guard judged 0 of 2"),
     ],
@@ -186,9 +189,9 @@ def test_the_on_core_neighbour_says_the_guard_caught_it_and_a_straddle_is_no_cle
     ("speeds", "reading", "guess_line"),
     [
         ((1.0, 1.05, 0.95, 1.0, 1.02), "as fast", "it ran as fast: your guess held"),
-        ((1.13, 1.2, 1.15, 1.18, 1.14), "faster than alone in every round",
+        ((1.13, 1.2, 1.15, 1.18, 1.14), "shorter than alone in every round",
          "the loop ran faster: neither of the two"),
-        ((0.8, 0.85, 0.82, 0.8, 0.84), "slower than alone in every round",
+        ((0.8, 0.85, 0.82, 0.8, 0.84), "longer than alone in every round",
          "it ran slower: your guess did not hold"),
     ],
 )  # fmt: skip

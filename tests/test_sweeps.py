@@ -64,8 +64,8 @@ def test_thread_effects_name_an_effect_only_past_the_paired_spread():
     assert verdict[(1024, "rollout")] == UNCLEAR
     learner = role_rule(effects, "update")
     assert learner.startswith(
-        "The learner (update): all 2 cores from width 1024, 1 thread below (64). "
-        "All 2 cores were faster at width 1024; no clear effect at width 64."
+        "The learner (update): all 2 cores from width 1024, either count below (64; 1 thread "
+        "leaves cores free). All 2 cores were faster at width 1024; no clear effect at width 64."
     )
     assert "1024: 2.00x" in learner
     actor = role_rule(effects, "rollout")

@@ -135,7 +135,7 @@ def test_spread_of_interleaved_ratios_and_which_side_of_a_threshold_it_lies():
     assert five.beyond(1.0) is True and below.beyond(1.0) is False
     assert Spread.of_ratios([0.9, 0.95]).beyond(1.0) is None  # two repeats: no verdict
     one = Spread.of_ratios([1.5], per="seed")
-    assert not one.measured and one.side(1.0) is None and "one repeat" in one.noise()
+    assert not one.measured and one.side(1.0) is None and "(one seed)" in one.noise()
     assert Spread.about(0.04, 0.10).noise("{:.0%}") == " (within the measured noise, +-5%)"
     assert Spread.of_pairs([2.0, 3.0], [1.0, 2.0], value=1.75).low == 1.5
     with pytest.raises(UsageError, match="as many on each side, got 2 and 3"):

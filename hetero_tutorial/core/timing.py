@@ -387,7 +387,7 @@ class Spread:
             return f"; {busy.line()}"
         if not self.measured:
             return (
-                "; no spread measured (one repeat), so no telling an effect from noise: no verdict"
+                f"; no spread measured ({self.how}), so no telling an effect from noise: no verdict"
             )
         if self.too_few:
             return f"; {self.too_few_words()}: no verdict"

@@ -18,7 +18,7 @@ from hetero_tutorial.core import results
 from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.modes import quick_mode
-from hetero_tutorial.core.timing import Spread, format_seconds
+from hetero_tutorial.core.timing import MIN_REPEATS, Spread, format_seconds
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.solutions import solution
@@ -343,7 +343,13 @@ def ddpg_speed_sentence(
         )
         lines.append(f"{finding}.")
     # the article's two times, not their ratio: notebook 10's exercise asks for that
-    return " ".join(lines) + " (The article: 72 s against 53 s per round.)"
+    seeds = len(base)
+    against = (
+        f"no verdict from {seeds} seed(s): a verdict needs {MIN_REPEATS}"
+        if seeds < MIN_REPEATS
+        else "notebook 10's ledger judges pattern B against it (C8)"
+    )
+    return " ".join(lines) + f" Against the article's 72 s -> 53 s per round: {against}."
 
 
 def stability_lines(summaries: dict[str, DDPGSummary], env_id: str = "Pendulum-v1") -> list[str]:

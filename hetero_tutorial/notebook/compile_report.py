@@ -392,7 +392,8 @@ def forward_finding(
             "sets no side of 1 to compare."
         )
         return f"{subject}: {spreads[(width, batch)].value:.2f}x eager; {unset}"
-    what = f"the side of 1 the act took ({act.speedup:.2f}x at batch {act.size:,})"
+    took = "faster" if side else "slower"
+    what = f"the act's direction, {took} compiled at batch {act.size:,} ({act.speedup:.2f}x)"
     expected = Expectation.at_least(1.0, what) if side else Expectation.at_most(1.0, what)
     forms = cpu_forms.CPU_FORMS if forms is None else forms
     return Finding(

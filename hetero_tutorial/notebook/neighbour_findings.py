@@ -72,13 +72,14 @@ def _speed_against_alone(runs: Sequence[NeighbourRun], case: str) -> Spread:
 
 
 READINGS = {
-    "as fast": "within 10% in every round: as fast, by this measure",
-    "slower": "more than 10% slower than alone in every round",
-    "faster": "more than 10% faster than alone in every round: the loop alone ran slower, "
+    "as fast": "within 10% of its time alone in every round: as fast, by this measure",
+    "slower": "more than 10% longer than alone in every round (speed under 0.91x)",
+    "faster": "more than 10% shorter than alone in every round: the loop alone ran slower, "
     "which this study does not explain",
-    "no clear effect": "more than 10% off in some rounds only: no clear effect",
+    "no clear effect": "more than 10% longer or shorter in some rounds only: no clear effect",
 }
-"""How a neighbour case read against the loop alone, by its rounds' range."""
+"""How a neighbour case read against the loop alone, by its rounds' range: 10% of time, so
+a speed under 1/1.1 (0.909x, which prints as 0.91x) is more than 10% longer."""
 
 
 def _reading(runs: Sequence[NeighbourRun], case: str) -> tuple[Spread, str]:

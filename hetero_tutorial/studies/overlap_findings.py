@@ -69,7 +69,8 @@ def ideal_finding(entry: dict[str, Any], subject: str = "speed-up") -> Finding:
             Check(
                 f"the ideal's R and U are the sequential run's ({_ms(sequential)}); this "
                 f"run's own, {own[0] * 1e3:.1f} and {own[1] * 1e3:.1f} ms, set a ceiling of "
-                f"{entry['own_phase_ideal']:.2f}x",
+                f"{entry['own_phase_ideal']:.2f}x (the sequential R + U over this run's slower "
+                "phase), which the speed-up stays within",
                 entry["own_phase_ideal"] >= entry["speedup_vs_sequential"],
             )
         )

@@ -161,7 +161,10 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
         if start is not None:
             below = [w for w in widths if w < start and w not in unjudged]
             head = f"{name}: all {n} cores from width {start}"
-            head += f", {one} below ({_widths(below)})" if below else ""
+            if below and all(w in unclear for w in below):  # neither count shown faster there
+                head += f", either count below ({_widths(below)}; {one} leaves cores free)"
+            elif below:
+                head += f", {one} below ({_widths(below)})"
             head += " (every width measured)" if start == widths[0] else ""
         elif faster:
             head = f"{name}: all {n} cores at width {_widths(faster)}, {one} at the others"
