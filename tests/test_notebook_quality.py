@@ -218,4 +218,4 @@ def test_the_reading_count_takes_folds_and_table_bars_and_leaves_pictures_out():
         nbformat.v4.new_output("display_data", data={"text/markdown": "| one |"}),
     ]
     assert prose_words(notebook) == 5  # Two words <details><summary>More</summary>x y z</details>
-    assert printed_words(notebook) == 5  # three printed words; | one |
+    assert printed_words(notebook) == 6  # three printed words; | one |
