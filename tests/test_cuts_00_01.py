@@ -69,7 +69,7 @@ def test_an_earlier_run_is_read_against_the_range_to_quote():
 def test_c1s_cpu_half_is_a_finding_over_the_two_timings(first, second, words):
     said = str(timing_report.c1_cpu_finding(first, second))
     assert said.startswith("C1's CPU half, one step: ")
-    assert "two timings, middle halves" in said and words in said
+    assert "two timings, widened by their drift" in said and words in said
     outcome = timing_report.c1_cpu_finding(first, second).outcome.value
     assert {"inside": "held", "below": "did not hold", "above": "did not hold"}.get(
         words.split()[0], "no clear effect"
@@ -299,8 +299,15 @@ def test_the_summary_line_gives_c1s_outcome_without_repeating_its_sentence():
     ]
     step = {"cpu": _timing(300, 10), "env_only": _timing(10, 1)}
     lines = timing_report.findings(timers, grid, step, 11, {"cpu": _timing(310, 10)})
-    assert lines[1] == (
-        "Batching stops paying at batch 16 (width 8, the largest measured: it may pay further)."
+    assert lines[1] == "Batching still paid at batch 16, the largest measured, at width 8."
+    wider = grid + [
+        {"device": "cpu", "width": 64, "batch_size": b, "seconds_per_sample": s}
+        for b, s in ((1, 4e-6), (16, 4e-6))
+    ]
+    said = timing_report.findings(timers, wider, step, 11, {"cpu": _timing(310, 10)})[1]
+    assert said == (
+        "Batching stops paying at batch 1 (width 64); at width 8 it still paid at batch 16, "
+        "the largest measured."
     )
     assert lines[2].endswith("11 PyTorch operators; C1's CPU half: held.")
     lines = timing_report.findings(timers, grid, step, 11, {"cpu": _timing(60, 1)})

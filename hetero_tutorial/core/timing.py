@@ -324,6 +324,19 @@ class Spread:
         value = (first["median_s"] + second["median_s"]) / 2
         return cls(value, low, high, "two timings, middle halves")
 
+    @classmethod
+    def across_runs(cls, first: dict[str, float], second: dict[str, float]) -> Spread:
+        """Two timings of one piece as another run could find it: :meth:`of_timings`' range,
+        widened on each side by the drift between the two medians (a third timing could
+        drift as far again). For a figure set against another run's, the article's or a
+        rule's: notebook 00 shows runs drift past one timing's IQR."""
+        both = cls.of_timings(first, second)
+        medians = sorted((first["median_s"], second["median_s"]))
+        drift = medians[1] / medians[0]
+        return cls(
+            both.value, both.low / drift, both.high * drift, "two timings, widened by their drift"
+        )
+
     @property
     def measured(self) -> bool:
         return self.low is not None and self.high is not None

@@ -151,8 +151,8 @@ def c1_cpu(records: Records) -> Verdict:
     if len(runs) == 1 and again is not None:  # the run timed its step twice: both count
         both = Spread.of_timings(cpu, again)
         drift = max(cpu["median_s"], again["median_s"]) / min(cpu["median_s"], again["median_s"])
-        low, high = both.low / drift / C1_CPU_S, both.high * drift / C1_CPU_S
-        spread = Spread(both.value / C1_CPU_S, low, high, "two timings, widened by their drift")
+        wide = Spread.across_runs(cpu, again)
+        spread = Spread(wide.value / C1_CPU_S, wide.low / C1_CPU_S, wide.high / C1_CPU_S, wide.how)
         figure = (
             f"CPU {cpu['median_s'] * 1e3:.3f} then {again['median_s'] * 1e3:.3f} ms per step, "
             f"timed twice in one run: {both.low * 1e3:.3f}-{both.high * 1e3:.3f} ms, and the "

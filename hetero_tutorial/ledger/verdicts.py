@@ -255,8 +255,9 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
         )
     if unclear:
         lines.append(
-            f"No clear effect: {', '.join(unclear)}. The repeats' spread straddles the rule's "
-            "threshold: more repeats, or a quieter machine, would decide."
+            f"No clear effect: {', '.join(unclear)}. The measured range (with the drift between "
+            "runs, where a rule reads it) straddles the rule's threshold: more repeats, or a "
+            "quieter machine, would decide."
         )
     if busy_ones:
         lines.append(
