@@ -58,7 +58,10 @@ lint: setup ## ruff lint and format check
 # 20 slowest are listed (and each notebook's time under nbmake): where the CI minutes go.
 # The busy-machine guard's tests run after them, alone: they load every core themselves and
 # need the machine quiet otherwise; so does the GPU reference's killed run (a timed dry step).
+# The project's own modules are byte-compiled first: with PYTHONDONTWRITEBYTECODE set (as
+# here) every process the tests start would compile them from source again (0.1-0.3 s each).
 unit: $(BOOK_STAMP) ## unit tests (quick mode, two workers; the notebook-quality checks run in `make notebooks`, the browser's in `make book-test`)
+	$(BIN)/python -m compileall -q -j 0 hetero_tutorial tests tools benchmarks >/dev/null
 	$(QUICK_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20 tests \
 		--ignore=tests/test_notebook_quality.py \
 		--ignore=tests/test_book_browser.py \

@@ -101,7 +101,7 @@ CLAIMS: tuple[Claim, ...] = (
           "held if DDPG with per-sample copies runs slower than DDPG all on the CPU", rules.c7),
     Claim("C8", "A trajectory-level buffer beats a transition-level one (72 s -> 53 s per round).",
           "72 s -> 53 s (1.36x), more stable curve", C8_RATIO,
-          "transition time / trajectory time", ("bench.ddpg",), "04",
+          "trajectory env steps/s / transition env steps/s", ("bench.ddpg",), "04",
           "held if the trajectory buffer is 1.1x faster or more (every seed: the spread is "
           "theirs); stability shown, not judged",
           rules.c8),
