@@ -135,7 +135,7 @@ def test_one_seed_of_ddpg_gives_the_buffer_advice_no_verdict_not_no_clear_effect
     sampled = _buffers({"tensor": 3e6, "transition": 1e6}, 0.05)
     one = [sampled, _ddpg("transition", [1.33]), _ddpg("tensor", [1.59])]
     found = advice.buffer(group_by_kind(one))["advice"]
-    assert "no verdict (one seed" in found and "no clear effect" not in found
+    assert "no verdict (0.84x pattern A's, one seed" in found and "no clear effect" not in found
     five = [
         sampled,
         _ddpg("transition", [1.3, 1.4, 1.35, 1.32, 1.38]),
@@ -145,7 +145,7 @@ def test_one_seed_of_ddpg_gives_the_buffer_advice_no_verdict_not_no_clear_effect
     # the same seeds, two of them: too few for a verdict, and never "no clear effect"
     two = [sampled, _ddpg("transition", [1.3, 1.4]), _ddpg("tensor", [1.6, 1.7])]
     found = advice.buffer(group_by_kind(two))["advice"]
-    assert "no verdict (per seed: 2 repeats, and a verdict needs 5)" in found
+    assert "no verdict (0.82x pattern A's, per seed: 2 repeats, and a verdict needs 5)" in found
     assert "no clear effect" not in found and "ran slower" not in found
 
 

@@ -238,7 +238,8 @@ def buffer(records: Records) -> Advice:
                 "and it makes DDPG faster",
                 "though DDPG ran slower with it",
                 "though in DDPG its speed shows no clear effect",
-                f"though its speed in DDPG has no verdict ({spread.how}: "
+                f"though its speed in DDPG has no verdict ({spread.value:.2f}x pattern A's, "
+                f"{spread.how}: "
                 + (spread.too_few_words() if spread.too_few else "no spread measured")
                 + ")",
             )
