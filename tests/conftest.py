@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 import torch
 
+from hetero_tutorial.core import machine_load
+
 # Small networks run fastest on one thread here, and one thread keeps the timing-free tests
 # quick even when other processes share the machine's cores.
 torch.set_num_threads(1)
@@ -31,6 +33,16 @@ class Float64Pendulum(gym.Wrapper):
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
         return obs.astype(np.float64), reward, terminated, truncated, info
+
+
+@pytest.fixture(autouse=True)
+def _a_fresh_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no study read: a busy reading one test left (the guard's own
+    tests make them) would withhold the next test's verdicts in the same process."""
+    monkeypatch.setattr(machine_load, "_readings", [])
+    monkeypatch.setattr(machine_load, "_filed", {})
+    monkeypatch.setattr(machine_load, "_said", set())
+    monkeypatch.setattr(machine_load, "_recorded", 0)
 
 
 @pytest.fixture(scope="session")

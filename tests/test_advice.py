@@ -158,3 +158,20 @@ def test_a_busy_part_of_the_thread_answer_says_not_judged_not_not_measured():
     assert "03's width sweep: not judged (busy machine)" in found["advice"]
     assert "not measured yet: run notebook 03" not in found["advice"]
     assert "05's thread checks" not in found["advice"]  # quiet: read, not missing
+
+
+def test_an_allocator_that_chose_the_fixed_plans_own_configuration_never_repays():
+    """05 said "never repays" and 10 "not over runs this short" of one record: the ledger
+    now says never too, where the allocator's choices were the best fixed plan's own."""
+    stages = ["mlp-64", "mlp-256"]
+    rows = [_row(stage, [*FIXED, "allocator"], GPU_ALL, 1.0, 0.01, 0.5) for stage in stages]
+    decisions = [
+        SimpleNamespace(workload=stage, chosen=SimpleNamespace(label="all"), held=False,
+                        placement=SimpleNamespace(rollout_device="cuda:0", update_device="cuda:0"))
+        for stage in stages
+    ]  # fmt: skip
+    summary = curriculum(decisions, rows, stages)
+    record = _record("bench.allocator", {"curriculum": summary, "rows": rows, "criterion": []})
+    found = advice.allocator_worth(group_by_kind([record]))
+    assert found["advice"].startswith("no: its choices ran the best fixed choice's own")
+    assert "never repays" in found["advice"] and "runs this short" not in found["advice"]

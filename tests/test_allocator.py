@@ -120,7 +120,7 @@ def test_copies_are_priced_and_the_explanation_says_so():
 
     decision = faked(cost).decide(mlp())
     assert decision.chosen.name == "all-cpu"
-    assert "faster for this phase alone" in decision.reasons["update"]
+    assert "is lower for this phase alone" in decision.reasons["update"]
     rows = decision.cost_rows()
     assert {row["phase"] for row in rows} == {
         "rollout", "advantages", "transfer", "update", "weight_sync"

@@ -54,12 +54,16 @@ def _run(piece, mode, size, **figures):
 
 def test_speedups_pair_the_repeats_and_say_when_compiling_pays_back():
     rows = [
-        _row("update", "eager", 256, [1.0, 1.1, 1.2]),
-        _row("update", "compile", 256, [0.5, 0.55, 0.6], compile_seconds=3.0),
-        _row("act", "eager", 8, [1.0, 1.0, 1.0]),
-        _row("act", "compile", 8, [1.25, 1.25, 1.25], compile_seconds=1.0),
+        _row("update", "eager", 256, [1.0, 1.05, 1.1, 1.15, 1.2]),
+        _row("update", "compile", 256, [0.5, 0.525, 0.55, 0.575, 0.6], compile_seconds=3.0),
+        _row("act", "eager", 8, [1.0] * 5),
+        _row("act", "compile", 8, [1.25] * 5, compile_seconds=1.0),
     ]
     update, act = compile_rows.speedup_rows(rows)
+    assert update.repeats == 5
+    few = replace(update, repeats=3)  # a range of three repeats: no verdict, nor a pay-back
+    assert report.verdict(few) == "no verdict (3 repeats, and a verdict needs 5)"
+    assert "paid back" not in report.speedup_sentence(few)
     assert update.speedup == pytest.approx(2.0) and (update.low, update.high) == (2, 2)
     assert update.break_even_calls == pytest.approx(3.0 / (1.1 - 0.55))
     assert act.speedup == pytest.approx(0.8) and act.break_even_calls is None

@@ -99,7 +99,7 @@ def test_a_sampler_that_drops_rollout_stacks_says_so():
     free = _profile(150, 1000, {"rollout": 3.0, "update": 7.0})  # 15% against its timer's 30%
     paused = _profile(300, 1000, {"rollout": 6.0, "update": 14.0})  # 30% against 30%
     said = profile_report.sampling_sentence(free, paused)
-    assert "-15.0% without pauses, +0.0% with them" in said
+    assert "-15.0 points without pauses, +0.0 with them" in said
     assert "falls short by more than the noise" in said and "drops rollout stacks here" in said
 
 

@@ -203,7 +203,8 @@ def test_the_thread_choices_line_groups_networks_by_outcome():
          "iteration(s), a verdict needs 5"},
     ]  # fmt: skip
     assert allocator_report.thread_choice_line(verdicts) == (
-        "Its thread choice: right past the noise at mlp-64 (1); wrong past the noise at "
+        "Its thread choice: the right count past the noise at mlp-64 (1); the wrong count past "
+        "the noise at "
         "mlp-256 (2); no clear effect against another count at mlp-1024 (2); no verdict at "
         "cnn-512 (2)."
     )
@@ -235,7 +236,7 @@ def test_training_against_the_estimate_is_a_finding(ratio, other):
     if ratio < 1:
         assert "below the estimate (at least 1.00x)" in text
         assert "the expectation did not hold" in text
-        cause = "the estimate runs high on this machine: the thread check (2 thread(s)) ran below"
+        cause = "the estimate runs high at mlp-256: the thread check (2 thread(s)) ran below"
         assert (cause in text) is (other < 1)
         assert ("no cause this run can check explains it" in text) is (other >= 1)
     else:
@@ -308,7 +309,8 @@ def _summary(allocator_sums, best_sums, measuring=0.5, same=False):
 def test_the_curriculum_line_says_whether_the_measuring_repays():
     same = [0.1] * 5
     line = curriculum_findings.curriculum_line(_summary(same, same, same=True))
-    assert line.endswith("its choices were that contender's own, so the measuring never repays.")
+    assert line.endswith("its choices ran that same configuration, so the measuring never repays.")
+    assert "against the plans fixed-rule" in line and "one configuration here" in line
     assert "lost 500 ms" in line
     faster = curriculum_findings.curriculum_line(_summary([0.09] * 5, [0.1, 0.1, 0.1, 0.1, 0.1]))
     assert "past the noise: the measuring repays after about 50 iterations." in faster

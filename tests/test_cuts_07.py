@@ -214,3 +214,12 @@ def test_per_environment_findings_print_the_guard_once_on_a_busy_machine(monkeyp
     monkeypatch.setattr(machine_load, "readings_of", lambda *figures: [busy])
     text = report.per_environment(report.overhead_findings, rows, ["CartPole-v1", "Pendulum-v1"])
     assert text == busy.line() and "gymnasium-sync" not in text
+
+
+def test_a_race_with_a_missed_target_names_the_ones_that_held():
+    held, missed = _targeted(1.1, 1.02, 1.20), _targeted(0.9, 0.70, 0.95)
+    held["metric"] = "steps_per_s@8"
+    record = Record("bench.env_peers", {"rounds": 5, "threads": 1, "core": "1", "summary": {
+        "pairs": [held, missed], "stats": {}}}, PROVENANCE)  # fmt: skip
+    shown = peer_races.beside_figure(record).data
+    assert "The race's targets: 1 of 2 held (" in shown and "did not hold" in shown

@@ -283,3 +283,15 @@ def test_a_study_of_fewer_than_five_seeds_is_never_resolved():
     assert not overlap_findings.resolved(quick | {"summary": [sequential, faster]})
     five = _entry(speed=(1.4, 1.3, 1.5), seeds=5, by_seed=(-500.0,) * 5)
     assert overlap_findings.resolved(quick | {"summary": [sequential, five]})
+
+
+@pytest.mark.parametrize(("lag0_speed", "named"), [(1.26, True), (1.02, False)])
+def test_a_lag0_run_faster_than_the_sequential_one_names_the_sequential_run_slow(lag0_speed, named):
+    """06's run: ray at lag 0 makes the sequential plan's decisions and ran 1.26x it, so the
+    runs past their ideal name the sequential run as slow."""
+    lag1 = _entry(ideal=1.47, speed=(1.83, 1.80, 1.86))
+    lag0 = _entry(lag=0, ideal=1.0, speed=(lag0_speed, lag0_speed, lag0_speed))
+    words = str(overlap_findings.ideal_finding(lag1, summary=[lag1, lag0]))
+    cause = "the sequential run ran slow: mp, 1 worker, lag 0, which makes its very decisions"
+    assert (cause in words) is named
+    assert ("no cause this run can check" in words) is not named

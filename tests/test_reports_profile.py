@@ -64,17 +64,18 @@ def test_a_timer_inside_the_samplers_interval_agrees_with_it():
 
 @pytest.mark.parametrize(
     ("rollout", "side", "edge"),
-    [(78, "below", "ends 6.9 points short of"), (190, "above", "starts 8.8 points above")],
+    [(78, "below", "ends 6.9 points short"), (190, "above", "starts 8.8 points above it")],
 )
 def test_a_timer_outside_the_samplers_interval_did_not_hold_by_how_much(rollout, side, edge):
     free, paused = _spy(rollout, 475, 0.267), _spy(38, 136, 0.28)  # a wide paused interval
     said = profile_report.sampling_sentence(free, paused)
-    assert f"lies {side} its timer's 26.7% by" in said and "agreement did not hold" in said
+    assert f"points {side} its timer's 26.7%" in said and "agreement did not hold" in said
     assert edge in said
     # with pauses the timer lies inside the (wide) interval
-    assert "with them, the timer's 28.0% lies inside the sampler's" in said
+    assert "With them, the timer's 28.0% lies inside the sampler's" in said
     text = profile_report.four_tools_sentence(_tools(free, paused))
-    assert "a gap larger than the sampling noise; no cause this run can check explains it" in text
+    assert "outside the sampler's" in text and "a gap larger than the sampling noise" in text
+    assert "no cause this run can check explains it" in text
     if side == "above":  # a sampler above its timer: dropped stacks cannot be why
         assert "would lower py-spy's share, not raise it" in text
         assert "reads higher against its timer, by more than the noise" in said
@@ -89,7 +90,7 @@ def test_two_samplers_gaps_that_straddle_their_noise_show_no_clear_effect():
     assert "no sign" not in said and "drops rollout stacks here" not in said
     # the table's sentence does not blame a gap past the noise on the noise
     text = profile_report.four_tools_sentence(_tools(free, paused))
-    assert "py-spy gives it 16%, the phase timer 27%: the sampler's 16% lies below" in text
+    assert "py-spy gives it 16%, the phase timer 27%, outside the sampler's 13%-20%" in text
     assert "a gap larger than the sampling noise; no cause this run can check explains it" in text
     assert "could not tell whether dropped stacks do, no clear effect" in text
     assert "with their noise" not in text

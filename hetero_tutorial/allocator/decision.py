@@ -109,8 +109,8 @@ def _phase_reason(
             key=lambda c: c.total,
         )
         text += (
-            f"; {best_alt.cell.where} is faster for this phase alone, but its best placement "
-            f"({via.label}) costs {format_seconds(via.total)} in all"
+            f"; the estimate for {best_alt.cell.where} is lower for this phase alone, but its "
+            f"best placement ({via.label}) costs {format_seconds(via.total)} in all"
         )
     return text + "."
 

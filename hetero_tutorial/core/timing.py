@@ -330,12 +330,16 @@ class Spread:
         widened on each side by the drift between the two medians (a third timing could
         drift as far again). For a figure set against another run's, the article's or a
         rule's: notebook 00 shows runs drift past one timing's IQR."""
-        both = cls.of_timings(first, second)
-        medians = sorted((first["median_s"], second["median_s"]))
-        drift = medians[1] / medians[0]
+        both, drift = cls.of_timings(first, second), cls.drift(first, second)
         return cls(
             both.value, both.low / drift, both.high * drift, "two timings, widened by their drift"
         )
+
+    @staticmethod
+    def drift(first: dict[str, float], second: dict[str, float]) -> float:
+        """How far apart two timings' medians lie, as a factor of at least 1."""
+        medians = sorted((first["median_s"], second["median_s"]))
+        return medians[1] / medians[0]
 
     @property
     def measured(self) -> bool:

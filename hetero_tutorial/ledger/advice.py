@@ -10,8 +10,9 @@ record is missing says which notebook answers it. Nothing here is written in adv
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from hetero_tutorial.allocator.curriculum import paired_sums, worth
+from hetero_tutorial.allocator.curriculum import contenders, paired_sums, worth
 from hetero_tutorial.core.machine_load import NOT_JUDGED
 from hetero_tutorial.core.results import Record, busy_line
 from hetero_tutorial.core.timing import Spread, format_seconds
@@ -278,7 +279,8 @@ def allocator_worth(records: Records) -> Advice:
     if record is None:
         return _missing(question, "05", "bench.allocator")
     curriculum = record.data["curriculum"]
-    found = worth(curriculum | paired_sums(record.data["rows"], curriculum["stages"]))
+    summary = curriculum | paired_sums(record.data["rows"], curriculum["stages"])
+    found = worth(summary)
     best, spread, total = found["best"], found["spread"], found["allocator_s"]
     gap = abs(found["contenders"][best] - total)
     figure = (
@@ -294,6 +296,11 @@ def allocator_worth(records: Records) -> Advice:
             f"yes: with its measuring it beat the best fixed choice ({best}) by "
             f"{format_seconds(gap)}, past the noise"
         )
+    elif found["saved"] is False and _same_choices(summary, best):
+        advice = (
+            f"no: its choices ran the best fixed choice's own configuration ({best}), so its "
+            f"measuring ({format_seconds(found['measuring_s'])}) never repays"
+        )
     elif found["saved"] is False:
         advice = (
             f"not over runs this short: the best fixed choice ({best}) beat it by "
@@ -307,6 +314,13 @@ def allocator_worth(records: Records) -> Advice:
             "times within the noise of their paired iterations"
         )
     return {"question": question, "advice": advice, "figure": figure, "source": record.kind}
+
+
+def _same_choices(summary: dict[str, Any], best: str) -> bool:
+    """Whether the allocator's timed iterations are the best contender's own: it chose that
+    configuration at every stage, so no run length repays its measuring."""
+    mine = summary.get("iteration_sums", {}).get("allocator", [])
+    return bool(mine) and list(contenders(summary)[best][1]) == list(mine)
 
 
 QUESTIONS: tuple[Callable[[Records], Advice], ...] = (

@@ -150,8 +150,7 @@ def c1_cpu(records: Records) -> Verdict:
     again = runs[-1].data.get("policy_step_again", {}).get("cpu")
     if len(runs) == 1 and again is not None:  # the run timed its step twice: both count
         both = Spread.of_timings(cpu, again)
-        drift = max(cpu["median_s"], again["median_s"]) / min(cpu["median_s"], again["median_s"])
-        wide = Spread.across_runs(cpu, again)
+        drift, wide = Spread.drift(cpu, again), Spread.across_runs(cpu, again)
         spread = Spread(wide.value / C1_CPU_S, wide.low / C1_CPU_S, wide.high / C1_CPU_S, wide.how)
         figure = (
             f"CPU {cpu['median_s'] * 1e3:.3f} then {again['median_s'] * 1e3:.3f} ms per step, "

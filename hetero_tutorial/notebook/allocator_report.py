@@ -96,8 +96,8 @@ def estimate_finding(decision: Any, row: dict[str, Any], rows: Sequence[dict[str
     """One network's training seconds per iteration over the allocator's estimate for its
     choice (expected at least 1: the estimate prices only the phases whose cost depends on
     where they run), spread over the timed iterations. The cause a run can check where
-    training cost less: the estimate itself runs high here, which the allocator's other thread
-    count shows where it ran below its own estimate too."""
+    training cost less: the estimate itself runs high at that network, which the allocator's
+    other thread count there shows where it ran below its own estimate too."""
     estimate, network = decision.chosen.total, decision.fields()["network"]
     seconds = [s / estimate for s in row.get("iteration_seconds", [])]
     ratio = row["seconds_per_iteration"] / estimate
@@ -108,7 +108,7 @@ def estimate_finding(decision: Any, row: dict[str, Any], rows: Sequence[dict[str
               if r["network"] == network and not r.get("plans") and r.get("threads") is not None
               for c in decision.candidates
               if c.threads == r["threads"] and c is not decision.chosen and c.total]  # fmt: skip
-    checks = tuple(Check(f"the estimate runs high on this machine: the thread check ({n} "
+    checks = tuple(Check(f"the estimate runs high at {network}: the thread check ({n} "
                          f"thread(s)) ran below its own estimate too ({other:.2f}x)", other < 1)
                    for n, other in others)  # fmt: skip
     subject = f"{network} training over its estimate ({format_seconds(estimate)})"
@@ -267,9 +267,9 @@ def price_cases(decision: Decision) -> list[tuple[Any, ...]]:
 def _choice_word(verdict: str) -> str:
     """A thread check's outcome in a word or three: what its verdict starts with says it."""
     if verdict.startswith("right") and "past the noise" in verdict:
-        return "right past the noise"
+        return "the right count past the noise"
     if verdict.startswith("wrong"):
-        return "wrong past the noise"
+        return "the wrong count past the noise"
     if verdict.startswith(("right", "as good as", "no clear effect")):
         return "no clear effect against another count"
     return verdict.split(":")[0]  # "no verdict", "not judged (busy machine)"

@@ -52,7 +52,7 @@ def race_sentences(record: Any) -> list[str]:
             buffer = RACE_POINTS[pair["point"]].split(" vs ")[0]
             ahead.append(f"{buffer.split()[0]} {short} {peer_races.round_ratio(pair):.1f}x")
     if ahead:
-        lines.append("Ours is ahead, every round, on: " + ", ".join(ahead) + ".")
+        lines.append("Ours is ahead in every round on (medians): " + ", ".join(ahead) + ".")
     return lines
 
 
@@ -70,5 +70,10 @@ def race(record: Any = "newest") -> Markdown:
     if record is None:
         return Markdown(NO_RACE)
     lines = "\n".join(f"- {line}" for line in race_sentences(record))
-    where = f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}."
+    where = (
+        f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}, with "
+        f"{record.data['capacity']:,} transitions stored and {record.data['slice']}-step "
+        "segments: its bytes per transition are for that size and segment length, not the "
+        "memory table's."
+    )
     return Markdown(f"{where}\n\n{lines}\n\n{peer_races.beside_figure(record).data}")

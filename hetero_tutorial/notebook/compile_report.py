@@ -8,6 +8,7 @@ on one side of 1 (:meth:`~hetero_tutorial.core.timing.Spread.side`).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -62,13 +63,22 @@ Gain = SpeedupRow | RunRow
 
 def _spread(row: Gain) -> Spread:
     how = "per repeat" if row.low is not None else "one repeat"
-    return Spread(row.speedup, row.low, row.high, how)
+    return Spread(row.speedup, row.low, row.high, how, row.repeats)
+
+
+def _over(row: Gain, per: str) -> str:
+    """`` over 5 turns of updates`` where the row kept its count of repeats."""
+    return f" over {row.repeats} {per}s" if row.repeats else f" per {per}"
 
 
 @judged()
 def verdict(row: Gain) -> str:
-    """``faster``, ``slower`` or ``no clear effect``: the whole range against 1."""
-    side = _spread(row).beyond(1.0)
+    """``faster``, ``slower`` or ``no clear effect``: the whole range against 1; ``no
+    verdict`` from fewer than five paired repeats."""
+    spread = _spread(row)
+    if spread.too_few:
+        return f"no verdict ({spread.too_few_words()})"
+    side = spread.beyond(1.0)
     return {True: "faster", False: "slower", None: "no clear effect"}[side]
 
 
@@ -76,7 +86,7 @@ def verdict(row: Gain) -> str:
 def speedup_sentence(row: SpeedupRow) -> str:
     """One compiled piece at one size against eager, with its range and compile seconds."""
     size = f"{SIZE_NAMES.get(row.piece, 'envs')} {row.size:,}"
-    spread = f" ({row.low:.2f}-{row.high:.2f}x)" if row.low is not None else ""
+    spread = f" ({row.low:.2f}-{row.high:.2f}x{_over(row, 'repeat')})" if row.low else ""
     words = SHORT_NAMES.get(row.piece, row.piece)
     text = (
         f"- {words}, {size}: {row.mode} {row.speedup:.2f}x eager{spread}, "
@@ -179,13 +189,13 @@ def run_sentence(row: RunRow) -> str:
         return f"{head} steady, first {unit} {format_seconds(row.first_iteration_s)}."
     text = (
         f"{head} steady, {row.speedup:.2f}x eager"
-        + (f" ({row.low:.2f}-{row.high:.2f}x per {per})" if row.low else "")
+        + (f" ({row.low:.2f}-{row.high:.2f}x{_over(row, per)})" if row.low else "")
         + f", {verdict(row)}; the first {unit} {row.compile_seconds:.1f} s longer"
     )
     iterations = row.break_even_iterations
     if iterations is not None and verdict(row) == "faster":
         text += f", paid back after {iterations:,.0f} {unit}s"
-    elif verdict(row) != "faster":
+    elif verdict(row) in ("slower", "no clear effect"):
         text += ", never paid back at this speed"
     if row.graph_skips:
         text += f"; CUDA graph trees declined {row.graph_skips} of its graphs (run uncaptured)"
@@ -314,13 +324,18 @@ def explain_sentence(explanation: StepTrace) -> str:
 
 
 def grid_table(rows: list[GridRow]) -> str:
-    """Per device, width and batch: each compiled mode's time over eager's, as text."""
-    eager = {(r.device, r.width, r.batch_size): r.seconds for r in rows if r.mode == "eager"}
+    """Per device, width and batch: eager's time over each compiled mode's, the median of
+    their paired repeats' ratios (as :func:`forward_finding` reads it), as text."""
+    eager = {(r.device, r.width, r.batch_size): r for r in rows if r.mode == "eager"}
     lines = ["device   mode         width  batch  eager/mode"]
     for r in rows:
         if r.mode == "eager":
             continue
-        ratio = eager[(r.device, r.width, r.batch_size)] / r.seconds
+        base = eager[(r.device, r.width, r.batch_size)]
+        pairs = zip(base.samples, r.samples, strict=True)
+        ratio = Spread.of_ratios([e / c for e, c in pairs]).value if r.samples else math.nan
+        if not math.isfinite(ratio):  # no repeats kept: the medians
+            ratio = base.seconds / r.seconds
         lines.append(f"{r.device:<8} {r.mode:<12} {r.width:>5} {r.batch_size:>6}  {ratio:.2f}x")
     return "\n".join(lines) if len(lines) > 1 else "No compiled mode ran here: no grid to compare."
 
@@ -393,7 +408,7 @@ def forward_finding(
         )
         return f"{subject}: {spreads[(width, batch)].value:.2f}x eager; {unset}"
     took = "faster" if side else "slower"
-    what = f"the act's direction, {took} compiled at batch {act.size:,} ({act.speedup:.2f}x)"
+    what = f"the side section 2's act took at batch {act.size:,}, {took} compiled"
     expected = Expectation.at_least(1.0, what) if side else Expectation.at_most(1.0, what)
     forms = cpu_forms.CPU_FORMS if forms is None else forms
     return Finding(

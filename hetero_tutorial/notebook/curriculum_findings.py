@@ -59,14 +59,15 @@ def curriculum_line(summary: dict[str, Any]) -> str:
     gap = format_seconds(abs(found["contenders"][best] - found["allocator_s"]))
     head = f"{outcome} {gap}" if outcome else "no clear effect"
     spent = format_seconds(measuring)
-    text = f"Curriculum: the allocator {head} against {best}, its measuring ({spent}) included"
+    against = f"the plans {best}, one configuration here" if ", " in best else best
+    text = f"Curriculum: the allocator {head} against {against}, its measuring ({spent}) included"
     best_s, best_sums = contenders(summary)[best]
     mine = summary.get("iteration_sums", {}).get("allocator", [])
     run_s = found["allocator_s"] - measuring
     if not (mine and best_sums and run_s > 0):
         return text + "."
     if list(best_sums) == list(mine):  # the contender ran as the allocator's configuration
-        return f"{text}; its choices were that contender's own, so the measuring never repays."
+        return f"{text}; its choices ran that same configuration, so the measuring never repays."
     gain = Spread.of_pairs(best_sums, mine, best_s / run_s, per="iteration")
     if gain.beyond(1.0):
         per_iteration = (best_s - run_s) / (len(mine) * len(summary["stages"]))

@@ -254,10 +254,9 @@ def arithmetic_line(answer: tuple[float, float] | None, guess: str | None = None
 
 def _c1_cpu_margin(by_machine: dict[str, Records]) -> str:
     """How far (as a factor) this machine's newest C1 step lies from the nearest edge of the
-    rule's band (:data:`~hetero_tutorial.ledger.rules.C1_CPU_BAND`), set beside the drift
-    between notebook 00's two timings where it kept both: the step is the range the rule
-    judges (:meth:`Spread.of_timings`), its margin measured from the end nearer the edge.
-    "" for a busy or missing record."""
+    rule's band (:data:`~hetero_tutorial.ledger.rules.C1_CPU_BAND`): the step is the range
+    the rule judges (both timings widened by their drift, :meth:`Spread.across_runs`), its
+    margin measured from the end nearer the edge. "" for a busy or missing record."""
     found = by_machine.get(verdicts.THIS_MACHINE, {}).get("bench.crossover", [])
     if not found:
         return ""
@@ -266,32 +265,25 @@ def _c1_cpu_margin(by_machine: dict[str, Records]) -> str:
     if busy_line(newest) is not None or not first or not first.get("median_s"):
         return ""
     again = newest.data.get("policy_step_again", {}).get("cpu")
-    step = Spread.of_timings(first, again) if again else Spread(first["median_s"])
-    ends = (step.low, step.high) if step.measured else (step.value, step.value)
     low, high = (C1_CPU_S * edge for edge in C1_CPU_BAND)
-    inside = low <= ends[0] and ends[1] <= high
+    band = f"the rule's band ({low * 1e3:.2f}-{high * 1e3:.2f} ms)"
+    if not again:
+        return f" Its step, {first['median_s'] * 1e3:.3f} ms from one timing, against {band}."
+    step = Spread.across_runs(first, again)
+    inside = low <= step.low and step.high <= high
     if inside:  # the margin the range keeps: from its end nearer an edge
-        factor = min(ends[0] / low, high / ends[1])
+        factor = min(step.low / low, high / step.high)
     else:  # how far out the range lies: from its end nearer the band
-        factor = max(low / ends[1], ends[0] / high, 1.0)
+        factor = max(low / step.high, step.low / high, 1.0)
     side = "inside" if inside else "outside" if factor > 1.0 else "across an edge of"
     figure = (
-        f"{ends[0] * 1e3:.3f}-{ends[1] * 1e3:.3f} ms over its two timings"
-        if again
-        else f"{step.value * 1e3:.3f} ms"
+        f"{step.low * 1e3:.3f}-{step.high * 1e3:.3f} ms (its two timings, widened by their "
+        f"{Spread.drift(first, again):.2f}x drift)"
     )
-    text = f" Its step, {figure}, lies {side} the rule's band ({low * 1e3:.2f}-{high * 1e3:.2f} ms)"
+    text = f" Its step, {figure}, lies {side} {band}"
     if side == "across an edge of":
         return text + ": another run could land on either side."
-    text += f", {factor:.2f}x from the nearest edge"
-    if not again:
-        return text + ": compare that with how far notebook 00's two timings drifted apart."
-    drift = max(first["median_s"], again["median_s"]) / min(first["median_s"], again["median_s"])
-    carried = "would" if drift >= factor else "would not"
-    return (
-        text + f"; notebook 00's two timings drifted {drift:.2f}x apart, a drift that "
-        f"{carried} carry it across the edge."
-    )
+    return text + f", {factor:.2f}x from the nearest edge."
 
 
 def across_runs_line(by_machine: dict[str, Records]) -> str:
@@ -306,7 +298,7 @@ def across_runs_line(by_machine: dict[str, Records]) -> str:
         found = by_machine[verdicts.THIS_MACHINE].get("bench.crossover", [])
         twice = any("policy_step_again" in record.data for record in found)
         bar = (
-            "both of its timings of the step, their middle halves"
+            "both of its timings of the step, widened by their drift"
             if twice
             else "one timing's IQR (a record from before notebook 00 kept its second timing)"
         )

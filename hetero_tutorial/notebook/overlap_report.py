@@ -82,7 +82,7 @@ def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
     for entry in summary:
         if entry["plan"] == "sequential":
             continue
-        finding = overlap_findings.ideal_finding(entry)
+        finding = overlap_findings.ideal_finding(entry, summary=summary)
         value = finding.measured.value
         place = finding.expected.place(value)
         gap = f" by {finding.expected.gap(value):.0%}" * (place != "inside")

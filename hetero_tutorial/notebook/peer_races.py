@@ -151,14 +151,15 @@ def target_findings(record: Record) -> list[Finding]:
 
 
 def targets_line(record: Record) -> str:
-    """How many of the race's targets held, and each one that did not, in words ("" where
-    the race set none)."""
+    """How many of the race's targets held and which, and each one that did not, in words
+    ("" where the race set none)."""
     found = target_findings(record)
     if not found:
         return ""
-    held = sum(f.outcome is Outcome.HELD for f in found)
+    held = [f.subject for f in found if f.outcome is Outcome.HELD]
     rest = [f"- {f.sentence()}" for f in found if f.outcome is not Outcome.HELD]
-    return "\n".join([f"The race's targets: {held} of {len(found)} held.", *rest])
+    named = f" ({'; '.join(held)})" if held and rest else ""
+    return "\n".join([f"The race's targets: {len(held)} of {len(found)} held{named}.", *rest])
 
 
 def pair(record: Record, point: str, ours: str, peer: str, metric: str) -> dict[str, Any] | None:

@@ -303,23 +303,27 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     free, paused = Sampled.of(nonblocking), Sampled.of(blocking)
     text = (
         f"The rollout's share of training samples: {free.share:.1%} ({free.low:.1%}-"
-        f"{free.high:.1%}, two standard errors) without pauses, {paused.share:.1%} "
-        f"({paused.low:.1%}-{paused.high:.1%}) with a pause per sample."
+        f"{free.high:.1%}, two standard errors of {free.samples:,} samples) without pauses, "
+        f"{paused.share:.1%} ({paused.low:.1%}-{paused.high:.1%}, of {paused.samples:,}) with a "
+        "pause per sample."
     )
     if free.timer is None or paused.timer is None:
         return text + " The runs' phase timers were not read back, so nothing is judged."
     seconds = sum(blocking.phase_seconds.values()) / sum(nonblocking.phase_seconds.values())
     text += (
         f" Each run's own phase timer gave it {free.timer:.1%} and {paused.timer:.1%}; the "
-        f"paused run took {seconds:.2f}x as long. Without pauses, {free.timer_words()}; with "
-        f"them, {paused.timer_words()}."
+        f"paused run took {seconds:.2f}x as long. A sampler and its timer read one run, so the "
+        "interval holds the noise and one recording can be judged. Without pauses, "
+        f"{free.timer_words()}. With them, {paused.timer_words()}."
     )
     outcome, difference, noise = dropped_stacks(free, paused)
-    over = [f"{round(s.share - s.timer, 4) + 0.0:+.1%}" for s in (free, paused)]  # no -0.0%
-    text += f" Each sampler against its own timer: {over[0]} without pauses, {over[1]} with them"
+    over = [f"{round(s.share - s.timer, 4) * 100 + 0.0:+.1f}" for s in (free, paused)]  # no -0.0
+    text += (
+        f" Each sampler against its own timer: {over[0]} points without pauses, {over[1]} with them"
+    )
     if outcome is Outcome.NOT_HELD:
         return text + (
-            f": the sampler without pauses falls short by more than the noise ({noise:.1%}), "
+            f": the sampler without pauses falls short by more than the noise ({points(noise)}), "
             "so it drops rollout stacks here; read the paused profile for where the time goes. "
             "(C5's share still reads the recording without pauses: on a GPU each pause lets "
             "queued kernels finish, shrinking the waits C5 counts.)"
@@ -327,10 +331,10 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     if outcome is Outcome.HELD:
         return text + (
             f": the sampler without pauses reads higher against its timer, by more than the noise "
-            f"({noise:.1%}), so it drops no more rollout stacks than pausing does here."
+            f"({points(noise)}), so it drops no more rollout stacks than pausing does here."
         )
     return text + (
-        f", {points(difference)} apart: within the noise ({noise:.1%}) of each other, "
+        f", {points(difference)} apart: within the noise ({points(noise)}) of each other, "
         f"{Outcome.UNCLEAR.value}; this run cannot tell whether sampling without pauses drops "
         "rollout stacks."
     )
@@ -418,6 +422,11 @@ def _spy_against_timer(free: Sampled | None, paused: Sampled | None, clean: floa
     if free.against_timer() is not Outcome.NOT_HELD:
         return said
     said += ", a gap larger than the sampling noise"
+    if paused is not None:  # the sampling sentence above gave the figures: the verdict only
+        said = (
+            f"the phase timer {clean:.0%}, outside the sampler's {free.low:.0%}-{free.high:.0%}: "
+            "a gap larger than the sampling noise"
+        )
     outcome = dropped_stacks(free, paused)[0] if paused is not None else Outcome.NO_VERDICT
     if outcome is Outcome.NOT_HELD and free.share < free.timer:
         return said + (
@@ -473,7 +482,8 @@ def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
         said = _spy_against_timer(spy.get("sampled"), paused, clean)
         text += f" In one run py-spy gives it {spy['rollout']:.0%}, {said}."
     second = share.get(("phase timer", "a second child"))
-    spread = None if second is None else abs(second - clean)
+    # the gap as the sampling sentence's two timers print it (to 0.1%), so the two agree
+    spread = None if second is None else abs(round(second, 3) - round(clean, 3))
     profiled = share.get(("phase timer", "under cProfile"))
     if profiled is not None:
         lean = (

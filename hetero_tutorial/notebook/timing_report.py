@@ -111,8 +111,12 @@ def findings(
     step timed a second time), C1's CPU half as a finding over the two timings."""
     cpu = timers["cpu"]
     step, env = policy_step["cpu"]["median_s"], policy_step["env_only"]["median_s"]
-    c1 = f"One 128-unit policy step: {format_seconds(step)} ({format_seconds(env)} of it the "
-    c1 += f"environment), {operations} PyTorch operators"
+    said = format_seconds(step)
+    if again is not None:  # the figure C1's finding reads: both timings, widened by their drift
+        both = Spread.across_runs(policy_step["cpu"], again["cpu"])
+        said = f"{format_seconds(both.value)} over two timings ({_span(both)})"
+    c1 = f"One 128-unit policy step: {said} ({format_seconds(env)} of it the environment), "
+    c1 += f"{operations} PyTorch operators"
     if again is not None:
         finding = c1_cpu_finding(policy_step["cpu"], again["cpu"])
         c1 += f"; C1's CPU half: {finding.outcome.value}"
@@ -197,7 +201,7 @@ def drift_sentence(
     a, b = first["median_s"], second["median_s"]
     drift = abs(b - a) / a
     iqr = max(first["iqr_s"] / a, second["iqr_s"] / b)
-    honest = Spread.of_timings(first, second)
+    honest = Spread.across_runs(first, second)
     text = (
         f"{what} timed twice, {_apart(seconds_apart)} apart: {format_seconds(a)} "
         f"(IQR {format_seconds(first['iqr_s'])}), then {format_seconds(b)} (IQR "

@@ -38,19 +38,21 @@ def points(share_gap: float) -> str:
 
 @dataclass(frozen=True)
 class Sampled:
-    """One py-spy recording's rollout share (of training samples), its two-standard-error
-    interval ``low`` to ``high``, and the share its own run's phase timer gave the rollout
-    (``timer``; None where the timer was not read back)."""
+    """One py-spy recording's rollout share (of its ``samples`` training samples), its
+    two-standard-error interval ``low`` to ``high``, and the share its own run's phase timer
+    gave the rollout (``timer``; None where the timer was not read back)."""
 
     share: float
     low: float
     high: float
     timer: float | None
+    samples: int
 
     @classmethod
     def of(cls, profile: PySpyProfile) -> Sampled:
         share, low, high = rollout_interval(profile)
-        return cls(share, low, high, timer_shares(profile.phase_seconds).get("rollout"))
+        timer = timer_shares(profile.phase_seconds).get("rollout")
+        return cls(share, low, high, timer, profile.shares.total)
 
     def against_timer(self) -> Outcome:
         """``held`` where the timer's figure lies inside the sampler's interval (the two agree
@@ -67,16 +69,16 @@ class Sampled:
             return f"the sampler's {share(self.share)}: no timer read back, no verdict"
         if self.against_timer() is Outcome.HELD:
             return (
-                f"the timer's {share(self.timer)} lies inside the sampler's {interval}: the two "
-                f"agree, {Outcome.HELD.value}"
+                f"the timer's {share(self.timer)} lies inside the sampler's {interval}: "
+                f"agreement {Outcome.HELD.value}"
             )
         if self.high < self.timer:
-            side, edge = "below", f"ends {points(self.timer - self.high)} short of"
+            side, edge = "below", f"ends {points(self.timer - self.high)} short"
         else:
-            side, edge = "above", f"starts {points(self.low - self.timer)} above"
+            side, edge = "above", f"starts {points(self.low - self.timer)} above it"
         return (
-            f"the sampler's {share(self.share)} lies {side} its timer's {share(self.timer)} by "
-            f"{points(self.timer - self.share)}; its interval ({interval}) {edge} the timer: "
+            f"the sampler's {share(self.share)} lies {points(self.timer - self.share)} {side} "
+            f"its timer's {share(self.timer)}, and its interval ({interval}) {edge}: "
             f"agreement {Outcome.NOT_HELD.value}"
         )
 

@@ -73,9 +73,12 @@ class SpeedupRow:
     compile_seconds: float
     break_even_calls: float | None
     """calls after which compiling paid for itself (None: the mode was not faster)"""
+    repeats: int | None = None
+    """how many paired ratios the range spans (None in records written before it was kept)"""
 
     def fields(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields in a ``bench.compile`` record (``repeats`` only where it was kept)."""
+        return {k: v for k, v in asdict(self).items() if k != "repeats" or v is not None}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,9 +112,12 @@ class RunRow:
     """units after which compiling paid for itself (None for eager, or where not faster)"""
     graph_skips: int
     """graphs CUDA graph trees declined to capture (run uncaptured)"""
+    repeats: int | None = None
+    """how many paired ratios the range spans (None in records written before it was kept)"""
 
     def fields(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields in a ``bench.compile`` record (``repeats`` only where it was kept)."""
+        return {k: v for k, v in asdict(self).items() if k != "repeats" or v is not None}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +196,7 @@ def speedup_rows(rows: Sequence[PieceRow]) -> list[SpeedupRow]:
                 break_even_calls=break_even_iterations(
                     row.compile_seconds, base.seconds, row.seconds
                 ),
+                repeats=spread.count,
             )
         )
     return out
@@ -268,7 +275,7 @@ class CompileStudy:
 def _plain(value: Any) -> Any:
     """``value`` as JSON holds it: a row as its fields, a list of rows as theirs."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
+        return value.fields() if hasattr(value, "fields") else asdict(value)
     if isinstance(value, list):
         return [_plain(item) for item in value]
     return value

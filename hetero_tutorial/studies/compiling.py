@@ -333,6 +333,7 @@ def _run_rows(
                 if compiling
                 else None,
                 graph_skips=graph_skips[mode],
+                repeats=spread.count if compiling else None,
             )
         )
     return rows

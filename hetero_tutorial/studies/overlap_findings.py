@@ -45,7 +45,7 @@ def speed_spread(entry: dict[str, Any]) -> Spread:
     return Spread(ratio, entry["speedup_low"], entry["speedup_high"], "seeds", entry["seeds"])
 
 
-def speed_finding(entry: dict[str, Any]) -> str:
+def speed_finding(entry: dict[str, Any], summary: Sequence[dict[str, Any]] = ()) -> str:
     """One overlapped configuration's speed-up over the sequential plan, over the seeds: a
     side of 1 is named only when every seed's speed-up lies on it; then how it came out
     against its ideal (:func:`ideal_finding`)."""
@@ -53,14 +53,24 @@ def speed_finding(entry: dict[str, Any]) -> str:
     if spread.decides:
         side = {True: "faster", False: "slower", None: "no clear effect"}
         subject += f" ({side[spread.beyond(1.0)]})"
-    return str(ideal_finding(entry, subject))
+    return str(ideal_finding(entry, subject, summary))
 
 
-def ideal_finding(entry: dict[str, Any], subject: str = "speed-up") -> Finding:
+SAME_WORK_MARGIN = 1.05
+"""How far a lag-0, one-worker run (the sequential plan's own decisions) may run faster than
+the sequential run before that run is named as slow: past the few percent two runs of one
+plan differ by on a quiet machine."""
+
+
+def ideal_finding(
+    entry: dict[str, Any], subject: str = "speed-up", summary: Sequence[dict[str, Any]] = ()
+) -> Finding:
     """A configuration's speed-up against the ideal, the most overlapping could give: a
     ceiling. Where the run beats it, the causes it can check: its own rollouts and updates
     ran at other speeds than the sequential run's (the ideal's R and U come from that
-    separate run), and rollouts it collected but never trained on count in its steps/s."""
+    separate run), rollouts it collected but never trained on count in its steps/s, and (from
+    ``summary``) the sequential run itself ran slow: a lag-0 run with one worker makes its
+    very decisions, yet ran faster than it by more than :data:`SAME_WORK_MARGIN`."""
     sequential = entry.get("sequential_phase_s")
     own = entry.get("own_phase_s")
     checks = []
@@ -77,6 +87,18 @@ def ideal_finding(entry: dict[str, Any], subject: str = "speed-up") -> Finding:
     dropped = entry.get("dropped_rollouts", 0)
     unused = f"{dropped} rollout(s) collected but never trained on count in its steps/s"
     checks.append(Check(unused, dropped > 0))
+    same_work = [e for e in summary if e["plan"] != SEQUENTIAL and e["max_policy_lag"] == 0
+                 and e["workers"] == 1]  # fmt: skip
+    if same_work:
+        fastest = max(same_work, key=lambda e: e["speedup_vs_sequential"])
+        ratio = fastest["speedup_vs_sequential"]
+        checks.append(
+            Check(
+                f"the sequential run ran slow: {label(fastest)}, which makes its very "
+                f"decisions, ran {ratio:.2f}x its speed",
+                ratio > SAME_WORK_MARGIN,
+            )
+        )
     return Finding(
         subject,
         speed_spread(entry),
@@ -92,7 +114,7 @@ def _ms(phases: Sequence[float]) -> str:
 @judged()
 def speed_findings(summary: Sequence[dict[str, Any]]) -> list[str]:
     """:func:`speed_finding` of every overlapped configuration of a study's summary."""
-    return [speed_finding(e) for e in summary if e["plan"] != SEQUENTIAL]
+    return [speed_finding(e, summary) for e in summary if e["plan"] != SEQUENTIAL]
 
 
 def phase_times_sentence(study: dict[str, Any]) -> str:
@@ -115,7 +137,7 @@ def ideal_vs_measured(summary: Sequence[dict[str, Any]], **key: Any) -> str:
             f"no overlapped configuration {key} in this study; it ran "
             + ", ".join(label(e) for e in summary if e["plan"] != SEQUENTIAL)
         )
-    return f"{label(entry)}: {ideal_finding(entry)}"
+    return f"{label(entry)}: {ideal_finding(entry, summary=summary)}"
 
 
 def learning_finding(a: dict[str, Any], b: dict[str, Any], env_id: str) -> str:

@@ -23,6 +23,7 @@ from hetero_tutorial.core.paths import REPO_DIR
 from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.rl.overlapped.ray_engine import user_temp_dir
 from hetero_tutorial.rl.ppo.config import PPOConfig
+from hetero_tutorial.studies.crossover_grid import BATCH_WITHIN, batches_that_pay
 from hetero_tutorial.studies.threads import rule_parts, thread_effects
 from tools.docs import answer_key
 from tools.docs.cards import notebook_paths
@@ -89,6 +90,17 @@ def _timers(record: results.Record) -> str:
 def _best_batches(record: results.Record) -> str:
     best = solution("best_batch_per_width")(record.data["grid"])
     return "best batch per width " + ", ".join(f"{w}: {b}" for w, b in best.items())
+
+
+def _pays_batches(record: results.Record) -> str:
+    """Where batching stops paying, as notebook 00 reads it: per width, the smallest batch
+    within ``BATCH_WITHIN`` of the cheapest per sample (the grid's largest: still paying)."""
+    found = ", ".join(f"width {r['width']}: {r['batch_size']}" for r in batches_that_pay(
+        record.data["grid"]))  # fmt: skip
+    return (
+        f"batching stops paying (the smallest batch within {BATCH_WITHIN:.0%} of the cheapest) "
+        f"at {found}"
+    )
 
 
 def _rollout_copies(record: results.Record) -> str:
@@ -204,6 +216,7 @@ def _speedup_and_saved() -> str:
 FIGURES: dict[str, Callable[[Records], str]] = {
     "timers": lambda r: _each(r, "bench.crossover", _timers),
     "best_batches": lambda r: _each(r, "bench.crossover", _best_batches),
+    "pays_batches": lambda r: _each(r, "bench.crossover", _pays_batches),
     "rollout_copies": lambda r: _each(r, "bench.ppo", _rollout_copies),
     "counted_copies": lambda r: _each(r, "bench.hybrid", _counted_copies),
     "thread_widths": lambda r: _each(r, "bench.hybrid", _thread_widths),

@@ -14,6 +14,7 @@ import re
 import statistics
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -50,31 +51,50 @@ def longest_cell(runs: list[results.Record], name: str) -> tuple[str, float] | N
     return section, statistics.median(seconds)
 
 
+def _machine(record: results.Record) -> tuple[Any, ...]:
+    """A recorded machine by CPU name, cores and accelerator: a record written before
+    fingerprints kept the CPU's family and model is the same machine as one written after."""
+    found = record.provenance["fingerprint"]
+    return found.get("cpu_model"), found.get("cpu_logical_cores"), found.get("accelerator")
+
+
 def run_time_line(name: str, records: list[results.Record] | None = None) -> str:
     """The card's run-time line for notebook file ``name`` (e.g. ``03_hybrid_....ipynb``): per
-    mode, the median over the recorded machines of each one's median run, in one line (the
-    machines apart: ``docs/results.md``). ``doctor`` scales it to the learner's machine."""
+    mode, each recorded machine's newest run (older runs timed older code), as one figure or
+    the range over the machines, in one line (the machines apart: ``docs/results.md``).
+    ``doctor`` scales it to the learner's machine."""
     records = run_time_records() if records is None else records
-    by_mode: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    newest: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
     for record in records:
         if name in record.data["notebook_seconds"]:
-            seconds = record.data["notebook_seconds"][name]
-            by_mode[record.data["mode"]][record.hardware].append(seconds)
-    if not by_mode:
+            date, seconds = record.provenance["date"], record.data["notebook_seconds"][name]
+            machine = _machine(record)
+            held = newest[record.data["mode"]].get(machine)
+            if held is None or date > held[0]:
+                newest[record.data["mode"]][machine] = (date, seconds)
+    if not newest:
         return (
             f"{RUN_TIME}: not recorded yet (`python -m hetero_tutorial run --quick --reference` "
             "records it)."
         )
     said = []
     for mode in ("quick", "full"):
-        machines = [statistics.median(runs) for runs in by_mode.get(mode, {}).values()]
+        machines = sorted(seconds for _, seconds in newest.get(mode, {}).values())
         if not machines:
             said.append(f"not recorded in {mode} mode")
             continue
-        said.append(f"{run_time(statistics.median(machines))} in {mode} mode")
+        low, high = run_time(machines[0]), run_time(machines[-1])
+        unit = high.split()[-1]
+        if low == high:
+            span = low
+        elif low.endswith(f" {unit}"):  # 14-31 s
+            span = f"{low.removesuffix(f' {unit}')}-{high}"
+        else:  # 116 s to 2.2 min
+            span = f"{low} to {high}"
+        said.append(f"{span} in {mode} mode")
     return (
-        f"{RUN_TIME}: about {' and '.join(said)}; `python -m hetero_tutorial doctor` "
-        "estimates yours."
+        f"{RUN_TIME}: about {' and '.join(said)} on the recorded machines; "
+        "`python -m hetero_tutorial doctor` estimates yours."
     )
 
 
