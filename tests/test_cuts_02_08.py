@@ -342,3 +342,20 @@ def test_a_busy_grid_is_not_judged_in_one_short_clause(monkeypatch):
     unclear = _speedup("act", 8, 1.1, 0.9, 1.3)
     said = compile_report.forward_finding(_grid(0.5, 0.6), [unclear])
     assert said.endswith("x eager; not judged (measured on a busy machine).")
+
+
+@given(ratio_pairs, ratio_pairs)
+def test_the_grid_trend_follows_the_two_widths_ranges(narrow, wide):
+    """08's grid lost at width 512 too (0.73x) and no line said what that meant: a fixed cost
+    per call predicts the larger call fares better; the line says which way it went."""
+    grid = _grid(*narrow, width=64) + _grid(*wide, width=512)
+    (line,) = compile_report.grid_trend_lines(grid)
+    assert line.startswith("batch 16: width 64 ")
+    if wide[0] > narrow[1]:
+        assert "fared better, as a fixed cost per call predicts" in line
+    elif wide[1] < narrow[0]:
+        assert "fared worse, which a fixed cost per call cannot explain" in line
+    else:
+        assert "no clear trend with width" in line
+    few = _grid(*narrow, width=64, repeats=3) + _grid(*wide, width=512, repeats=3)
+    assert "too few repeats to tell a trend" in compile_report.grid_trend_lines(few)[0]

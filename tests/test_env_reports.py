@@ -123,6 +123,10 @@ def test_ppo_findings_name_the_fastest_and_each_design_beside_the_hybrid_plan():
     figure = device_envs_figures.seconds_to_solve(rows)
     assert figure.axes[0].get_xticklabels()[1].get_text() == "batched-cpu\nN=64"
     assert "Evaluations every 8,192 env steps" in text
+    one_count = [r for r in rows if r["num_envs"] != 256]  # quick mode: "best" of one is no best
+    text = report.ppo_findings(ppo_summary(one_count), one_count)
+    assert "batched-cpu at 64 envs, the one count run: median 3.5 s" in text
+    assert "at its best" not in text
     nothing = [_ppo_row("batched-cpu", 64, 0, None)]
     assert "No configuration" in report.ppo_findings(ppo_summary(nothing), nothing)
 

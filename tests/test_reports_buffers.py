@@ -3,6 +3,8 @@
 import statistics
 from dataclasses import replace
 
+import pytest
+
 from hetero_tutorial.notebook import buffer_race, buffer_report, peer_races
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.studies import copies
@@ -323,3 +325,24 @@ def test_a_change_in_sampling_speed_says_which_way():
     """04 printed '+11%' beside 'did not slow': sampling had got faster."""
     words = [buffer_report._faster_or_slower(c) for c in (0.11, -0.03, 0.001, -0.004)]
     assert words == ["11% faster", "3% slower", "as fast", "as fast"]
+
+
+@pytest.mark.parametrize(("tensor_after", "words"), [
+    (9.5e6, "the buffer measured 1% faster: less than half of it, so the gather's change did "
+            "not carry into the buffer"),
+    (8.9e6, "the buffer measured 5% slower: about as the gather predicts"),
+])  # fmt: skip
+def test_the_bare_gather_predicts_the_tensor_buffers_change_and_says_how_it_came_out(
+    tensor_after, words
+):
+    """04: the bare table's random gather slowed 1.54x, the tensor buffer (which makes that
+    very gather) ran 1% faster, and no sentence set the two side by side."""
+    rows = _rows({("transition", 10_000): 593e3, ("trajectory", 10_000): 4.9e6,
+                  ("tensor", 10_000): 9.4e6, ("transition", 30_000): 590e3,
+                  ("trajectory", 30_000): 4.8e6, ("tensor", 30_000): tensor_after})  # fmt: skip
+    small = _gathers(10_000, [3e-6] * 5, [2e-6] * 5)
+    large = _gathers(30_000, [4.5e-6, 4.6e-6, 4.6e-6, 4.7e-6, 4.6e-6], [2.2e-6] * 5)
+    text = buffer_report.capacity_sentence(rows, [small, large])
+    assert "That gather (1.53x (per repeat 1.50-1.57x)) is 11% of the tensor buffer's" in text
+    assert "so it predicts the buffer 6% slower at 30,000" in text
+    assert words in text

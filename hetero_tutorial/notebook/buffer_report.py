@@ -137,6 +137,29 @@ def _short_of_slowed(change: dict[str, float], slowed: dict[str, bool]) -> str:
 
 
 @judged()
+def _gather_in_buffer(
+    rows: list[SamplingRow], small: GatherRow, large: GatherRow, measured: float
+) -> str:
+    """The bare table's random gather, which the tensor buffer's sample makes too, as a
+    prediction of the buffer's change with capacity (its share of the buffer's sample times
+    its own slowdown), beside the change the buffer measured."""
+    tensor = _at(rows, small.capacity)["tensor"].batch_seconds()["median_s"]
+    share = small.random_s / tensor
+    paired = Spread.of_pairs(large.random_samples, small.random_samples, large.random_s /
+                             small.random_s, per="repeat")  # fmt: skip
+    predicted = share * (paired.value - 1)  # the buffer's predicted slowdown
+    said = (
+        f" That gather ({paired}) is {share:.0%} of the tensor buffer's sample at "
+        f"{small.capacity:,}, so it predicts the buffer {_faster_or_slower(-predicted)} at "
+        f"{large.capacity:,}; the buffer measured {_faster_or_slower(measured)}"
+    )
+    if abs(predicted) < 0.01:
+        return said + "."
+    if -measured / predicted >= 0.5:  # at least half the predicted change, the same way
+        return said + ": about as the gather predicts."
+    return said + ": less than half of it, so the gather's change did not carry into the buffer."
+
+
 def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
     """How much each design's sampling to the CPU slowed from the smallest capacity to the
     largest, and a bare table's random and contiguous gathers; where pattern A and the tensor
@@ -167,6 +190,7 @@ def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
         return (
             f"{text} {short}: no slowdown in both past the noise and over {SLOWED:.0%} to "
             f"explain, so a bare float32 table's gathers are shown but read as no cause: {bare}."
+            + _gather_in_buffer(rows, g_small, g_large, change["tensor"])
         )
     text += (
         f" The tensor buffer, with no Python object per transition, slowed too "

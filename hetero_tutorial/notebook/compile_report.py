@@ -382,6 +382,35 @@ def _grid_spreads(grid: list[GridRow]) -> dict[tuple[int, int], Spread]:
     return spreads
 
 
+@judged()
+def grid_trend_lines(grid: list[GridRow]) -> list[str]:
+    """Per batch on the CPU, the compiled forward's speed-up from the narrowest width to the
+    widest, against what a fixed cost per call predicts: a loss shrinks (a gain grows) as the
+    call grows. Named only where the two widths' ranges of paired repeats do not overlap."""
+    spreads, lines = _grid_spreads(grid), []
+    for batch in sorted({b for _, b in spreads}):
+        widths = sorted(w for w, b in spreads if b == batch)
+        if len(widths) < 2:
+            continue
+        small, large = spreads[(widths[0], batch)], spreads[(widths[-1], batch)]
+        said = f"batch {batch:,}: width {widths[0]} {small.value:.2f}x, width {widths[-1]} "
+        said += f"{large.value:.2f}x"
+        if not (small.decides and large.decides):
+            lines.append(f"{said}; too few repeats to tell a trend (a verdict needs 5).")
+        elif large.low > small.high:
+            lines.append(
+                f"{said}: the larger call fared better, as a fixed cost per call predicts."
+            )
+        elif large.high < small.low:
+            lines.append(
+                f"{said}: the larger call fared worse, which a fixed cost per call cannot "
+                "explain: the time is in the compiled code itself."
+            )
+        else:
+            lines.append(f"{said}: their ranges overlap, no clear trend with width.")
+    return lines
+
+
 def forward_finding(
     grid: list[GridRow], speedups: list[SpeedupRow], forms: bool | None = None
 ) -> Finding | str:

@@ -174,8 +174,9 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
         if not mine:
             lines.append(f"- {name} solved it in no configuration within its budget.")
         elif hybrid is not None:
+            counts = len({s["num_envs"] for s in summary if s["implementation"] == name})
             lines.append(
-                _beside_hybrid(min(mine, key=lambda s: s["median_seconds_to_475"]), hybrid)
+                _beside_hybrid(min(mine, key=lambda s: s["median_seconds_to_475"]), hybrid, counts)
             )
     if not any(s["implementation"] == "gymnasium-sync" for s in solved):
         lines.append("- The hybrid plan on SyncVectorEnv did not solve it within its budget.")
@@ -243,7 +244,9 @@ def cost_guess_lines(guess: tuple[float, float] | None, hanging: Any, turned: An
     )
 
 
-def _beside_hybrid(entry: dict[str, Any], hybrid: dict[str, Any]) -> str:
+def _beside_hybrid(entry: dict[str, Any], hybrid: dict[str, Any], counts: int = 1) -> str:
+    """``entry`` (the fastest to solve of ``counts`` environment counts run) beside the
+    hybrid plan: time, env steps/s and env steps needed."""
     seconds, base = entry["median_seconds_to_475"], hybrid["median_seconds_to_475"]
     speed = entry["median_env_steps_per_s"] / hybrid["median_env_steps_per_s"]
     steps, base_steps = entry["median_env_steps_to_475"], hybrid["median_env_steps_to_475"]
@@ -256,8 +259,13 @@ def _beside_hybrid(entry: dict[str, Any], hybrid: dict[str, Any]) -> str:
     low = max(seconds - interval_seconds(entry), 0.0) / base
     shorter = base - interval_seconds(hybrid)
     high = f"{seconds / shorter:.2g}x" if shorter > 0 else "unbounded"
+    which = (
+        f"at its best ({entry['num_envs']} envs)"
+        if counts > 1
+        else f"at {entry['num_envs']} envs, the one count run"
+    )
     return (
-        f"- {entry['implementation']} at its best ({entry['num_envs']} envs): "
+        f"- {entry['implementation']} {which}: "
         f"{_seconds_range(entry)}, {seconds / base:.2g}x the hybrid plan's time ({low:.2g}-{high} "
         f"if either streak began up to one interval earlier), at {speed:.2g}x its env steps/s "
         f"and {needed}."

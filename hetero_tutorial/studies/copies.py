@@ -222,7 +222,8 @@ def c4_sensitivity_sentence(rows: list[dict]) -> str:
     per_step = [p.get("count_per_env_step") for p in rollout]
     if all(v is not None for v in per_step):
         text += (
-            "PPO's rollout copies per step fall with the environments one forward pass serves ("
+            "PPO's rollout alone (the table adds the update's copies) copies less per step as "
+            "one forward pass serves more environments ("
             + ", ".join(f"{v:.2f} at {r['setting']}" for v, r in zip(per_step, ppo, strict=True))
             + "); DDPG's rollout steps one environment per forward pass, like PPO at 1, and "
             "its extra copies are its buffer's (pattern A copies each field of a batch, the "

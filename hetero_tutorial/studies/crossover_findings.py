@@ -65,7 +65,7 @@ def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
         elif naive > 1.2:
             said = f"the naive timer read {naive:.2f}x the honest one: its cold start weighed in"
         else:
-            said = f"the naive timer read {naive:.2f}x the honest one: close, on this device"
+            said = f"the naive timer read {naive:.2f}x the honest one: within 20% on this device"
         lines.append(f"{device}: {warm}; {said}.")
     return " ".join(lines)
 
