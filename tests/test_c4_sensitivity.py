@@ -25,7 +25,10 @@ def test_the_sentence_says_what_the_verdict_turns_on():
     rows = [_row("ppo", "1 environment", 2.02, 2.01), _row("ppo", "8 environments", 0.27, 0.26),
             _row("ddpg", "pattern A", 8.0), _row("ddpg", "the tensor buffer", 3.0)]  # fmt: skip
     text = c4_sensitivity_sentence(rows)
-    assert "PPO copies more than DDPG in 0 of 4 pairings (PPO / DDPG from 0.03x to 0.67x)" in text
+    assert (
+        "than DDPG in 0 of 4 pairings of the table's settings (PPO / DDPG from 0.03x to 0.67x)"
+        in text
+    )
     assert "holds at none of the settings counted here" in text
     assert "2.01 at 1 environment, 0.26 at 8 environments" in text
     rows[-1]["copies_per_env_step"] = 1.0  # PPO at 1 env now copies more than the tensor buffer

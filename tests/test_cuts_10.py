@@ -119,7 +119,9 @@ def test_claims_no_machine_answers_share_one_line_and_the_judged_keep_a_row():
     shown = FOLD.sub("", text)
     assert shown.count("not measurable here") + shown.count("Not measurable here") == 1
     assert "**Not measurable here** on all 2 machines (each compares a CPU with an" in shown
-    assert "- C2: A value update with 256 hidden units runs faster on GPU." in shown
+    assert "accelerator, and none of them recorded one): C2." in shown  # by ID: words in the file
+    rules = report._rules_and_figures(_table("held"))
+    assert "**C2**: A value update with 256 hidden units runs faster on GPU." in rules
     assert "| C4: On-policy PPO" in shown and "did not hold, 0.034x" in shown
     assert "Rule:" not in text and "`data/results/ledger.md`" in text  # the rules: in the file
     assert "Rule: held if the accelerator is faster" in report._rules_and_figures(_table("held"))

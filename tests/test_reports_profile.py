@@ -106,7 +106,7 @@ def test_a_sampler_that_drops_stacks_names_the_cause_in_the_table_sentence():
     assert "no cause this run can check explains it: no paused recording here" in alone
 
 
-NOISE = "the 1.3 points between the two py-spy runs' timers"
+NOISE = "that noise"  # the cProfile line before it names it: the 1.3 points between the timers
 MOVED = "if recording every operator is what moved it, it costs the {} operators more"
 
 

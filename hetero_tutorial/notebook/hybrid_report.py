@@ -265,7 +265,7 @@ def bytes_line(answer: int | None, counted: dict[str, Any], guess: int | None = 
 @judged()
 def thread_rule_lines(effects: list[dict[str, Any]]) -> list[str]:
     """The rule this machine gives, per part, without the figures the table above shows."""
-    return [rule_parts(effects, role)[0] + "." for role in ROLES]
+    return [rule_parts(effects, role, seen=False)[0] + "." for role in ROLES]
 
 
 def _busy(*figures: object) -> list[str]:

@@ -138,8 +138,8 @@ def _why(status: str, cells: list[dict[str, Any]]) -> str:
 
 def ledger(table: list[dict[str, Any]]) -> Markdown:
     """The ledger as a learner reads it: one row per claim some machine judged (its verdict
-    and measured ratio per machine), one line naming the claims no machine here could judge,
-    and where each claim's rule and every figure are in full."""
+    and measured ratio per machine), one line naming the claims no machine here could judge
+    (by ID), and where each claim's words, rule and every figure are in full."""
     machines = list(dict.fromkeys(row["machine"] for row in table))
     column = {row["machine"]: row.get("column", row["machine"]) for row in table}
     by_claim = {c.id: [r for r in table if r["claim"] == c.id] for c in claims.CLAIMS}
@@ -156,13 +156,11 @@ def ledger(table: list[dict[str, Any]]) -> Markdown:
         shown += [_cell(cells[m]) if m in cells else "—" for m in machines]
         lines.append("| " + " | ".join(text.replace("|", "/") for text in shown) + " |")
     text = "\n".join(lines) if len(lines) > 2 else "No machine here judged any claim yet."
-    statement = {c.id: c.statement for c in claims.CLAIMS}
     for status, ids in nowhere.items():
         rows = [r for r in table if r["claim"] in ids]
         where = f"on all {len(machines)} machines" if len(machines) > 1 else "on the one machine"
-        text += f"\n\n**{status.capitalize()}** {where} ({_why(status, rows)}):"
-        text += "".join(f"\n- {c}: {statement[c]}" for c in ids)
-    text += "\n\nEach claim's rule, and every figure in full: in `data/results/ledger.md`."
+        text += f"\n\n**{status.capitalize()}** {where} ({_why(status, rows)}): {', '.join(ids)}."
+    text += "\n\nEach claim's words, rule and every figure in full: in `data/results/ledger.md`."
     return Markdown(text)
 
 
@@ -183,7 +181,7 @@ def save(
 
 
 def _rules_and_figures(table: list[dict[str, Any]]) -> str:
-    """Each claim's article figure, rule and every machine's figure in full."""
+    """Each claim's words, article figure, rule and every machine's figure in full."""
     parts = []
     for claim in claims.CLAIMS:
         rows = [r for r in table if r["claim"] == claim.id]
@@ -191,7 +189,10 @@ def _rules_and_figures(table: list[dict[str, Any]]) -> str:
             f"\n- {r.get('column', r['machine'])}: **{verdicts.label(r)}**: {r['measured']}"
             for r in rows
         )
-        parts.append(f"**{claim.id}** (the article: {claim.article}). Rule: {claim.rule}.{figures}")
+        parts.append(
+            f"**{claim.id}**: {claim.statement} (the article: {claim.article}). Rule: "
+            f"{claim.rule}.{figures}"
+        )
     return "\n\n".join(parts)
 
 

@@ -151,14 +151,14 @@ def target_findings(record: Record) -> list[Finding]:
 
 
 def targets_line(record: Record) -> str:
-    """How many of the race's targets held and which, and each one that did not, in words
-    ("" where the race set none)."""
+    """How many of the race's targets held (by name where one or two of several), and each
+    one that did not, in words ("" where the race set none)."""
     found = target_findings(record)
     if not found:
         return ""
     held = [f.subject for f in found if f.outcome is Outcome.HELD]
     rest = [f"- {f.sentence()}" for f in found if f.outcome is not Outcome.HELD]
-    named = f" ({'; '.join(held)})" if held and rest else ""
+    named = f" ({'; '.join(held)})" if held and rest and len(held) <= 2 else ""  # few: by name
     return "\n".join([f"The race's targets: {len(held)} of {len(found)} held{named}.", *rest])
 
 

@@ -390,16 +390,16 @@ def _split(shares: dict[str, float]) -> dict[str, float | None]:
 
 
 def four_tools_table(rows: list[dict[str, Any]]) -> Markdown:
-    """One row per tool: what it counts, which run, the rollout's and the update's share."""
-    missing = "–"
-    shown = [
-        {
-            **row,
-            "counts": FOUR_TOOLS[row["tool"].split(",")[0]],
-            **{k: missing if row[k] is None else f"{row[k]:.0%}" for k in ("rollout", "update")},
-        }
-        for row in rows
-    ]
+    """One row per tool and run: what the tool counts (on its first row), which run, the
+    rollout's and the update's share."""
+    missing, said = "–", set()
+    shown = []
+    for row in rows:
+        tool = row["tool"].split(",")[0]
+        counts = "as above" if tool in said else FOUR_TOOLS[tool]  # each tool's way, once
+        said.add(tool)
+        shares = {k: missing if row[k] is None else f"{row[k]:.0%}" for k in ("rollout", "update")}
+        shown.append({**row, "counts": counts, **shares})
     return markdown_table(
         shown,
         {
@@ -443,7 +443,9 @@ def _spy_against_timer(free: Sampled | None, paused: Sampled | None, clean: floa
     return said + f"; no cause this run can check explains it: {why}"
 
 
-def _against_clean(lead: str, value: float, clean: float, spread: float | None, lean: str) -> str:
+def _against_clean(
+    lead: str, value: float, clean: float, spread: float | None, lean: str, again: bool = False
+) -> str:
     """A tool's rollout share (``value``, after ``lead``) against the unprofiled phase timer's
     (``clean``): a move explained (``lean``) only past ``spread``, the gap between two
     unprofiled runs' timers; within it the two agree; with no spread measured, no verdict."""
@@ -453,7 +455,7 @@ def _against_clean(lead: str, value: float, clean: float, spread: float | None, 
     )
     if spread is None:
         return apart + ": with no second run of the timer to measure their noise, no verdict."
-    noise = f"the {points(spread)} between the two py-spy runs' timers"
+    noise = "that noise" if again else f"the {points(spread)} between the two py-spy runs' timers"
     if abs(value - clean) <= spread:
         return apart + f", within {noise}: the two agree."
     return apart + f", past {noise}: {lean}."
@@ -508,6 +510,7 @@ def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
             spread,
             f"if recording every operator is what moved it, it costs the {heavier} operators "
             "more (one iteration measures no spread: no verdict)",
+            again=profiled is not None,
         )
     return text
 

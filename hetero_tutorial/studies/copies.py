@@ -208,15 +208,11 @@ def c4_sensitivity_sentence(rows: list[dict]) -> str:
     ddpg = [r for r in rows if r["algorithm"] == "ddpg"]
     pairs = [(p, d) for p in ppo for d in ddpg]
     held = [(p, d) for p, d in pairs if p["copies_per_env_step"] > d["copies_per_env_step"]]
-    counts = "; ".join(
-        f"{r['algorithm'].upper()} with {r['setting']}: {r['copies_per_env_step']:.2f}"
-        for r in rows
-    )
     ratios = [p["copies_per_env_step"] / d["copies_per_env_step"] for p, d in pairs]
     text = (
-        f"Copies per environment step, all-accelerator, counted on {rows[0]['counted_on']}: "
-        f"{counts}. PPO copies more than DDPG in {len(held)} of {len(pairs)} pairings "
-        f"(PPO / DDPG from {min(ratios):.2f}x to {max(ratios):.2f}x). "
+        f"PPO copies more per environment step than DDPG in {len(held)} of {len(pairs)} "
+        f"pairings of the table's settings (PPO / DDPG from {min(ratios):.2f}x to "
+        f"{max(ratios):.2f}x). "
     )
     rollout = [r["by_phase"].get("rollout", {}) for r in ppo]
     per_step = [p.get("count_per_env_step") for p in rollout]

@@ -77,10 +77,9 @@ def ideal_finding(
     if sequential and own and math.isfinite(entry.get("own_phase_ideal", math.nan)):
         checks.append(
             Check(
-                f"the ideal's R and U are the sequential run's ({_ms(sequential)}); this "
-                f"run's own, {own[0] * 1e3:.1f} and {own[1] * 1e3:.1f} ms, set a ceiling of "
-                f"{entry['own_phase_ideal']:.2f}x (the sequential R + U over this run's slower "
-                "phase), which the speed-up stays within",
+                f"its own phases, {own[0] * 1e3:.1f} and {own[1] * 1e3:.1f} ms against the "
+                f"sequential {_ms(sequential)}, set a ceiling of "
+                f"{entry['own_phase_ideal']:.2f}x, which it stays within",
                 entry["own_phase_ideal"] >= entry["speedup_vs_sequential"],
             )
         )

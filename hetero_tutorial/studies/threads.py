@@ -129,8 +129,10 @@ def _widths(widths: Sequence[int]) -> str:
     return ", ".join(str(w) for w in widths)
 
 
-def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
-    """``(the rule for role, the figures behind it)``: see :func:`role_rule`."""
+def rule_parts(effects: Sequence[dict[str, Any]], role: str, seen: bool = True) -> tuple[str, str]:
+    """``(the rule for role, the figures behind it)``: see :func:`role_rule`. ``seen``: the
+    rule goes on to say which widths ran faster, slower or level (beside a table that shows
+    each width's verdict, False leaves that out)."""
     mine = [e for e in effects if e["role"] == role]
     if not mine:
         return f"{ROLES[role].capitalize()}: not measured", ""
@@ -170,11 +172,11 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str) -> tuple[str, str]:
             head = f"{name}: all {n} cores at width {_widths(faster)}, {one} at the others"
         else:
             head = f"{name}: {one}"
-        seen = [f"faster at width {_widths(faster)}"] * bool(faster)
-        seen += [f"slower at width {_widths(slower)}"] * bool(slower)
-        seen += [f"no clear effect at width {_widths(unclear)}"] * bool(unclear)
-        text = f"{head}. All {n} cores were " + "; ".join(seen)
-        text += f"; no verdict at width {_widths(unjudged)}" if unjudged else ""
+        widths_seen = [f"faster at width {_widths(faster)}"] * bool(faster)
+        widths_seen += [f"slower at width {_widths(slower)}"] * bool(slower)
+        widths_seen += [f"no clear effect at width {_widths(unclear)}"] * bool(unclear)
+        text = f"{head}. All {n} cores were " + "; ".join(widths_seen) if seen else head
+        text += f"; no verdict at width {_widths(unjudged)}" if unjudged and seen else ""
     how = mine[0]["how"] if mine[0]["low"] is not None else "one iteration each"
     return (
         text,
