@@ -129,6 +129,8 @@ _MODULES = {
     "device_envs_figures": "notebook.device_envs_figures",
     "neighbour_findings": "notebook.neighbour_findings",
     "curriculum_findings": "notebook.curriculum_findings",
+    "ddpg_findings": "notebook.ddpg_findings",
+    "forward_grid": "notebook.forward_grid",
     "fill_ledger": "app.fill_ledger",
 }
 """Modules importable from the package's top by their file names (no two share one)."""

@@ -15,7 +15,7 @@ from hetero_tutorial.app.bench import compile as bench_compile
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.placement import as_placement
-from hetero_tutorial.notebook import compile_race
+from hetero_tutorial.notebook import compile_race, forward_grid
 from hetero_tutorial.notebook import compile_report as report
 from hetero_tutorial.notebook.solutions.compile_and_graphs import largest_gain
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
@@ -133,7 +133,7 @@ def test_the_grid_and_its_crossovers():
     grid = compiling.forward_grid_rows([8], [4], ["cpu"], repeats=2, seconds_per_repeat=0.001)
     assert {(r.width, r.batch_size) for r in grid} == {(8, 4)}
     assert compile_rows.crossovers_by_mode(grid) == {}  # the CPU alone: no crossover
-    assert "Only the CPU" in report.crossover_lines({})[0]
+    assert "Only the CPU" in forward_grid.crossover_lines({})[0]
 
 
 def test_ddpg_rows_pair_turns_of_steps_eagerly():

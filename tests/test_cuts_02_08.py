@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from IPython.display import Markdown
 
 from hetero_tutorial.core import machine_load, results
-from hetero_tutorial.notebook import compile_race, compile_report, profile_report
+from hetero_tutorial.notebook import compile_race, compile_report, forward_grid, profile_report
 from hetero_tutorial.profiling import reading
 from hetero_tutorial.studies.compile_rows import Breakdown, GridRow, RunRow, SpeedupRow, StepTrace
 
@@ -299,7 +299,7 @@ def test_the_plain_forward_takes_the_acts_side_or_the_finding_says_it_broke(pair
         if act_side == "faster"
         else _speedup("act", 8, 0.6, 0.5, 0.7)
     )
-    said = str(compile_report.forward_finding(_grid(low, high), [act], forms=True))
+    said = str(forward_grid.forward_finding(_grid(low, high), [act], forms=True))
     same_side = (low > 1.0) == (act_side == "faster")
     if same_side:
         assert said.endswith(": held") and "did not hold" not in said
@@ -308,40 +308,40 @@ def test_the_plain_forward_takes_the_acts_side_or_the_finding_says_it_broke(pair
         assert "different code: the act is the paired actor-critic" in said
         assert "another batch (16, the act's 8)" in said
     # the same range from three repeats: too few for a verdict either way
-    few = str(compile_report.forward_finding(_grid(low, high, repeats=3), [act], forms=True))
+    few = str(forward_grid.forward_finding(_grid(low, high, repeats=3), [act], forms=True))
     assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
     assert "held" not in few
 
 
 def test_a_straddling_forward_or_act_gives_no_verdict_of_direction():
     act = _speedup("act", 8, 1.5, 1.2, 1.8)
-    said = str(compile_report.forward_finding(_grid(0.8, 1.3), [act]))
+    said = str(forward_grid.forward_finding(_grid(0.8, 1.3), [act]))
     assert "no clear effect" in said
-    few = str(compile_report.forward_finding(_grid(0.8, 1.3, repeats=3), [act]))
+    few = str(forward_grid.forward_finding(_grid(0.8, 1.3, repeats=3), [act]))
     assert "(per repeat 0.80-1.30x)" in few and "no clear effect" not in few
     assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
     unclear = _speedup("act", 8, 1.1, 0.9, 1.3)
-    assert "sets no side of 1 to compare" in compile_report.forward_finding(
+    assert "sets no side of 1 to compare" in forward_grid.forward_finding(
         _grid(0.5, 0.6), [unclear]
     )
-    assert "to set side by side" in compile_report.forward_finding([], [act])
+    assert "to set side by side" in forward_grid.forward_finding([], [act])
 
 
 def test_a_break_without_a_checkable_cause_says_none_explains_it():
     act = _speedup("act", 16, 1.5, 1.2, 1.8)
-    said = str(compile_report.forward_finding(_grid(0.5, 0.6), [act], forms=False))
+    said = str(forward_grid.forward_finding(_grid(0.5, 0.6), [act], forms=False))
     assert "the expectation did not hold; no cause this run can check explains it" in said
     # the same range from three repeats: where it fell and why, but no verdict
-    few = str(compile_report.forward_finding(_grid(0.5, 0.6, repeats=3), [act], forms=False))
+    few = str(forward_grid.forward_finding(_grid(0.5, 0.6, repeats=3), [act], forms=False))
     assert "no cause this run can check explains it" in few and "did not hold" not in few
     assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
 
 
 def test_a_busy_grid_is_not_judged_in_one_short_clause(monkeypatch):
     busy = machine_load.Busyness("grid", 4.0, off_reference=("a step 4x this CPU's record",))
-    monkeypatch.setattr(compile_report, "withheld", lambda *figures: busy)
+    monkeypatch.setattr(forward_grid, "withheld", lambda *figures: busy)
     unclear = _speedup("act", 8, 1.1, 0.9, 1.3)
-    said = compile_report.forward_finding(_grid(0.5, 0.6), [unclear])
+    said = forward_grid.forward_finding(_grid(0.5, 0.6), [unclear])
     assert said.endswith("x eager; not judged (measured on a busy machine).")
 
 
@@ -350,7 +350,7 @@ def test_the_grid_trend_follows_the_two_widths_ranges(narrow, wide):
     """08's grid lost at width 512 too (0.73x) and no line said what that meant: a fixed cost
     per call predicts the larger call fares better; the line says which way it went."""
     grid = _grid(*narrow, width=64) + _grid(*wide, width=512)
-    (line,) = compile_report.grid_trend_lines(grid)
+    (line,) = forward_grid.grid_trend_lines(grid)
     assert line.startswith("batch 16: width 64 ")
     if wide[0] > narrow[1]:
         assert "fared better, as a fixed cost per call predicts" in line
@@ -359,4 +359,4 @@ def test_the_grid_trend_follows_the_two_widths_ranges(narrow, wide):
     else:
         assert "no clear trend with width" in line
     few = _grid(*narrow, width=64, repeats=3) + _grid(*wide, width=512, repeats=3)
-    assert "too few repeats to tell a trend" in compile_report.grid_trend_lines(few)[0]
+    assert "too few repeats to tell a trend" in forward_grid.grid_trend_lines(few)[0]

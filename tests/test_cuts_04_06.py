@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 from test_reports_buffers import _summary
 
-from hetero_tutorial.notebook import buffer_race, buffer_report, overlap_report
+from hetero_tutorial.notebook import buffer_race, ddpg_findings, overlap_report
 from hetero_tutorial.studies import overlap, overlap_findings
 from hetero_tutorial.studies.buffer_rows import SamplingRow
 from hetero_tutorial.studies.ddpg_buffers import DDPGRun, DDPGSummary
@@ -38,28 +38,28 @@ FULL_ENDS = list(range(200, 5_001, 200))
 
 
 def test_timed_episodes_are_counted_as_the_trainer_counts_them():
-    assert buffer_report.timed_episodes(_run(100.0, QUICK_ENDS)) == 1
-    assert buffer_report.timed_episodes(_run(100.0, FULL_ENDS, total=5_000)) == 22
+    assert ddpg_findings.timed_episodes(_run(100.0, QUICK_ENDS)) == 1
+    assert ddpg_findings.timed_episodes(_run(100.0, FULL_ENDS, total=5_000)) == 22
 
 
 def test_seconds_per_episode_is_left_out_where_too_few_episodes_were_timed():
     """Review item 3: a median of one episode ranked the buffers against their steps/s."""
     rates = {"transition": 138.2, "trajectory": 139.0, "tensor": 140.2}
-    quick = buffer_report.ddpg_table(_summaries(rates, QUICK_ENDS)).data
+    quick = ddpg_findings.ddpg_table(_summaries(rates, QUICK_ENDS)).data
     assert "s / episode |" not in quick
     assert (
         "No s / episode: a run timed 1 whole episode(s) with updates, too few for a median" in quick
     )
-    full = buffer_report.ddpg_table(_summaries(rates, FULL_ENDS, total=5_000)).data
+    full = ddpg_findings.ddpg_table(_summaries(rates, FULL_ENDS, total=5_000)).data
     assert "| s / episode |" in full and "too few" not in full
 
 
 def test_the_bars_rank_the_buffers_as_the_table_does():
     rates = {"transition": 138.2, "trajectory": 139.0, "tensor": 140.2}
-    seconds, what = buffer_report.episode_seconds(_summaries(rates, QUICK_ENDS))
+    seconds, what = ddpg_findings.episode_seconds(_summaries(rates, QUICK_ENDS))
     assert what == "seconds per 200 steps (one episode, from steps/s)"
     assert sorted(seconds, key=seconds.get) == sorted(rates, key=rates.get, reverse=True)
-    seconds, what = buffer_report.episode_seconds(_summaries(rates, FULL_ENDS, total=5_000))
+    seconds, what = ddpg_findings.episode_seconds(_summaries(rates, FULL_ENDS, total=5_000))
     assert what == "seconds per episode"
 
 
@@ -88,7 +88,7 @@ def test_the_ddpg_speed_names_its_costs_once_and_words_each_side_of_the_bound():
     base = [138.0, 140.0, 139.0, 138.5, 139.5]
     above = {"transition": base, "trajectory": [155.0, 157.0, 156.0, 155.5, 156.5],
              "tensor": [140.0, 141.5, 140.75, 140.5, 141.0]}  # fmt: skip
-    said = buffer_report.ddpg_speed_sentence(_ddpg(above), rows, 256, capacity=1000)
+    said = ddpg_findings.ddpg_speed_sentence(_ddpg(above), rows, 256, capacity=1000)
     assert said.startswith("The buffer's cost a step (one batch sampled, one transition added")
     assert said.count(" us") == 3  # each buffer's cost said once, not in every finding
     trajectory, tensor = said.split("Pattern B against pattern A")[1].split("Tensor against")
@@ -96,17 +96,17 @@ def test_the_ddpg_speed_names_its_costs_once_and_words_each_side_of_the_bound():
     assert "the expectation did not hold" in trajectory
     assert "held" in tensor
     # the first two of the same seeds: above the bound and inside it, but no verdict either way
-    two = buffer_report.ddpg_speed_sentence(
+    two = ddpg_findings.ddpg_speed_sentence(
         _ddpg({d: r[:2] for d, r in above.items()}), rows, 256, capacity=1000)  # fmt: skip
     assert two.count("no verdict, 2 repeats, and a verdict needs 5") == 2
     assert "above the bound these costs set" in two and "held" not in two
-    below = buffer_report.ddpg_speed_sentence(
+    below = ddpg_findings.ddpg_speed_sentence(
         _ddpg({"transition": base, "trajectory": [139.0, 141.0, 140.0, 139.5, 140.5],
                "tensor": [115.0, 117.0, 116.0, 115.5, 116.5]}),
         rows, 256, capacity=1000)  # fmt: skip
     assert "below the bound these costs set" in below.split("Tensor against")[1]
     assert "the expectation did not hold" in below.split("Tensor against")[1]
-    one = buffer_report.ddpg_speed_sentence(
+    one = ddpg_findings.ddpg_speed_sentence(
         _ddpg({"transition": [138.0], "trajectory": [155.0], "tensor": [115.0]}),
         rows, 256, capacity=1000)  # fmt: skip
     assert one.count("no verdict, one figure measures no spread") == 2
@@ -117,7 +117,7 @@ def test_one_seed_prints_no_per_design_spread_lines(monkeypatch):
     one = {d: _summary(seeds=[0], eval_return_by_seed=[-1400.0], eval_return_spread=0.0,
                        runs=[_run(100.0, [], total=800)])
            for d in ("transition", "trajectory", "tensor")}  # fmt: skip
-    lines = buffer_report.stability_lines(one)
+    lines = ddpg_findings.stability_lines(one)
     assert len(lines) == 1 and lines[0].startswith("quick mode: no learning verdict")
 
 
@@ -238,7 +238,7 @@ def test_the_collection_race_says_who_is_ahead_and_points_at_its_table():
     shown = overlap_report.collection_race().data
     assert shown.startswith("Recorded on ") and "|" not in shown and "<details>" not in shown
     assert "No peer is ahead" in shown or " is ahead at " in shown
-    assert "The race's targets:" in shown and "bench.collection_peers.json" in shown
+    assert "The race's targets" in shown and "bench.collection_peers.json" in shown
 
 
 def test_c7s_speed_is_a_finding_against_the_articles_slower():

@@ -228,9 +228,10 @@ def test_one_timing_of_the_c1_step_gives_no_margin():
          "lies across an edge of the rule's band (0.15-0.60 ms): another run could land on "
          "either side"),
         (0.087e-3, 0.090e-3, "0.083-0.094 ms (its two timings, widened by their 1.03x drift), "
-         "lies outside the rule's band (0.15-0.60 ms), 1.60x from the nearest edge."),
+         "lies outside the rule's band (0.15-0.60 ms), 1.60x from the nearest edge (measured "
+         "from the range's nearer end)."),
         (0.200e-3, 0.210e-3, "lies inside the rule's band (0.15-0.60 ms), 1.26x from the "
-         "nearest edge."),
+         "nearest edge (measured from the range's nearer end)."),
     ],
 )  # fmt: skip
 def test_the_c1_margin_spans_both_timings_widened_by_their_drift(first, again, words):

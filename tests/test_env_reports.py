@@ -186,3 +186,13 @@ def test_the_learners_predictions_are_set_beside_what_was_measured():
     costs = report.cost_guess_lines((9.87, 0.5), torch.tensor(math.pi**2), torch.tensor(0.5138))
     assert "9.8696, within 5% of your guess" in costs and "0.5138, within 5%" in costs
     assert "No guess written" in report.cost_guess_lines(None, 1.0, 2.0)
+
+
+def test_a_fit_whose_ceiling_the_rows_pass_says_so():
+    """07's sync CartPole fit had a ceiling of 1.3x while its own rows lifted 1.61x."""
+    rates = {1: 63_020.0, 16: 90_000.0, 256: 101_581.0, 4096: 63_286.0}
+    rows = [{"env_id": "CartPole-v1", "implementation": "gymnasium-sync", "num_envs": n,
+             "env_steps_per_s": r} for n, r in rates.items()]  # fmt: skip
+    text = report.overhead_findings(rows, "CartPole-v1")
+    assert "yet the rows lift the rate 1.6x at N = 256 (over N = 1)" in text
+    assert "the straight line does not fit them closely" in text

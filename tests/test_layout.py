@@ -20,9 +20,6 @@ MAX_MODULE_LINES = 450
 LONG_MODULES = {
     "notebook/profile_report.py": "notebook 02's one report (one per notebook): the tables "
     "and sentences of its four profilers, the paused against non-blocking sampling, and C5",
-    "notebook/buffer_report.py": "notebook 04's report of its own studies (its peer race is "
-    "notebook/buffer_race.py): tables, sentences and figures of the buffer designs and DDPG "
-    "with each",
     "rl/envs/batched.py": "two batched environments and the base they share (reset, same-step "
     "autoreset, time limits, action checks), each matching Gymnasium's step for step, and "
     "their docstrings of what each step returns, eagerly and compiled",

@@ -78,7 +78,7 @@ def test_drift_wider_than_the_iqrs_is_said_and_given_as_a_range():
     first = {"median_s": 30e-6, "iqr_s": 0.3e-6}
     second = {"median_s": 45e-6, "iqr_s": 0.5e-6}
     text = timing_report.drift_sentence(first, second, 90.0)
-    assert "90 s apart" in text and "differ by 50%" in text
+    assert "90 s apart" in text and "the medians lie 1.50x apart" in text
     assert "wider than either timing's own spread" in text
     steady = timing_report.drift_sentence(first, {"median_s": 30.1e-6, "iqr_s": 1e-6}, 600.0)
     assert "10.0 min apart" in steady and "stayed within" in steady

@@ -1,10 +1,11 @@
-"""Notebook 04's tables, sentences and figures: buffer designs, their costs, DDPG with each."""
+"""Notebook 04's tables, sentences and figures of its buffer designs: memory, sampling speed,
+capacity, copies and placements (DDPG with each design: :mod:`ddpg_findings`; the race against
+TorchRL: :mod:`buffer_race`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from itertools import pairwise
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -15,18 +16,14 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core import results
-from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
-from hetero_tutorial.core.modes import quick_mode
-from hetero_tutorial.core.timing import MIN_REPEATS, Spread, format_seconds
+from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.studies.buffer_rows import BufferStudy, GatherRow, SamplingRow
-from hetero_tutorial.studies.ddpg_buffers import DDPGRun, DDPGSummary
-from hetero_tutorial.studies.learning import compare_learning
+from hetero_tutorial.studies.ddpg_buffers import DDPGSummary
 
 count = "{:,.0f}".format
 
@@ -39,7 +36,10 @@ def copies_sentence(copies: dict[str, int], target: str) -> str:
     return text + f". The tensor buffer moves a batch in {copies['tensor']} copy."
 
 
-def _at(rows: list[SamplingRow], capacity: int, device: str = "cpu") -> dict[str, SamplingRow]:
+def at_capacity(
+    rows: list[SamplingRow], capacity: int, device: str = "cpu"
+) -> dict[str, SamplingRow]:
+    """Each design's row at one capacity, sampled to ``device``."""
     return {r.design: r for r in rows if r.capacity == capacity and r.device == device}
 
 
@@ -52,7 +52,7 @@ def memory_table(rows: list[SamplingRow]) -> Markdown:
             "bytes": r.bytes_per_transition,
             "x raw": r.bytes_per_transition / r.raw_bytes_per_transition,
         }
-        for d, r in _at(rows, largest).items()
+        for d, r in at_capacity(rows, largest).items()
     ]
     table = markdown_table(
         shown,
@@ -89,7 +89,7 @@ def sampling_sentence(rows: list[SamplingRow]) -> str:
     spread of the two medians' IQRs (``Spread.of_medians``): a ratio from another run is
     the same figure only where it falls inside that spread."""
     largest = max(r.capacity for r in rows)
-    found = _at(rows, largest)
+    found = at_capacity(rows, largest)
 
     def faster(top: str, bottom: str) -> Spread:
         return Spread.of_medians(found[bottom].batch_seconds(), found[top].batch_seconds())
@@ -136,14 +136,13 @@ def _short_of_slowed(change: dict[str, float], slowed: dict[str, bool]) -> str:
     return joined[:1].upper() + joined[1:]
 
 
-@judged()
 def _gather_in_buffer(
     rows: list[SamplingRow], small: GatherRow, large: GatherRow, measured: float
 ) -> str:
     """The bare table's random gather, which the tensor buffer's sample makes too, as a
     prediction of the buffer's change with capacity (its share of the buffer's sample times
     its own slowdown), beside the change the buffer measured."""
-    tensor = _at(rows, small.capacity)["tensor"].batch_seconds()["median_s"]
+    tensor = at_capacity(rows, small.capacity)["tensor"].batch_seconds()["median_s"]
     share = small.random_s / tensor
     paired = Spread.of_pairs(large.random_samples, small.random_samples, large.random_s /
                              small.random_s, per="repeat")  # fmt: skip
@@ -157,17 +156,20 @@ def _gather_in_buffer(
         return said + "."
     if -measured / predicted >= 0.5:  # at least half the predicted change, the same way
         return said + ": about as the gather predicts."
-    return said + ": less than half of it, so the gather's change did not carry into the buffer."
+    if -measured / predicted <= 0:
+        return said + ": the other way, so the gather's change did not carry into the buffer."
+    return said + ": under half that, so the gather's change did not carry into the buffer."
 
 
+@judged()
 def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
     """How much each design's sampling to the CPU slowed from the smallest capacity to the
     largest, and a bare table's random and contiguous gathers; where pattern A and the tensor
     buffer both slowed past the noise by more than :data:`SLOWED`, what they say about why."""
     small, large = min(r.capacity for r in rows), max(r.capacity for r in rows)
     change, slowed = {}, {}
-    for design, before in _at(rows, small).items():
-        after = _at(rows, large)[design]
+    for design, before in at_capacity(rows, small).items():
+        after = at_capacity(rows, large)[design]
         change[design] = after.sample_transitions_per_s / before.sample_transitions_per_s - 1
         seconds = Spread.of_medians(after.batch_seconds(), before.batch_seconds())
         slowed[design] = seconds.beyond(1.0) is True  # the IQRs apart: slower past the noise
@@ -243,166 +245,6 @@ def pinned(study: BufferStudy) -> Markdown | None:
         },
         {"capacity": count, "sample_transitions_per_s": count},
     )
-
-
-def ddpg_settings(config: DDPGConfig, seeds: int) -> str:
-    """The settings every DDPG run of section 3 trains with, from its config."""
-    return (
-        f"DDPG on {config.env_id}: {config.hidden} units per hidden layer, batch "
-        f"{config.batch_size}, one update per environment step after {config.learning_starts:,} "
-        f"random-action steps, {config.total_steps:,} steps per run, {seeds} seed(s); buffers "
-        f"of {config.buffer_capacity:,} transitions (pattern B in segments of "
-        f"{config.segment_length})."
-    )
-
-
-MIN_TIMED_EPISODES = 5
-"""Fewest whole episodes with updates per run for their median to stand beside steps/s."""
-
-
-def timed_episodes(run: DDPGRun) -> int:
-    """How many whole episodes of one DDPG run ran with timed updates: those its
-    ``seconds_per_episode`` is the median of (as the trainer counts them)."""
-    timed = run.total_steps - run.count_copies_steps
-    ends = pairwise(run.episode_end_steps)
-    return sum(a > run.learning_starts and b <= timed for a, b in ends)
-
-
-def _fewest_episodes(summaries: dict[str, DDPGSummary]) -> int:
-    return min(timed_episodes(run) for s in summaries.values() for run in s.runs)
-
-
-def ddpg_table(summaries: dict[str, DDPGSummary]) -> Markdown:
-    """Each buffer's DDPG speed and greedy returns. Seconds per episode only where every run
-    timed :data:`MIN_TIMED_EPISODES` whole episodes; otherwise a line says why it is left out
-    (a median of one or two episodes can rank the buffers against their steps/s)."""
-    whole, one = "{:.0f}".format, "{:.1f}".format
-    columns = {
-        "buffer": "buffer",
-        "env_steps_per_s": "env steps / s",
-        "seconds_per_episode": "s / episode",
-        "eval_return_mean": "greedy return (mean)",
-        "eval_return_by_seed": "by seed",
-    }
-    formats = {
-        "eval_return_mean": whole,
-        "env_steps_per_s": one,
-        "seconds_per_episode": "{:.2f}".format,
-        "eval_return_by_seed": lambda returns: ", ".join(map(whole, returns)),
-    }
-    fewest, rows = _fewest_episodes(summaries), [s.fields() for s in summaries.values()]
-    if fewest >= MIN_TIMED_EPISODES:
-        return markdown_table(rows, columns, formats)
-    del columns["seconds_per_episode"]
-    table = markdown_table(rows, columns, formats)
-    return Markdown(
-        f"{table.data}\n\nNo s / episode: a run timed {fewest} whole episode(s) with updates, "
-        "too few for a median."
-    )
-
-
-def episode_seconds(summaries: dict[str, DDPGSummary]) -> tuple[dict[str, float], str]:
-    """Seconds per episode per buffer for the bars beside the article's rounds, and what they
-    are: the measured median where the table shows it (:func:`ddpg_table`), else an episode's
-    steps at the buffer's env steps/s, so that the bars rank the buffers as the table does."""
-    if _fewest_episodes(summaries) >= MIN_TIMED_EPISODES:
-        return {d: s.seconds_per_episode for d, s in summaries.items()}, "seconds per episode"
-    ends = summaries["transition"].runs[0].episode_end_steps
-    length = int(np.median(np.diff(ends)))
-    found = {d: length / s.env_steps_per_s for d, s in summaries.items()}
-    return found, f"seconds per {length} steps (one episode, from steps/s)"
-
-
-def buffer_costs(rows: list[SamplingRow], batch_size: int, capacity: int) -> dict[str, float]:
-    """Seconds a DDPG step spends in its buffer, per design: one batch sampled to the CPU and
-    one transition added, as section 2 timed them at the capacity nearest ``capacity``."""
-    nearest = min({r.capacity for r in rows}, key=lambda c: abs(c - capacity))
-    return {
-        d: batch_size / r.sample_transitions_per_s + 1 / r.add_transitions_per_s
-        for d, r in _at(rows, nearest).items()
-    }
-
-
-@judged()
-def ddpg_speed_sentence(
-    summaries: dict[str, DDPGSummary],
-    rows: list[SamplingRow],
-    batch_size: int,
-    capacity: int = 100_000,
-) -> str:
-    """C8's speed, as findings: each design's env steps/s over pattern A's, seed by seed,
-    against the bound its buffer costs set (section 2's sampling and adding, timed at the
-    capacity nearest ``capacity``: pass the transitions the DDPG buffers held). A buffer
-    can change a step by at most what it costs, so the ratio lies between 1 and the model's
-    prediction, or the model did not hold."""
-    cost = buffer_costs(rows, batch_size, capacity)
-    step_a = 1 / summaries["transition"].env_steps_per_s
-    base = [run.env_steps_per_s for run in summaries["transition"].runs]
-    names = {"transition": "pattern A", "trajectory": "pattern B", "tensor": "tensor"}
-    lines = [
-        "The buffer's cost a step (one batch sampled, one transition added, from section 2): "
-        + ", ".join(f"{names[d]} {format_seconds(c)}" for d, c in cost.items())
-        + f", of pattern A's {format_seconds(step_a)} step."
-    ]
-    for design in ("trajectory", "tensor"):
-        speeds = [run.env_steps_per_s for run in summaries[design].runs]
-        measured = Spread.of_pairs(
-            speeds,
-            base,
-            summaries[design].env_steps_per_s / summaries["transition"].env_steps_per_s,
-            per="seed",
-        )
-        predicted = step_a / (step_a - cost["transition"] + cost[design])
-        seeds_apart = max(base) / min(base) - 1
-        finding = Finding(
-            f"{names[design][0].upper()}{names[design][1:]} against pattern A, env steps/s",
-            measured,
-            Expectation.between(1.0, predicted, "the bound these costs set"),
-            checks=(
-                Check(
-                    f"pattern A's own seeds ran {seeds_apart:.0%} apart in steps/s, more than "
-                    "the buffers' whole cost difference",
-                    seeds_apart > abs(predicted - 1),
-                ),
-            ),
-            figures=(summaries,),
-        )
-        lines.append(f"{finding}.")
-    # the article's two times, not their ratio: notebook 10's exercise asks for that
-    seeds = len(base)
-    against = (
-        f"no verdict from {seeds} seed(s): a verdict needs {MIN_REPEATS}"
-        if seeds < MIN_REPEATS
-        else "notebook 10's ledger judges pattern B against it (C8)"
-    )
-    return " ".join(lines) + f" Against the article's 72 s -> 53 s per round: {against}."
-
-
-def stability_lines(summaries: dict[str, DDPGSummary], env_id: str = "Pendulum-v1") -> list[str]:
-    """Each design's final greedy returns by seed, then C8's learning question through the
-    series' one rule (:func:`~hetero_tutorial.studies.learning.compare_learning`): pattern B
-    and the tensor buffer each against pattern A. In quick mode nothing is judged."""
-    lines = []
-    for design, s in summaries.items():
-        if len(s.seeds) < 2:
-            continue  # one seed: the table's greedy return is the whole story, no spread
-        returns = ", ".join(f"{r:.0f}" for r in s.eval_return_by_seed)
-        lines.append(
-            f"{design:10s} final greedy return by seed {returns} (one evaluation after "
-            f"training), spread over {len(s.seeds)} seeds {s.eval_return_spread:.0f}"
-        )
-    if quick_mode():
-        steps = summaries["transition"].runs[0].total_steps
-        lines.append(
-            f"quick mode: no learning verdict ({steps:,} steps per run are too few to learn "
-            f"{env_id}; the full mode runs longer, with more seeds)"
-        )
-        return lines
-    base = summaries["transition"].eval_return_by_seed
-    for design in ("trajectory", "tensor"):
-        arms = {design: summaries[design].eval_return_by_seed, "transition": base}
-        lines.append(f"{design} against transition: {compare_learning(arms, env_id)}")
-    return lines
 
 
 def placements_table(rows: list[dict[str, Any]]) -> Markdown:
@@ -542,53 +384,4 @@ def buffer_sampling_rates(rows: Sequence[SamplingRow]) -> Figure:
     ax.set_title(f"sampling batches of {rows[0].batch_size}")
     ax.legend()
     ax.grid(alpha=0.3, which="both")
-    return fig
-
-
-def seconds_per_round_bars(
-    measured: dict[str, float],
-    article: dict[str, float],
-    measured_label: str,
-    ylabel: str = "seconds per episode",
-) -> Figure:
-    """Measured seconds per episode per design beside the article's seconds per round.
-
-    The two panels have separate axes: the article's figures come from its own
-    (unstated) hardware and round length, so only ratios within a panel compare.
-    """
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
-    left.bar(list(measured), list(measured.values()), color="tab:blue")
-    left.set_title(f"measured here: {measured_label}", fontsize=10)
-    left.set_ylabel(ylabel)
-    right.bar(list(article), list(article.values()), color="tab:gray", hatch="//")
-    right.set_title("the article's figures (not measured here)", fontsize=10)
-    right.set_ylabel("seconds per round")
-    for ax in (left, right):
-        ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-def curves_by_design(
-    curves: dict[str, dict[int, Sequence[tuple[int, float]]]], title: str = ""
-) -> Figure:
-    """One panel per design, one line per seed: training episode return against env steps.
-
-    The returns are raw (not smoothed), so the wobble within a curve and the spread
-    between seeds, the two senses of "stable", can both be seen.
-    """
-    fig, axes = plt.subplots(
-        1, len(curves), figsize=(3.6 * len(curves), 3.4), sharey=True, squeeze=False
-    )
-    for ax, (design, by_seed) in zip(axes[0], curves.items(), strict=True):
-        for seed, points in by_seed.items():
-            steps, returns = np.array(points, dtype=float).T
-            ax.plot(steps, returns, alpha=0.8, label=f"seed {seed}")
-        ax.set_title(design)
-        ax.set_xlabel("environment steps")
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("training episode return")
-    axes[0][0].legend()
-    fig.suptitle(title)
-    fig.tight_layout()
     return fig

@@ -8,7 +8,6 @@ on one side of 1 (:meth:`~hetero_tutorial.core.timing.Spread.side`).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -16,19 +15,17 @@ from IPython.display import Markdown
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core.findings import Check, Expectation, Finding
-from hetero_tutorial.core.machine_load import judged, withheld
+from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import compile_race
-from hetero_tutorial.speed import cpu_forms
 from hetero_tutorial.studies.compile_rows import (
     Breakdown,
     CompileStudy,
-    GridRow,
     RunRow,
     SpeedupRow,
     StepTrace,
 )
-from hetero_tutorial.studies.compiling import HIDDEN, SIZE_NAMES
+from hetero_tutorial.studies.compiling import SIZE_NAMES
 
 PIECE_WORDS = {
     "act": "the actor's act (forward, sample, log-probability)",
@@ -61,21 +58,22 @@ Gain = SpeedupRow | RunRow
 ``high``, ``piece``, ``size``, ``mode`` and ``compile_seconds``."""
 
 
-def _spread(row: Gain) -> Spread:
+def gain_spread(row: Gain) -> Spread:
     how = "per repeat" if row.low is not None else "one repeat"
     return Spread(row.speedup, row.low, row.high, how, row.repeats)
 
 
 def _over(row: Gain, per: str) -> str:
     """`` over 5 turns of updates`` where the row kept its count of repeats."""
-    return f" over {row.repeats} {per}s" if row.repeats else f" per {per}"
+    plural = per.replace("turn of", "turns of") if per.startswith("turn of") else f"{per}s"
+    return f" over {row.repeats} {plural}" if row.repeats else f" per {per}"
 
 
 @judged()
 def verdict(row: Gain) -> str:
     """``faster``, ``slower`` or ``no clear effect``: the whole range against 1; ``no
     verdict`` from fewer than five paired repeats."""
-    spread = _spread(row)
+    spread = gain_spread(row)
     if spread.too_few:
         return f"no verdict ({spread.too_few_words()})"
     side = spread.beyond(1.0)
@@ -284,13 +282,13 @@ def guard_finding(loss: SpeedupRow, speedups: list[SpeedupRow]) -> Finding | str
     smaller = [r for r in mine if r.size < loss.size]
     if not smaller:
         return (
-            f"{name}, {_spread(loss)}: its smallest size measured, where a fixed cost per "
+            f"{name}, {gain_spread(loss)}: its smallest size measured, where a fixed cost per "
             "call (the guards and glue) weighs most"
         )
     below = smaller[-1]
     return Finding(
         f"{name} (a larger call than {below.size:,})",
-        _spread(loss),
+        gain_spread(loss),
         Expectation.at_least(
             min(below.speedup, below.low or below.speedup),
             f"what a fixed cost per call allows after {below.size:,}'s {below.speedup:.2f}x",
@@ -323,131 +321,7 @@ def explain_sentence(explanation: StepTrace) -> str:
     return text + "."
 
 
-def grid_table(rows: list[GridRow]) -> str:
-    """Per device, width and batch: eager's time over each compiled mode's, the median of
-    their paired repeats' ratios (as :func:`forward_finding` reads it), as text."""
-    eager = {(r.device, r.width, r.batch_size): r for r in rows if r.mode == "eager"}
-    lines = ["device   mode         width  batch  eager/mode"]
-    for r in rows:
-        if r.mode == "eager":
-            continue
-        base = eager[(r.device, r.width, r.batch_size)]
-        pairs = zip(base.samples, r.samples, strict=True)
-        ratio = Spread.of_ratios([e / c for e, c in pairs]).value if r.samples else math.nan
-        if not math.isfinite(ratio):  # no repeats kept: the medians
-            ratio = base.seconds / r.seconds
-        lines.append(f"{r.device:<8} {r.mode:<12} {r.width:>5} {r.batch_size:>6}  {ratio:.2f}x")
-    return "\n".join(lines) if len(lines) > 1 else "No compiled mode ran here: no grid to compare."
-
-
-@judged()
-def crossover_lines(found: dict[str, dict[int, int | None]]) -> list[str]:
-    """Per mode, the accelerator's crossover width at each batch size (or none measured)."""
-    if not found:
-        return [
-            "Only the CPU was measured here: no crossover to move (the ratios above are the CPU's)."
-        ]
-    lines = []
-    for mode, by_batch in found.items():
-        widths = ", ".join(
-            f"batch {b:,}: {w if w is not None else 'none measured'}" for b, w in by_batch.items()
-        )
-        lines.append(f"- {mode}: the smallest width at which the accelerator wins, {widths}")
-    return lines
-
-
 def reference_line(record: Any) -> str:
     """A recorded ``bench.compile`` run's largest gain, with its hardware."""
     study = CompileStudy.from_fields(record.data)
     return f"{record.hardware}: {largest_gain_sentence(study.speedups)}"
-
-
-FORMS_CAUSE = (
-    "different code: the act is the paired actor-critic, written in the CPU forms inside a "
-    "CPU graph (speed/cpu_forms.py), this MLP plain nn.Linear and nn.Tanh layers"
-)
-
-
-def _grid_spreads(grid: list[GridRow]) -> dict[tuple[int, int], Spread]:
-    """Per (width, batch) on the CPU: eager over compiled, the median and range of the paired
-    repeats (as section 2's speed-ups)."""
-    rows = {(r.mode, r.width, r.batch_size): r for r in grid if r.device == "cpu"}
-    spreads = {}
-    for (mode, width, batch), row in rows.items():
-        eager = rows.get(("eager", width, batch))
-        if mode != "compile" or eager is None:
-            continue
-        ratios = [e / c for e, c in zip(eager.samples, row.samples, strict=True)]
-        spreads[(width, batch)] = Spread.of_ratios(ratios, per="repeat")
-    return spreads
-
-
-@judged()
-def grid_trend_lines(grid: list[GridRow]) -> list[str]:
-    """Per batch on the CPU, the compiled forward's speed-up from the narrowest width to the
-    widest, against what a fixed cost per call predicts: a loss shrinks (a gain grows) as the
-    call grows. Named only where the two widths' ranges of paired repeats do not overlap."""
-    spreads, lines = _grid_spreads(grid), []
-    for batch in sorted({b for _, b in spreads}):
-        widths = sorted(w for w, b in spreads if b == batch)
-        if len(widths) < 2:
-            continue
-        small, large = spreads[(widths[0], batch)], spreads[(widths[-1], batch)]
-        said = f"batch {batch:,}: width {widths[0]} {small.value:.2f}x, width {widths[-1]} "
-        said += f"{large.value:.2f}x"
-        if not (small.decides and large.decides):
-            lines.append(f"{said}; too few repeats to tell a trend (a verdict needs 5).")
-        elif large.low > small.high:
-            lines.append(
-                f"{said}: the larger call fared better, as a fixed cost per call predicts."
-            )
-        elif large.high < small.low:
-            lines.append(
-                f"{said}: the larger call fared worse, which a fixed cost per call cannot "
-                "explain: the time is in the compiled code itself."
-            )
-        else:
-            lines.append(f"{said}: their ranges overlap, no clear trend with width.")
-    return lines
-
-
-def forward_finding(
-    grid: list[GridRow], speedups: list[SpeedupRow], forms: bool | None = None
-) -> Finding | str:
-    """The plain MLP forward compiled on the CPU (the grid's width nearest the act's, at its
-    smallest batch) against the side of 1 that section 2's act took at its smallest batch:
-    one forward would take the same side. Where it does not, the causes this run can check:
-    the code differs (``forms``: the CPU forms on, by default :data:`cpu_forms.CPU_FORMS`),
-    and the batch and width differ."""
-    spreads = _grid_spreads(grid)
-    acts = sorted((r for r in speedups if r.piece == "act"), key=lambda r: r.size)
-    if not spreads or not acts:
-        return "No compiled act and compiled forward to set side by side here."
-    act = acts[0]
-    width = min({w for w, _ in spreads}, key=lambda w: abs(w - HIDDEN))
-    batch = min(b for w, b in spreads if w == width)
-    side = _spread(act).beyond(1.0)
-    subject = f"The plain MLP forward compiled (width {width}, batch {batch})"
-    if side is None:
-        unset = (
-            "not judged (measured on a busy machine)."
-            if withheld(grid, speedups)
-            else f"section 2's act at batch {act.size:,} showed no clear effect, so it "
-            "sets no side of 1 to compare."
-        )
-        return f"{subject}: {spreads[(width, batch)].value:.2f}x eager; {unset}"
-    took = "faster" if side else "slower"
-    what = f"the side section 2's act took at batch {act.size:,}, {took} compiled"
-    expected = Expectation.at_least(1.0, what) if side else Expectation.at_most(1.0, what)
-    forms = cpu_forms.CPU_FORMS if forms is None else forms
-    return Finding(
-        subject,
-        spreads[(width, batch)],
-        expected,
-        checks=(
-            Check(FORMS_CAUSE, forms),
-            Check(f"another batch ({batch:,}, the act's {act.size:,})", batch != act.size),
-            Check(f"another width ({width}, the act's {HIDDEN})", width != HIDDEN),
-        ),
-        figures=(grid, speedups),
-    )

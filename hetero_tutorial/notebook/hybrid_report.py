@@ -155,7 +155,7 @@ def thread_table(effects: list[dict[str, Any]]) -> Markdown:
             "who": "part",
             "one_thread_s": "1 thread",
             "all_cores_s": f"{threads} threads",
-            "ratio": "ratio",
+            "ratio": "median paired ratio",
             "spread": "paired spread",
             "verdict": "verdict",
         },

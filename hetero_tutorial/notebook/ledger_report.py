@@ -284,7 +284,7 @@ def _c1_cpu_margin(by_machine: dict[str, Records]) -> str:
     text = f" Its step, {figure}, lies {side} {band}"
     if side == "across an edge of":
         return text + ": another run could land on either side."
-    return text + f", {factor:.2f}x from the nearest edge."
+    return text + f", {factor:.2f}x from the nearest edge (measured from the range's nearer end)."
 
 
 def across_runs_line(by_machine: dict[str, Records]) -> str:

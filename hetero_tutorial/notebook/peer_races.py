@@ -159,7 +159,10 @@ def targets_line(record: Record) -> str:
     held = [f.subject for f in found if f.outcome is Outcome.HELD]
     rest = [f"- {f.sentence()}" for f in found if f.outcome is not Outcome.HELD]
     named = f" ({'; '.join(held)})" if held and rest and len(held) <= 2 else ""  # few: by name
-    return "\n".join([f"The race's targets: {len(held)} of {len(found)} held{named}.", *rest])
+    rounds = record.data.get("rounds")
+    over = f" over {rounds} rounds" if rounds else ""
+    lead = f"The race's targets{over}: {len(held)} of {len(found)} held{named}."
+    return "\n".join([lead, *rest])
 
 
 def pair(record: Record, point: str, ours: str, peer: str, metric: str) -> dict[str, Any] | None:

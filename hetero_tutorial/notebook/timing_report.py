@@ -199,13 +199,13 @@ def drift_sentence(
     that others preempt stalls the whole team, where a one-thread piece barely notices.
     """
     a, b = first["median_s"], second["median_s"]
-    drift = abs(b - a) / a
+    drift = Spread.drift(first, second) - 1  # as the ledger reads it: the larger over the smaller
     iqr = max(first["iqr_s"] / a, second["iqr_s"] / b)
     honest = Spread.across_runs(first, second)
     text = (
         f"{what} timed twice, {_apart(seconds_apart)} apart: {format_seconds(a)} "
         f"(IQR {format_seconds(first['iqr_s'])}), then {format_seconds(b)} (IQR "
-        f"{format_seconds(second['iqr_s'])}): the medians differ by {drift:.0%}, "
+        f"{format_seconds(second['iqr_s'])}): the medians lie {drift + 1:.2f}x apart, "
     )
     if drift > iqr:
         text += f"wider than either timing's own spread (IQRs at most {iqr:.0%} of a median)."
