@@ -287,3 +287,10 @@ def test_each_writer_writes_its_own_fields_in_order():
     assert notebook.fields()["grid"][0]["width"] == 8 and notebook.fields()["breakdown"] is None
     for study in (bench, notebook):
         assert CompileStudy.from_fields(study.fields()).fields() == study.fields()
+
+
+def test_a_pay_back_under_one_unit_is_not_said_as_zero():
+    """08's full run: "the first iteration 0.6 s longer, paid back after 0 iterations"."""
+    row = _speedup("update", 256, 2.0, 1.9, 2.1)
+    quick = replace(row, break_even_calls=0.4, repeats=5)
+    assert "paid back after less than one call" in report.speedup_sentence(quick)

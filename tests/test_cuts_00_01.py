@@ -39,7 +39,7 @@ def test_the_drift_sentence_prints_the_range_to_quote_on_either_outcome():
     wide = timing_report.drift_sentence(_timing(106, 3.75), _timing(66.1, 10.3), 3.0, [])
     assert "wider than either timing's own spread" in wide
     assert "Quote against another run: 38 us to 173 us." in wide  # widened by the 1.6x drift
-    assert "No earlier run on this kind of machine is recorded" in wide
+    assert "No earlier notebook 00 run (bench.crossover) on this kind of machine" in wide
     steady = timing_report.drift_sentence(_timing(100, 4), _timing(101, 4), 3.0)
     assert "stayed within the timings' own spread" in steady
     assert "Quote against another run: 97 us to 104 us." in steady
@@ -124,7 +124,7 @@ def test_the_nearest_width_stands_in_and_a_grid_without_batch_1_says_so():
 def test_the_reference_check_says_when_this_cpu_has_no_record(monkeypatch, tmp_path):
     monkeypatch.setattr(results, "REFERENCE_DIR", tmp_path)
     said = timing_report.against_reference(grid=_grid(33, 2, 60))
-    assert said.startswith("No record from this kind of machine in data/reference/")
+    assert said.startswith("No notebook 00 record (bench.crossover) from this kind of machine")
     record = SimpleNamespace(provenance={"date": "2026-12-01T10:00:00+00:00"}, data={"grid": []})
     monkeypatch.setattr(timing_report, "earlier_steps", lambda: [record])
     said = timing_report.against_reference(grid=_grid(33, 2, 60))
@@ -339,6 +339,9 @@ def test_a_record_of_this_cpus_name_without_its_identity_is_named_and_not_counte
     monkeypatch.setattr(results, "load_references", lambda kind: [record])
     assert timing_report.earlier_steps() == []
     said = timing_report.against_reference(grid=[])
-    assert said.startswith("No record from this kind of machine") and "do not count" in said
+    assert (
+        said.startswith("No notebook 00 record (bench.crossover) from this kind")
+        and "do not count" in said
+    )
     monkeypatch.setattr(results, "load_references", lambda kind: [])
     assert "do not count" not in timing_report.against_reference(grid=[])

@@ -69,6 +69,11 @@ def _over(row: Gain, per: str) -> str:
     return f" over {row.repeats} {plural}" if row.repeats else f" per {per}"
 
 
+def _count(value: float, unit: str) -> str:
+    """``396 calls``; under one, ``less than one iteration`` (never "0 iterations")."""
+    return f"less than one {unit}" if value < 1 else f"{value:,.0f} {unit}s"
+
+
 @judged()
 def verdict(row: Gain) -> str:
     """``faster``, ``slower`` or ``no clear effect``: the whole range against 1; ``no
@@ -92,7 +97,7 @@ def speedup_sentence(row: SpeedupRow) -> str:
     )
     calls = row.break_even_calls
     if verdict(row) == "faster" and calls is not None:
-        text += f", paid back after {calls:,.0f} calls"
+        text += f", paid back after {_count(calls, 'call')}"
     return text + "."
 
 
@@ -192,7 +197,7 @@ def run_sentence(row: RunRow) -> str:
     )
     iterations = row.break_even_iterations
     if iterations is not None and verdict(row) == "faster":
-        text += f", paid back after {iterations:,.0f} {unit}s"
+        text += f", paid back after {_count(iterations, unit)}"
     elif verdict(row) in ("slower", "no clear effect"):
         text += ", never paid back at this speed"
     if row.graph_skips:

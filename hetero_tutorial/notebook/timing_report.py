@@ -217,8 +217,8 @@ def drift_sentence(
     if not earlier:
         return (
             text
-            + " No earlier run on this kind of machine is recorded in data/reference/."
-            + unmatched_note()
+            + " No earlier notebook 00 run (bench.crossover) on this kind of machine is recorded "
+            "in data/reference/." + unmatched_note()
         )
     for record in earlier:
         then = record.data["policy_step"]["cpu"]["median_s"]
@@ -328,8 +328,9 @@ def against_reference(
     found = earlier_steps()
     if not found:
         return (
-            "No record from this kind of machine in data/reference/: no figure can be held against "
-            "one, so only the run-queue wait can mark these timings busy." + unmatched_note()
+            "No notebook 00 record (bench.crossover) from this kind of machine in data/reference/: "
+            "no figure can be held against one, so only the run-queue wait can mark these "
+            "timings busy." + unmatched_note()
         )
     newest = max(found, key=lambda r: r.provenance["date"])
     reference = newest.data

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.paths import display_path
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import torch_threads
@@ -121,6 +122,7 @@ def cprofile_call(
     return result, CProfileResult(path, pstats.Stats(str(path)))
 
 
+@guarded("the cProfile run")
 def cprofile_ppo(
     config: PPOConfig,
     placement: Placement,

@@ -17,6 +17,7 @@ from typing import Any
 from torch.profiler import ProfilerActivity, profile
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.profiling import stacks
@@ -98,6 +99,7 @@ def _event_row(event: Any) -> dict[str, Any]:
     }
 
 
+@guarded("the torch.profiler run")
 def torch_profile(
     config: PPOConfig,
     placement: Placement,
