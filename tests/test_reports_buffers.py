@@ -242,7 +242,7 @@ def test_the_buffer_race_is_shown_from_its_record_with_where_the_peer_is_ahead()
     ahead = [line for line in lines if line.startswith("TorchRL is ahead")]
     assert ahead and all("bytes / stored transition" in line and "Why:" in line for line in ahead)
     assert "one-byte bools" in ahead[0]
-    assert lines[-1].startswith("Ours is ahead in every round on (medians):")
+    assert lines[-1].startswith("Ours is ahead in every round (the medians shown) on:")
     assert buffer_race.race(None).data == buffer_race.NO_RACE
 
 

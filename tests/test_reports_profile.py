@@ -123,11 +123,11 @@ def test_torch_profiler_is_explained_only_where_it_moved_past_the_timers_noise(t
     text = profile_report.four_tools_sentence(_tools(free, paused, torch_share=torch_share))
     assert words in text
     if torch_share == 0.27:
-        assert "moved it" not in text.split("torch.profiler, from one")[1]
+        assert "moved it" not in text.split("torch.profiler, from its")[1]
 
 
 def test_without_a_second_timer_a_tools_move_has_no_verdict():
     text = profile_report.four_tools_sentence(_tools(_spy(270, 1000, 0.267), torch_share=0.40))
-    assert "torch.profiler, from one profiled iteration, gives 40% against" in text
+    assert "torch.profiler, from its profiled iterations, gives 40% against" in text
     assert text.endswith("with no second run of the timer to measure their noise, no verdict.")
     assert "costs the" not in text and "weighs most" not in text

@@ -52,7 +52,9 @@ def race_sentences(record: Any) -> list[str]:
             buffer = RACE_POINTS[pair["point"]].split(" vs ")[0]
             ahead.append(f"{buffer.split()[0]} {short} {peer_races.round_ratio(pair):.1f}x")
     if ahead:
-        lines.append("Ours is ahead in every round on (medians): " + ", ".join(ahead) + ".")
+        lines.append(
+            "Ours is ahead in every round (the medians shown) on: " + ", ".join(ahead) + "."
+        )
     return lines
 
 

@@ -198,7 +198,7 @@ def run_sentence(row: RunRow) -> str:
     iterations = row.break_even_iterations
     if iterations is not None and verdict(row) == "faster":
         text += f", paid back after {_count(iterations, unit)}"
-    elif verdict(row) in ("slower", "no clear effect"):
+    elif verdict(row) == "slower":
         text += ", never paid back at this speed"
     if row.graph_skips:
         text += f"; CUDA graph trees declined {row.graph_skips} of its graphs (run uncaptured)"

@@ -240,13 +240,16 @@ def phase_guess_line(guess: str | None, rounds: Sequence[dict[str, Any]]) -> str
     """The learner's predicted dominant phase beside the measured one."""
     shares = _shares(rounds[0])
     found = max(shares, key=shares.__getitem__)
-    largest = f"The largest phase here is {PHASE_WORDS[found]} ({shares[found]:.0%})"
+    largest = (
+        f"The largest phase here is {PHASE_WORDS[found]} ({shares[found]:.0%} of a round; "
+        "no spread measured, so an order, not a verdict)"
+    )
     if guess is None:
         return f"{largest}. Write a phase into MY_PHASE_GUESS to compare."
     if guess not in shares:
         return f"{guess!r} is not a phase; the phases are: {', '.join(shares)}."
     held = "as you predicted" if guess == found else f"you predicted {guess!r}"
-    return f"{largest}: {held} (one timed round, so no spread)."
+    return f"{largest}: {held}."
 
 
 def record_fields(

@@ -208,7 +208,8 @@ def race_report(
             f"No `{kind}` record in `data/reference/` yet (`python {script} --reference`)."
         )
     parts = [provenance(record), race_table(record, keep).data]
-    notes = [f"- not raced, {name}: {why}" for name, why in record.data.get("notes", {}).items()]
+    notes = [f"- not raced, {name}: {why.removeprefix('not raced: ')}"
+             for name, why in record.data.get("notes", {}).items()]  # fmt: skip
     ahead = [f"- {line}" for line in behind(record, metrics)]
     parts.append("\n".join(notes + (ahead or ["- No peer is ahead at any point of this race."])))
     return Markdown("\n\n".join(parts))
@@ -227,7 +228,8 @@ def short_provenance(record: Record) -> str:
 def beside_figure(record: Record) -> Markdown:
     """What a race's figure does not show: its targets as findings, the peers not raced and
     why, and where the table with every round and each peer's versions is."""
-    notes = [f"- not raced, {name}: {why}" for name, why in record.data.get("notes", {}).items()]
+    notes = [f"- not raced, {name}: {why.removeprefix('not raced: ')}"
+             for name, why in record.data.get("notes", {}).items()]  # fmt: skip
     where = (
         f"The table, each peer's versions and every round: `docs/results.md` and "
         f"`data/reference/*/{record.kind}.json`."

@@ -504,12 +504,12 @@ def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
     if torch_share is not None:
         heavier = "rollout's" if torch_share > clean else "update's"
         text += _against_clean(
-            "torch.profiler, from one profiled iteration, gives",
+            "torch.profiler, from its profiled iterations, gives",
             torch_share,
             clean,
             spread,
             f"if recording every operator is what moved it, it costs the {heavier} operators "
-            "more (one iteration measures no spread: no verdict)",
+            "more (one profile measures no spread: no verdict)",
             again=profiled is not None,
         )
     return text

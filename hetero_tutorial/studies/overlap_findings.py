@@ -79,7 +79,7 @@ def ideal_finding(
             Check(
                 f"its own phases, {own[0] * 1e3:.1f} and {own[1] * 1e3:.1f} ms against the "
                 f"sequential {_ms(sequential)}, set a ceiling of "
-                f"{entry['own_phase_ideal']:.2f}x, which it stays within",
+                f"{entry['own_phase_ideal']:.2f}x, which its median stays within",
                 entry["own_phase_ideal"] >= entry["speedup_vs_sequential"],
             )
         )
