@@ -360,3 +360,13 @@ def test_the_grid_trend_follows_the_two_widths_ranges(narrow, wide):
         assert "no clear trend with width" in line
     few = _grid(*narrow, width=64, repeats=3) + _grid(*wide, width=512, repeats=3)
     assert "too few repeats to tell a trend" in forward_grid.grid_trend_lines(few)[0]
+
+
+def test_a_middle_width_that_breaks_the_order_is_said():
+    """08's full grid: width 64 0.57x, 256 0.48x, 1024 1.17x: the ends fared better, the
+    middle worse."""
+    grid = _grid(0.55, 0.59, width=64) + _grid(0.46, 0.50, width=256)
+    grid += _grid(1.15, 1.19, width=1024)
+    (line,) = forward_grid.grid_trend_lines(grid)
+    assert "width 64 0.57x, width 256 0.48x, width 1024 1.17x (not steadily)" in line
+    assert "fared better" in line

@@ -431,3 +431,15 @@ def test_findings_name_a_busy_study_once_and_keep_the_counts(monkeypatch):
     assert busy[0] == "not judged (busy machine): the width sweep; each reading is under its study."
     assert busy[1].startswith("One configuration") and busy[2].startswith("Copies per iteration")
     assert len(busy) == 3  # no thread rule from the busy sweep
+
+
+def test_a_run_that_stood_for_every_plan_says_so_in_a_word():
+    rows = [{"network": "mlp-64", "plans": ["fixed-rule", "hybrid", "allocator"],
+             "label": "all-cpu, 1 thread", "seconds_per_iteration": 0.01, "iqr_s": 0.001},
+            {"network": "mlp-64", "plans": [], "label": "all-cpu, 2 threads",
+             "seconds_per_iteration": 0.012, "iqr_s": 0.001}]  # fmt: skip
+    shown = allocator_report.rows_table(rows, folded=False).data
+    assert "| mlp-64 | every plan | all-cpu, 1 thread |" in shown
+    assert "(the thread check)" in shown
+    split = [dict(rows[0], plans=["fixed-rule"]), dict(rows[0], plans=["hybrid", "allocator"])]
+    assert "every plan" not in allocator_report.rows_table(split, folded=False).data

@@ -154,15 +154,20 @@ def test_env_steps_to_solve_within_one_evaluation_interval_are_not_read_as_a_rat
     assert "0.4 s (one seed)" in report.ppo_findings(ppo_summary(one), one)
 
 
-def test_an_order_of_one_seed_each_is_no_verdict_and_two_seeds_make_one():
-    """07 ranked configurations by one seed each as if the order were measured."""
+def test_an_order_from_fewer_than_five_seeds_each_is_no_verdict():
+    """07 ranked configurations by one seed each, then (full mode) by three, as if the order
+    were measured: a verdict needs five."""
     from hetero_tutorial.studies.device_ppo import ppo_summary
 
     one = [_ppo_row("gymnasium-sync", 8, 0, 3.3), _ppo_row("batched-cpu", 64, 0, 4.4)]
     assert "this order is no verdict" in report.ppo_findings(ppo_summary(one), one)
-    two = [_ppo_row("gymnasium-sync", 8, s, 3.3 + s) for s in range(2)]
-    two += [_ppo_row("batched-cpu", 64, s, 4.4 + s) for s in range(2)]
-    assert "no verdict" not in report.ppo_findings(ppo_summary(two), two)
+    three = [_ppo_row("gymnasium-sync", 8, s, 3.3 + s) for s in range(3)]
+    three += [_ppo_row("batched-cpu", 64, s, 4.4 + s) for s in range(3)]
+    said = report.ppo_findings(ppo_summary(three), three)
+    assert "From 3 seed(s) per configuration this order is no verdict (a verdict needs 5)" in said
+    five = [_ppo_row("gymnasium-sync", 8, s, 3.3 + s) for s in range(5)]
+    five += [_ppo_row("batched-cpu", 64, s, 4.4 + s) for s in range(5)]
+    assert "no verdict" not in report.ppo_findings(ppo_summary(five), five)
 
 
 def test_the_learners_predictions_are_set_beside_what_was_measured():

@@ -297,3 +297,15 @@ def test_a_lag0_run_faster_than_the_sequential_one_names_the_sequential_run_slow
     cause = "the sequential run ran slow: mp, 1 worker, lag 0, which makes its very decisions"
     assert (cause in words) is named
     assert ("no cause this run can check" in words) is not named
+
+
+def test_a_cause_every_run_shares_is_said_once_above_them():
+    """06's quick run: each of four lines repeated "the sequential run ran slow ..."."""
+    lag0 = _entry(lag=0, ideal=1.0, speed=(1.57, 1.57, 1.57))
+    lag1 = _entry(ideal=1.38, speed=(2.58, 2.58, 2.58))
+    text = overlap_report.ideal_table([lag0, lag1]).data
+    assert text.count("the sequential run ran slow") == 1
+    assert "Every run outside its ideal: the sequential run ran slow" in text
+    assert (
+        "- mp, 1 worker, lag 1, above its ideal by 87%: no other cause this run can check." in text
+    )

@@ -10,6 +10,7 @@ from hetero_tutorial.core import machine_load
 from hetero_tutorial.notebook import profile_report
 from hetero_tutorial.notebook.exercises import check
 from hetero_tutorial.notebook.solutions import solution
+from hetero_tutorial.profiling.against_timer import Sampled
 
 
 def test_without_a_profile_the_exercise_is_checked_on_the_hand_made_one(capsys):
@@ -55,7 +56,7 @@ def _tools(free, paused=None, cprofile_timer: float = 0.27, torch_share: float =
 def test_a_timer_inside_the_samplers_interval_agrees_with_it():
     free, paused = _spy(270, 1000, 0.267), _spy(280, 1000, 0.28)  # 27% sampled, 26.7% timed
     said = profile_report.sampling_sentence(free, paused)
-    assert "Without pauses, the timer's 26.7% lies inside the sampler's 24.2%-29.8%" in said
+    assert "without pauses the timer lies inside it (agreement held)" in said
     assert "did not hold" not in said
     text = profile_report.four_tools_sentence(_tools(free, paused))
     assert "py-spy gives it 27%, the phase timer 27%: the timer's 27% lies inside" in text
@@ -64,15 +65,15 @@ def test_a_timer_inside_the_samplers_interval_agrees_with_it():
 
 @pytest.mark.parametrize(
     ("rollout", "side", "edge"),
-    [(78, "below", "ends 6.9 points short"), (190, "above", "starts 8.8 points above it")],
+    [(78, "below", "6.9 points past it"), (190, "above", "8.8 points past it")],
 )
 def test_a_timer_outside_the_samplers_interval_did_not_hold_by_how_much(rollout, side, edge):
     free, paused = _spy(rollout, 475, 0.267), _spy(38, 136, 0.28)  # a wide paused interval
     said = profile_report.sampling_sentence(free, paused)
-    assert f"points {side} its timer's 26.7%" in said and "agreement did not hold" in said
-    assert edge in said
+    assert f"without pauses the timer lies {edge} (agreement did not hold)" in said
+    assert f"points {side} its timer's 26.7%" in Sampled.of(free).timer_words()  # 02's table
     # with pauses the timer lies inside the (wide) interval
-    assert "With them, the timer's 28.0% lies inside the sampler's" in said
+    assert "with them inside it (agreement held)" in said
     text = profile_report.four_tools_sentence(_tools(free, paused))
     assert "outside the sampler's" in text and "a gap larger than the sampling noise" in text
     assert "no cause this run can check explains it" in text

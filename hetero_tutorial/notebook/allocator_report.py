@@ -77,7 +77,9 @@ def decisions_table(decisions: list[Decision]) -> Markdown:
 def rows_table(rows: list[dict[str, Any]], folded: bool = True) -> Markdown:
     """One row per configuration run: the plans it stood for, devices, threads, seconds
     (``folded``: in a ``<details>`` block; the plot and the criterion read the same runs)."""
-    shown = [{**r, "plans": ", ".join(r["plans"]) or "(the thread check)"} for r in rows]
+    every = {plan for r in rows for plan in r["plans"]}  # a run that stood for them all says so
+    shown = [{**r, "plans": "every plan" if len(every) > 1 and set(r["plans"]) == every
+              else ", ".join(r["plans"]) or "(the thread check)"} for r in rows]  # fmt: skip
     columns = {"network": "network", "plans": "plans it ran for", "label": "configuration",
                "seconds_per_iteration": "median per iteration", "iqr_s": "IQR"}  # fmt: skip
     formats = dict.fromkeys(("seconds_per_iteration", "iqr_s"), format_seconds)

@@ -17,7 +17,7 @@ from IPython.display import Markdown
 
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.results import Record
-from hetero_tutorial.core.timing import format_seconds
+from hetero_tutorial.core.timing import MIN_REPEATS, format_seconds
 from hetero_tutorial.notebook import peer_races
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
@@ -181,10 +181,11 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
         f"- Fastest to solve: {_label(best)}: {_seconds_range(best)}, "
         f"{best['solved']} of {best['seeds']} seeds."
     ]
-    if max(s["solved"] for s in solved) < 2:  # one seed each: an order, not a verdict
+    seeds = max(s["solved"] for s in solved)
+    if seeds < MIN_REPEATS:  # too few seeds each: an order, not a verdict
         lines[0] += (
-            " With one seed per configuration this order is no verdict: another seed can "
-            "reorder it (full mode runs three)."
+            f" From {seeds} seed(s) per configuration this order is no verdict (a verdict "
+            f"needs {MIN_REPEATS}): another seed can reorder it."
         )
     hybrid = next((s for s in solved if s["implementation"] == "gymnasium-sync"), None)
     for name in dict.fromkeys(s["implementation"] for s in summary):

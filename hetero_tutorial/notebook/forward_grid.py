@@ -74,15 +74,20 @@ def _grid_spreads(grid: list[GridRow]) -> dict[tuple[int, int], Spread]:
 def grid_trend_lines(grid: list[GridRow]) -> list[str]:
     """Per batch on the CPU, the compiled forward's speed-up from the narrowest width to the
     widest, against what a fixed cost per call predicts: a loss shrinks (a gain grows) as the
-    call grows. Named only where the two widths' ranges of paired repeats do not overlap."""
+    call grows. Named only where the two widths' ranges of paired repeats do not overlap;
+    every width is listed, and "not steadily" said where a middle one breaks the order."""
     spreads, lines = _grid_spreads(grid), []
     for batch in sorted({b for _, b in spreads}):
         widths = sorted(w for w, b in spreads if b == batch)
         if len(widths) < 2:
             continue
         small, large = spreads[(widths[0], batch)], spreads[(widths[-1], batch)]
-        said = f"batch {batch:,}: width {widths[0]} {small.value:.2f}x, width {widths[-1]} "
-        said += f"{large.value:.2f}x"
+        values = [spreads[(w, batch)].value for w in widths]
+        said = f"batch {batch:,}: " + ", ".join(
+            f"width {w} {v:.2f}x" for w, v in zip(widths, values, strict=True)
+        )
+        if values != sorted(values) and values != sorted(values, reverse=True):
+            said += " (not steadily)"
         if not (small.decides and large.decides):
             lines.append(f"{said}; too few repeats to tell a trend (a verdict needs 5).")
         elif large.low > small.high:

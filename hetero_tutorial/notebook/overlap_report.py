@@ -90,11 +90,21 @@ def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
                      "outcome": f"{place}{gap}: {finding.outcome.value}"})  # fmt: skip
         if place != "inside":
             causes = [c.cause for c in finding.checks if c.applies]
-            outside.append(
-                f"- {overlap_findings.label(entry)}, {place} its ideal{gap}: "
-                + ("; ".join(causes) or "no cause this run can check explains it")
-                + "."
-            )
+            outside.append((f"- {overlap_findings.label(entry)}, {place} its ideal{gap}", causes))
+    # a cause every run outside shares (a slow sequential run) is said once, above them
+    shared = [c for c in outside[0][1] if all(c in causes for _, causes in outside)] * (
+        len(outside) > 1
+    )
+    lines = [f"Every run outside its ideal: {'; '.join(shared)}."] if shared else []
+    for head, causes in outside:
+        own = [c for c in causes if c not in shared]
+        if own:
+            lines.append(f"{head}: {'; '.join(own)}.")
+        elif shared:
+            lines.append(f"{head}: no other cause this run can check.")
+        else:
+            lines.append(f"{head}: no cause this run can check explains it.")
+    outside = lines
     table = markdown_table(
         rows,
         {"name": "configuration", "speedup": "x sequential",

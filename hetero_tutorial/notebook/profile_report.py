@@ -311,16 +311,14 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
         return text + " The runs' phase timers were not read back, so nothing is judged."
     seconds = sum(blocking.phase_seconds.values()) / sum(nonblocking.phase_seconds.values())
     text += (
-        f" Each run's own phase timer gave it {free.timer:.1%} and {paused.timer:.1%}; the "
-        f"paused run took {seconds:.2f}x as long. A sampler and its timer read one run, so the "
-        "interval holds the noise and one recording can be judged. Without pauses, "
-        f"{free.timer_words()}. With them, {paused.timer_words()}."
+        f" Each run's own phase timer gave it {free.timer:.1%} and {paused.timer:.1%} (the "
+        f"paused run took {seconds:.2f}x as long). A sampler and its timer read one run, so the "
+        "interval holds the noise and one recording can be judged: without pauses the timer "
+        f"lies {free.short_words()}, with them {paused.short_words()}."
     )
     outcome, difference, noise = dropped_stacks(free, paused)
     over = [f"{round(s.share - s.timer, 4) * 100 + 0.0:+.1f}" for s in (free, paused)]  # no -0.0
-    text += (
-        f" Each sampler against its own timer: {over[0]} points without pauses, {over[1]} with them"
-    )
+    text += f" Each sampler against its timer: {over[0]} points without pauses, {over[1]} with them"
     if outcome is Outcome.NOT_HELD:
         return text + (
             f": the sampler without pauses falls short by more than the noise ({points(noise)}), "

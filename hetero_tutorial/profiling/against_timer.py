@@ -82,6 +82,17 @@ class Sampled:
             f"agreement {Outcome.NOT_HELD.value}"
         )
 
+    def short_words(self) -> str:
+        """Where the timer lies against the sampler's interval, in a few words, once the
+        figures are printed: ``inside it (agreement held)``, ``9.2 points past it (agreement
+        did not hold)``."""
+        if self.timer is None:
+            return "no timer read back (no verdict)"
+        if self.against_timer() is Outcome.HELD:
+            return f"inside it (agreement {Outcome.HELD.value})"
+        edge = self.timer - self.high if self.high < self.timer else self.low - self.timer
+        return f"{points(edge)} past it (agreement {Outcome.NOT_HELD.value})"
+
 
 def dropped_stacks(free: Sampled, paused: Sampled) -> tuple[Outcome, float, float]:
     """Whether sampling without pauses (``free``) drops rollout stacks, against the paused

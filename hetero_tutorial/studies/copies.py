@@ -218,19 +218,16 @@ def c4_sensitivity_sentence(rows: list[dict]) -> str:
     per_step = [p.get("count_per_env_step") for p in rollout]
     if all(v is not None for v in per_step):
         text += (
-            "PPO's rollout alone (the table adds the update's copies) copies less per step as "
-            "one forward pass serves more environments ("
+            "PPO's rollout alone (the table adds the update's) copies less per step the more "
+            "environments one forward pass serves ("
             + ", ".join(f"{v:.2f} at {r['setting']}" for v, r in zip(per_step, ppo, strict=True))
-            + "); DDPG's rollout steps one environment per forward pass, like PPO at 1, and "
-            "its extra copies are its buffer's (pattern A copies each field of a batch, the "
-            "tensor buffer the whole batch in one copy). "
+            + "); DDPG's serves one, like PPO at 1, and its extra copies are its buffer's. "
         )
     if len(held) in (0, len(pairs)):
         verdict = "holds at every setting" if held else "holds at none of the settings"
         return text + (
-            f"So the claim {verdict} counted here, but by how much depends "
-            "on the number of environments and the buffer's design, not on on- versus "
-            "off-policy learning as such."
+            f"So the claim {verdict} counted here; by how much turns on the environments and "
+            "the buffer's design, not on on- versus off-policy learning."
         )
     return text + (
         "So the verdict itself turns on the number of environments and the buffer's design: "

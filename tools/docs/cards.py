@@ -80,8 +80,9 @@ def run_time_line(name: str, records: list[results.Record] | None = None) -> str
     said = []
     for mode in ("quick", "full"):
         machines = sorted(seconds for _, seconds in newest.get(mode, {}).values())
+        words = f"in {mode} mode"
         if not machines:
-            said.append(f"not recorded in {mode} mode")
+            said.append(f"not recorded {words}")
             continue
         low, high = run_time(machines[0]), run_time(machines[-1])
         unit = high.split()[-1]
@@ -91,9 +92,9 @@ def run_time_line(name: str, records: list[results.Record] | None = None) -> str
             span = f"{low.removesuffix(f' {unit}')}-{high}"
         else:  # 116 s to 2.2 min
             span = f"{low} to {high}"
-        said.append(f"{span} in {mode} mode")
+        said.append(f"{span} {words}")
     return (
-        f"{RUN_TIME}: about {' and '.join(said)} on the recorded machines; "
+        f"{RUN_TIME}: {', '.join(said)}, on the recorded machines; "
         "`python -m hetero_tutorial doctor` estimates yours."
     )
 
