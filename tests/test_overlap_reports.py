@@ -309,3 +309,9 @@ def test_a_cause_every_run_shares_is_said_once_above_them():
     assert (
         "- mp, 1 worker, lag 1, above its ideal by 87%: no other cause this run can check." in text
     )
+
+
+def test_an_ideal_table_with_every_run_inside_has_no_causes_to_list():
+    inside = [_entry(lag=0, ideal=1.5, speed=(1.02, 0.98, 1.04)), _entry(ideal=1.6)]
+    text = overlap_report.ideal_table(inside).data
+    assert "inside: held" in text and "Every run outside" not in text and "\n- " not in text

@@ -92,9 +92,8 @@ def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
             causes = [c.cause for c in finding.checks if c.applies]
             outside.append((f"- {overlap_findings.label(entry)}, {place} its ideal{gap}", causes))
     # a cause every run outside shares (a slow sequential run) is said once, above them
-    shared = [c for c in outside[0][1] if all(c in causes for _, causes in outside)] * (
-        len(outside) > 1
-    )
+    first = outside[0][1] if len(outside) > 1 else []
+    shared = [c for c in first if all(c in causes for _, causes in outside)]
     lines = [f"Every run outside its ideal: {'; '.join(shared)}."] if shared else []
     for head, causes in outside:
         own = [c for c in causes if c not in shared]
