@@ -77,8 +77,9 @@ def summary_table(summary: Sequence[dict[str, Any]], ideal: bool = True) -> Mark
 def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
     """Each overlapped configuration's speed-up against its ideal, the outcome in the words of
     :func:`~hetero_tutorial.studies.overlap_findings.ideal_finding`; below the table, the
-    causes the run can check for every configuration outside its ideal."""
-    rows, outside = [], []
+    causes the run can check for every configuration outside its ideal
+    (:func:`~hetero_tutorial.studies.overlap_findings.outside_ideal_lines`)."""
+    rows = []
     for entry in summary:
         if entry["plan"] == "sequential":
             continue
@@ -88,22 +89,6 @@ def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
         gap = f" by {finding.expected.gap(value):.0%}" * (place != "inside")
         rows.append({**entry, "name": overlap_findings.label(entry), "speedup": _speedup(entry),
                      "outcome": f"{place}{gap}: {finding.outcome.value}"})  # fmt: skip
-        if place != "inside":
-            causes = [c.cause for c in finding.checks if c.applies]
-            outside.append((f"- {overlap_findings.label(entry)}, {place} its ideal{gap}", causes))
-    # a cause every run outside shares (a slow sequential run) is said once, above them
-    first = outside[0][1] if len(outside) > 1 else []
-    shared = [c for c in first if all(c in causes for _, causes in outside)]
-    lines = [f"Every run outside its ideal: {'; '.join(shared)}."] if shared else []
-    for head, causes in outside:
-        own = [c for c in causes if c not in shared]
-        if own:
-            lines.append(f"{head}: {'; '.join(own)}.")
-        elif shared:
-            lines.append(f"{head}: no other cause this run can check.")
-        else:
-            lines.append(f"{head}: no cause this run can check explains it.")
-    outside = lines
     table = markdown_table(
         rows,
         {"name": "configuration", "speedup": "x sequential",
@@ -111,6 +96,7 @@ def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
         {"ideal_speedup": _times},
         timed=False,
     )  # fmt: skip
+    outside = overlap_findings.outside_ideal_lines(summary)
     return Markdown("\n\n".join([table.data, *(["\n".join(outside)] if outside else [])]))
 
 

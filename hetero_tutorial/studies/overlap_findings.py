@@ -106,6 +106,34 @@ def ideal_finding(
     )
 
 
+def outside_ideal_lines(summary: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per overlapped configuration outside its ideal (:func:`ideal_finding`), with
+    the causes its run can check; a cause every one of them shares (a slow sequential run) is
+    said once, above them."""
+    outside = []
+    for entry in summary:
+        if entry["plan"] == SEQUENTIAL:
+            continue
+        finding = ideal_finding(entry, summary=summary)
+        value = finding.measured.value
+        place = finding.expected.place(value)
+        if place != "inside":
+            head = f"- {label(entry)}, {place} its ideal by {finding.expected.gap(value):.0%}"
+            outside.append((head, [c.cause for c in finding.checks if c.applies]))
+    first = outside[0][1] if len(outside) > 1 else []
+    shared = [c for c in first if all(c in causes for _, causes in outside)]
+    lines = [f"Every run outside its ideal: {'; '.join(shared)}."] if shared else []
+    for head, causes in outside:
+        own = [c for c in causes if c not in shared]
+        if own:
+            lines.append(f"{head}: {'; '.join(own)}.")
+        elif shared:
+            lines.append(f"{head}: no other cause this run can check.")
+        else:
+            lines.append(f"{head}: no cause this run can check explains it.")
+    return lines
+
+
 def _ms(phases: Sequence[float]) -> str:
     return f"R = {phases[0] * 1e3:.1f} ms, U = {phases[1] * 1e3:.1f} ms"
 
