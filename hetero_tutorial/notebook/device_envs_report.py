@@ -25,6 +25,7 @@ from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.env_throughput import (
     TIE,
     crossings,
+    rates_by_implementation,
     step_cost_fit,
     throughput_ratios,
 )
@@ -92,8 +93,7 @@ def _past_ceiling(rows: Sequence[dict[str, Any]], env_id: str, name: str, ceilin
     """Where the measured rows lift the rate over the fewest environments' by more than the
     fit's ceiling allows (past a tenth, timing noise on a shared machine), the best such lift:
     a straight line does not fit those rows closely; "" where none does."""
-    mine = [r for r in rows if (r["env_id"], r["implementation"]) == (env_id, name)]
-    rates = {r["num_envs"]: r["env_steps_per_s"] for r in mine if r["env_steps_per_s"]}
+    rates = rates_by_implementation(rows, env_id).get(name, {})
     if len(rates) < 2:
         return ""
     fewest = min(rates)

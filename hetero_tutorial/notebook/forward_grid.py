@@ -17,6 +17,12 @@ from hetero_tutorial.studies.compile_rows import GridRow, SpeedupRow, crossovers
 from hetero_tutorial.studies.compiling import HIDDEN
 
 
+def _paired(eager: GridRow, row: GridRow) -> Spread:
+    """Eager's time over ``row``'s, repeat by repeat: the median and range of the ratios."""
+    ratios = [e / c for e, c in zip(eager.samples, row.samples, strict=True)]
+    return Spread.of_ratios(ratios, per="repeat")
+
+
 def grid_table(rows: list[GridRow]) -> str:
     """Per device, width and batch: eager's time over each compiled mode's, the median of
     their paired repeats' ratios (as :func:`forward_finding` reads it), as text."""
@@ -26,8 +32,7 @@ def grid_table(rows: list[GridRow]) -> str:
         if r.mode == "eager":
             continue
         base = eager[(r.device, r.width, r.batch_size)]
-        pairs = zip(base.samples, r.samples, strict=True)
-        ratio = Spread.of_ratios([e / c for e, c in pairs]).value if r.samples else math.nan
+        ratio = _paired(base, r).value
         if not math.isfinite(ratio):  # no repeats kept: the medians
             ratio = base.seconds / r.seconds
         lines.append(f"{r.device:<8} {r.mode:<12} {r.width:>5} {r.batch_size:>6}  {ratio:.2f}x")
@@ -65,8 +70,7 @@ def _grid_spreads(grid: list[GridRow]) -> dict[tuple[int, int], Spread]:
         eager = rows.get(("eager", width, batch))
         if mode != "compile" or eager is None:
             continue
-        ratios = [e / c for e, c in zip(eager.samples, row.samples, strict=True)]
-        spreads[(width, batch)] = Spread.of_ratios(ratios, per="repeat")
+        spreads[(width, batch)] = _paired(eager, row)
     return spreads
 
 

@@ -253,7 +253,9 @@ def throughput_ratios(
     return {name: rate / rates[baseline] for name, rate in rates.items() if name != baseline}
 
 
-def _rates(rows: Sequence[dict[str, Any]], env_id: str) -> dict[str, dict[int, float]]:
+def rates_by_implementation(
+    rows: Sequence[dict[str, Any]], env_id: str
+) -> dict[str, dict[int, float]]:
     """``{implementation: {num_envs: env steps/s}}`` of the measured rows of ``env_id``."""
     rates: dict[str, dict[int, float]] = {}
     for row in rows:
@@ -279,7 +281,7 @@ def crossings(
     ``tie`` of each other (too close to call). The crossing is interpolated on the
     log-log plot between the two points around it.
     """
-    rates = _rates(rows, env_id)
+    rates = rates_by_implementation(rows, env_id)
     found = []
     names = list(rates)
     for i, a in enumerate(names):
@@ -314,7 +316,7 @@ def step_cost_fit(rows: Sequence[dict[str, Any]], env_id: str) -> dict[str, dict
     below it, overhead is most of a step's cost. Needs two or more measured sizes.
     """
     fits = {}
-    for name, points in _rates(rows, env_id).items():
+    for name, points in rates_by_implementation(rows, env_id).items():
         if len(points) < 2:
             continue
         n = np.array(sorted(points), dtype=float)
