@@ -110,6 +110,20 @@ def test_a_split_wins_when_each_phase_prefers_another_device_and_copies_are_chea
     assert "one batched copy" in decision.reasons["copies"]
 
 
+def test_a_placement_cheaper_for_two_phases_is_priced_once_in_the_explanation():
+    def cost(cell: Cell) -> float:
+        if cell.target is not None:
+            return 0.1
+        if cell.device == "cpu":
+            return 1e-3
+        return {"update": 0.9e-3, "rollout": 0.8e-3}.get(cell.phase, 0.05)
+
+    reasons = faked(cost).decide(mlp()).reasons
+    total = "its best placement (all-accelerator) costs"
+    assert total in reasons["rollout"] and total not in reasons["update"]
+    assert "not in all (all-accelerator, above)" in reasons["update"]
+
+
 def test_copies_are_priced_and_the_explanation_says_so():
     def cost(cell: Cell) -> float:
         if cell.target is not None:

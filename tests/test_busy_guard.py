@@ -261,6 +261,34 @@ def test_a_record_from_a_busy_study_carries_the_mark_and_the_ledger_judges_nothi
     assert verdict.measured == busy.line()
 
 
+def test_a_busy_study_withholds_the_claims_that_read_it_not_its_records_others(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Notebook 00's record holds five studies: a busy grid withholds C3 and the batch
+    advice, while C1's step, timed quietly, is judged (as 00 judged it)."""
+    from hetero_tutorial.ledger import advice
+
+    cause = {"wait_share": 0.6, "others_on_study_cpus": 0.9}
+    step = machine_load.Busyness("the policy step", 4.0, {"wait_share": 0.0})
+    grid = machine_load.Busyness("the forward-pass grid", 4.0, cause)
+    monkeypatch.setattr(machine_load, "_readings", [grid, step])
+    monkeypatch.setattr(machine_load, "_recorded", 0)
+    costs = {"cpu": {"median_s": 3e-4, "iqr_s": 1e-6}}
+    data = {"policy_step": costs, "policy_step_again": costs, "value_update": costs, "grid": []}
+    records = {"bench.crossover": [results.Record("bench.crossover", data)]}
+    assert [r["study"] for r in records["bench.crossover"][0].provenance["machine_load"][
+        "busy_studies"]] == ["the forward-pass grid"]  # fmt: skip
+    assert claims.judge(claims.claim("C1-CPU"), records).status is Status.HELD
+    assert claims.judge(claims.claim("C3"), records).measured == grid.line()
+    answers = {item["question"]: item["advice"] for item in advice.advice(records)}
+    assert answers["which batch sizes (per forward call)"] == grid.line()
+    assert "not judged" not in answers["where each phase should run"]
+    # a record from before the list of busy studies: its one busy study withholds them all
+    old = results.Record("bench.crossover", data, records["bench.crossover"][0].provenance)
+    del old.provenance["machine_load"]["busy_studies"]
+    assert claims.judge(claims.claim("C1-CPU"), {"bench.crossover": [old]}).measured == grid.line()
+
+
 def test_a_record_from_before_the_run_queue_reading_is_read_as_others_load():
     old = {"study": "a study", "other_load_cores": 1.0, "seconds": 2.0, "off_reference": []}
     reading = machine_load.Busyness.from_json(old | {"busy": True})

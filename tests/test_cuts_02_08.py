@@ -130,6 +130,10 @@ def test_the_four_tools_sentence_follows_which_way_each_tool_leans():
     assert "within the 1.0 points between the two py-spy runs' timers" in same
     assert "within that noise: the two agree" in same  # the second line names it once
     assert "costs the" not in same and "cost per call" not in same
+    # two timers that print the same share: the noise is below what prints, never 0.0 points
+    equal = profile_report.four_tools_sentence(_tools(0.37, 0.28, second_timer=0.24))
+    assert "past the 0.1 points the two py-spy runs' timers print to" in equal
+    assert "0.0 points" not in equal
     # no second timer run: no noise measured, so no verdict and no explanation
     alone = [row for row in _tools(0.37, 0.28) if row["run"] != "a second child"]
     said = profile_report.four_tools_sentence(alone)

@@ -329,7 +329,7 @@ def test_the_decision_counts_a_rollout_call_per_vector_step():
         calls_per_iteration=32, seconds_per_iteration=32 * 4e-4,
     )  # fmt: skip
     chosen = SimpleNamespace(cost=lambda phase: cost, total=0.02, label="all-cpu, 1 thread")
-    text = _phase_reason("rollout", chosen, [chosen], envs=4)
+    text = _phase_reason("rollout", chosen, [chosen], set(), envs=4)
     assert text.startswith("on cpu (1 thread): 400 us per vector step (4 environments), x32")
     assert "environment step" not in text
 

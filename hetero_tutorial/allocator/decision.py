@@ -78,10 +78,15 @@ class Decision:
 
 
 def _phase_reason(
-    phase: str, chosen: Candidate, candidates: Sequence[Candidate], envs: int | None = None
+    phase: str,
+    chosen: Candidate,
+    candidates: Sequence[Candidate],
+    said: set[str],
+    envs: int | None = None,
 ) -> str:
     """Why ``phase`` runs where the chosen placement puts it: its cost there and elsewhere
-    (``envs``: the environments one vector step of the rollout steps at once)."""
+    (``envs``: the environments one vector step of the rollout steps at once). ``said``:
+    the placements whose total an earlier phase's reason gave (each is given once)."""
     mine = chosen.cost(phase)
     unit = PHASE_UNITS[phase]
     if phase == "rollout" and envs is not None:
@@ -108,10 +113,13 @@ def _phase_reason(
             ),
             key=lambda c: c.total,
         )
-        text += (
-            f"; the estimate for {best_alt.cell.where} is lower for this phase alone, but its "
-            f"best placement ({via.label}) costs {format_seconds(via.total)} in all"
-        )
+        text += f"; the estimate for {best_alt.cell.where} is lower for this phase alone"
+        if via.label in said:
+            text += f", but not in all ({via.label}, above)"
+        else:
+            total = format_seconds(via.total)
+            text += f", but its best placement ({via.label}) costs {total} in all"
+            said.add(via.label)
     return text + "."
 
 
@@ -175,11 +183,12 @@ def explain(
     if threads:
         reasons["threads"] = threads
     envs = getattr(workload.config, "num_envs", None)
-    reasons["rollout"] = _phase_reason("rollout", chosen, candidates, envs)
+    said: set[str] = set()
+    reasons["rollout"] = _phase_reason("rollout", chosen, candidates, said, envs)
     reasons["storage"] = (
         f"beside the rollout on {chosen.rollout_device}, written without a copy; advantages "
-        f"there: {_phase_reason('advantages', chosen, candidates)}"
+        f"there: {_phase_reason('advantages', chosen, candidates, said)}"
     )
     reasons["copies"] = _copy_reason(chosen, workload)
-    reasons["update"] = _phase_reason("update", chosen, candidates)
+    reasons["update"] = _phase_reason("update", chosen, candidates, said)
     return reasons

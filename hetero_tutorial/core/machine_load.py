@@ -304,14 +304,14 @@ def withheld(*figures: object) -> Busyness | None:
     return next((reading for reading in found if reading.busy), None)
 
 
-def for_record() -> Busyness | None:
-    """The reading a new record's provenance carries: the first busy study since the
-    previous record (a record holds every figure measured since), else the newest study."""
+def for_record() -> list[Busyness]:
+    """The readings a new record's provenance carries: every busy study since the previous
+    record (a record holds every figure measured since), else the newest study alone."""
     global _recorded
     since = _readings[_recorded:] or _readings[-1:]
     _recorded = len(_readings)
     busy = [reading for reading in since if reading.busy]
-    return busy[0] if busy else since[-1] if since else None
+    return busy or since[-1:]
 
 
 def judged(scope: str = "study") -> Callable[[Callable[P, R]], Callable[P, R]]:

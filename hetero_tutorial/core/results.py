@@ -16,7 +16,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -90,18 +90,29 @@ def provenance(command: str | None = None, quick: bool | None = None) -> dict[st
         "quick": quick_mode() if quick is None else quick,
         "commit": code_commit(),
     }
-    load = machine_load.for_record()
-    if load is not None:
-        found["machine_load"] = load.to_json()
+    readings = machine_load.for_record()
+    if readings:
+        found["machine_load"] = readings[0].to_json()
+    if readings and readings[0].busy:
+        found["machine_load"]["busy_studies"] = [r.to_json() for r in readings]
     return found
 
 
-def busy_line(record: Record) -> str | None:
-    """Why ``record`` is not judged, if its study ran on a busy machine, else None."""
+def busy_line(record: Record, studies: Sequence[str] = ()) -> str | None:
+    """Why ``record`` is not judged, if a study it holds ran on a busy machine, else None.
+
+    ``studies``: the names of the studies whose figures a reader of the record uses; a busy
+    study outside them withholds nothing (empty: every study counts). Records made before
+    the busy studies were listed (``busy_studies``) name only the first: every study counts."""
     load = record.provenance.get("machine_load") or {}
     if not load.get("busy"):
         return None
-    return machine_load.Busyness.from_json(load).line()
+    readings = load.get("busy_studies")
+    if readings is None:
+        readings = [load]
+    elif studies:
+        readings = [r for r in readings if r["study"] in studies]
+    return machine_load.Busyness.from_json(readings[0]).line() if readings else None
 
 
 @dataclass

@@ -9,14 +9,14 @@ record is missing says which notebook answers it. Nothing here is written in adv
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hetero_tutorial.allocator.curriculum import contenders, paired_sums, worth
 from hetero_tutorial.core.machine_load import NOT_JUDGED
 from hetero_tutorial.core.results import Record, busy_line
 from hetero_tutorial.core.timing import Spread, format_seconds
-from hetero_tutorial.ledger.claims import quiet_records
+from hetero_tutorial.ledger.claims import STEP_STUDIES, quiet_records
 from hetero_tutorial.ledger.rules import Records
 from hetero_tutorial.studies.buffer_rows import fastest_sampler
 from hetero_tutorial.studies.crossover_grid import BATCH_WITHIN, batches_that_pay
@@ -34,10 +34,14 @@ Advice = dict[str, str]
 """``question``, ``advice``, ``figure`` (the measurement behind it) and ``source`` (a record)."""
 
 
-def _newest(records: Records, kind: str) -> Record | None:
-    """The newest record of ``kind`` measured on a quiet machine (nothing is drawn from a
-    busy study's record), or None."""
-    found = [r for r in records.get(kind, []) if busy_line(r) is None]
+NOT_MEASURED = "not measured yet"
+"""A question's advice where no record (or none from a quiet machine) answers it."""
+
+
+def _newest(records: Records, kind: str, studies: Sequence[str] = ()) -> Record | None:
+    """The newest record of ``kind`` whose ``studies`` (empty: all) ran on a quiet machine
+    (nothing is drawn from a busy study's figures), or None."""
+    found = [r for r in records.get(kind, []) if busy_line(r, studies) is None]
     return max(found, key=lambda r: r.provenance["date"]) if found else None
 
 
@@ -52,7 +56,7 @@ def _part_missing(records: Records, kind: str, notebook: str, part: str) -> str:
 def _missing(question: str, notebook: str, kind: str) -> Advice:
     return {
         "question": question,
-        "advice": f"not measured yet: run notebook {notebook}",
+        "advice": f"{NOT_MEASURED}: run notebook {notebook}",
         "figure": "",
         "source": kind,
     }
@@ -69,7 +73,7 @@ def _side(spread: Spread, yes: str, no: str, unclear: str, one: str | None = Non
 
 
 def where_phases_run(records: Records) -> Advice:
-    record = _newest(records, "bench.crossover")
+    record = _newest(records, "bench.crossover", (*STEP_STUDIES, "the value update"))
     question = "where each phase should run"
     if record is None:
         return _missing(question, "00", "bench.crossover")
@@ -250,7 +254,7 @@ def buffer(records: Records) -> Advice:
 
 
 def batch_sizes(records: Records) -> Advice:
-    record = _newest(records, "bench.crossover")
+    record = _newest(records, "bench.crossover", ("the forward-pass grid",))
     question = "which batch sizes (per forward call)"
     if record is None:
         return _missing(question, "00", "bench.crossover")
@@ -336,10 +340,10 @@ QUESTIONS: tuple[Callable[[Records], Advice], ...] = (
 def advice(records: Records) -> list[Advice]:
     """Every recommendation for the machine whose ``records`` these are; a question whose
     record came from a busy machine gets no advice, only the reason (nothing is drawn from it)."""
-    quiet, busy = quiet_records(records)
-    items = [question(records) for question in QUESTIONS]  # each reads quiet records only
+    _, busy = quiet_records(records)
+    items = [question(records) for question in QUESTIONS]  # each reads quiet studies only
     for item in items:
-        if item["source"] in busy and not quiet.get(item["source"]):
+        if item["source"] in busy and item["advice"].startswith(NOT_MEASURED):
             item |= {"advice": busy[item["source"]], "figure": ""}
     return items
 

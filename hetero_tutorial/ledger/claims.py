@@ -24,7 +24,7 @@ so a learner can disagree with a threshold and change it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from hetero_tutorial.core.errors import UsageError
@@ -57,6 +57,9 @@ class Claim:
     rule: str
     """The rule, in words."""
     judge: Callable[[Records], Verdict]
+    studies: tuple[str, ...] = ()
+    """The studies (by the guard's name) whose figures the rule reads from a record holding
+    several; a busy study outside them leaves the claim judged. Empty: every study counts."""
 
 
 C8_RATIO = (
@@ -64,24 +67,28 @@ C8_RATIO = (
 )
 """The article's C8 figure as a ratio: transition-buffer seconds over trajectory-buffer seconds."""
 
+STEP_STUDIES = ("the policy step",)
+"""C1's study in notebook 00's record (timed twice, both under this name)."""
+
 CLAIMS: tuple[Claim, ...] = (
     Claim("C1", "One CartPole step with a 128-unit policy is slower on GPU (transfers) than CPU.",
           "CPU 0.0003 s, GPU 0.0005 s per step", 0.0005 / 0.0003, "accelerator time / CPU time",
           ("bench.crossover",), "00", "held if the accelerator's step takes longer than the CPU's",
-          rules.c1),
+          rules.c1, STEP_STUDIES),
     Claim("C1-CPU", "C1's CPU half, on its own: that CartPole step costs 0.0003 s on a CPU.",
           "CPU 0.0003 s per step", 1.0, "CPU time here / the article's CPU time",
           ("bench.crossover",), "00",
           "held if this CPU's step takes 0.5x to 2x the article's 0.3 ms (half a claim: "
-          "judged on any machine)", rules.c1_cpu),
+          "judged on any machine)", rules.c1_cpu, STEP_STUDIES),
     Claim("C2", "A value update with 256 hidden units runs faster on GPU.",
           "1.8x faster on GPU", 1.8, "accelerator speed / CPU speed",
           ("bench.crossover",), "00", "held if the accelerator is faster (speed-up above 1)",
-          rules.c2),
+          rules.c2, ("the value update",)),
     Claim("C3", "Rule of thumb: < 128 units CPU, > 256 units GPU, in between it depends.",
           "crossover between 128 and 256 units", None, "",
           ("bench.crossover",), "00",
-          f"held if the measured crossover width at batch {C3_BATCH} lies in 128..512", rules.c3),
+          f"held if the measured crossover width at batch {C3_BATCH} lies in 128..512", rules.c3,
+          ("the forward-pass grid",)),
     Claim("C4", "On-policy PPO switches devices more often than off-policy DDPG.",
           "qualitative", None, "PPO copies per step / DDPG copies per step",
           ("bench.ppo", "bench.ddpg_placements"), "01, 04",
@@ -147,7 +154,7 @@ def judge(claim: Claim, records: Records, here: bool = True) -> Verdict:
     missing = [kind for kind in claim.needs if not records.get(kind)]
     if missing:
         return Verdict(Status.MISSING, f"needs {', '.join(missing)}: {remedy}")
-    records, busy = quiet_records(records)
+    records, busy = quiet_records(records, claim.studies)
     flagged = [busy[kind] for kind in claim.needs if kind in busy and not records.get(kind)]
     if flagged:
         return Verdict(Status.NO_VERDICT, flagged[0])
@@ -157,14 +164,15 @@ def judge(claim: Claim, records: Records, here: bool = True) -> Verdict:
         return Verdict(Status.MISSING, f"{missing_record}: {remedy}")
 
 
-def quiet_records(records: Records) -> tuple[Records, dict[str, str]]:
+def quiet_records(records: Records, studies: Sequence[str] = ()) -> tuple[Records, dict[str, str]]:
     """``records`` without those measured on a busy machine (:func:`results.busy_line`), and
-    for each kind that lost some, why: nothing is judged from a busy study's record."""
+    for each kind that lost some, why: nothing is judged from a busy study's record.
+    ``studies``: the studies the reader uses (:attr:`Claim.studies`); empty: all."""
     quiet: Records = {}
     busy: dict[str, str] = {}
     for kind, found in records.items():
         for record in found:
-            line = busy_line(record)
+            line = busy_line(record, studies)
             if line is None:
                 quiet.setdefault(kind, []).append(record)
             else:

@@ -263,7 +263,7 @@ def _c1_cpu_margin(by_machine: dict[str, Records]) -> str:
         return ""
     newest = max(found, key=lambda r: r.provenance["date"])
     first = newest.data.get("policy_step", {}).get("cpu")
-    if busy_line(newest) is not None or not first or not first.get("median_s"):
+    if busy_line(newest, claims.STEP_STUDIES) is not None or not first or not first.get("median_s"):
         return ""
     again = newest.data.get("policy_step_again", {}).get("cpu")
     low, high = (C1_CPU_S * edge for edge in C1_CPU_BAND)

@@ -441,6 +441,11 @@ def _spy_against_timer(free: Sampled | None, paused: Sampled | None, clean: floa
     return said + f"; no cause this run can check explains it: {why}"
 
 
+PRINTED_SHARE = 0.001
+"""The resolution the phase timers' shares print to (0.1 points): two that print the same
+differ by less."""
+
+
 def _against_clean(
     lead: str, value: float, clean: float, spread: float | None, lean: str, again: bool = False
 ) -> str:
@@ -453,7 +458,10 @@ def _against_clean(
     )
     if spread is None:
         return apart + ": with no second run of the timer to measure their noise, no verdict."
-    noise = "that noise" if again else f"the {points(spread)} between the two py-spy runs' timers"
+    noise = f"the {points(spread)} between the two py-spy runs' timers"
+    if spread < PRINTED_SHARE:  # they print the same share: the noise is below what prints
+        spread, noise = PRINTED_SHARE, "the 0.1 points the two py-spy runs' timers print to"
+    noise = "that noise" if again else noise
     if abs(value - clean) <= spread:
         return apart + f", within {noise}: the two agree."
     return apart + f", past {noise}: {lean}."

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
-from hetero_tutorial.core.machine_load import guarded
+from hetero_tutorial.core.machine_load import study
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR, display_path
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.processes import own_group_dying_with_parent
@@ -47,6 +47,9 @@ class PySpyStatus:
     message: str
     executable: str | None = None
 
+
+STUDY_SUFFIX = {"": "", "-native": " (native frames)", "-blocking": " (sampled with pauses)"}
+"""How the guard names each kind of recording: two in one notebook are two studies."""
 
 NOT_INSTALLED = "py-spy is not installed: `pip install py-spy` (the cProfile path still works)."
 
@@ -397,7 +400,6 @@ def split_runs(samples: stacks.Stacks, runners: dict[str, str]) -> dict[str, sta
     return found
 
 
-@guarded("the py-spy profile")
 def profile_ppo(
     placements: str | Sequence[str],
     options: RunOptions | None = None,
@@ -430,15 +432,17 @@ def profile_ppo(
     paused = not sampling_without_pauses(native, sampling.get("nonblocking"))
     kind = "-native" if native else "-blocking" if paused else ""
     raw = Path(samples_dir) / f"ppo-h{hidden}-{'+'.join(placements)}{kind}.txt"
-    command, samples, output = record_py_spy(target, raw, **sampling)
+    with study(f"the py-spy profile{STUDY_SUFFIX[kind]}") as recording:
+        command, samples, output = record_py_spy(target, raw, **sampling)
     timers = profile_target.phase_seconds(output)
     runners = {name: profile_target.RUNNERS[name].__name__ for name in placements}
-    return {
+    profiles = {
         name: make_profile(
             f"ppo-{name}-h{hidden}{kind}", run, command, raw, out_dir, timers.get(name)
         )
         for name, run in split_runs(samples, runners).items()
     }
+    return recording.file(profiles)
 
 
 def profile_fields(profile: PySpyProfile, placement: Placement, **workload: Any) -> dict[str, Any]:
