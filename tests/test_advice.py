@@ -97,10 +97,10 @@ def _check(network, chosen, best, verdict, ratio=1.0, low=None, high=None):
 
 
 CHECKS = [
-    _check("mlp-64", 2, 1, "as good as 1 thread(s) within the noise", 1.01, 0.99, 1.01),
-    _check("mlp-128", 1, 2, "wrong: 2 thread(s) were faster past the noise", 1.06, 1.057, 1.062),
-    _check("mlp-256", 2, 2, "right: the fastest measured, past the noise of 1 thread(s)"),
-    _check("mlp-512", 2, 2, "right: the fastest measured, though within the noise of 1 thread(s)"),
+    _check("mlp-64", 2, 1, "as good as 1 thread within the noise", 1.01, 0.99, 1.01),
+    _check("mlp-128", 1, 2, "wrong: 2 threads were faster past the noise", 1.06, 1.057, 1.062),
+    _check("mlp-256", 2, 2, "right: the fastest measured, past the noise of 1 thread"),
+    _check("mlp-512", 2, 2, "right: the fastest measured, though within the noise of 1 thread"),
 ]
 
 
@@ -108,7 +108,7 @@ def test_thread_choices_count_past_the_noise_and_name_the_wrong_one_in_full():
     text = advice.thread_choice_sentence(CHECKS)
     assert "the faster count past the noise on 1 of 4" in text
     assert "within the noise of the other count on 2 (mlp-64, mlp-512)" in text
-    assert "at mlp-128 it chose 1 thread(s) and 2 were 6% faster, past the noise" in text
+    assert "at mlp-128 it chose 1 thread and 2 were 6% faster, past the noise" in text
     assert advice.thread_choice_sentence([{"threads_verdict": None}]) == ""
 
 

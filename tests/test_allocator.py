@@ -406,7 +406,7 @@ def test_the_allocators_thread_choice_is_checked_against_the_others():
     assert wrong["threads_best"] == 2 and wrong["threads_verdict"].startswith("wrong")
     noisy = [config_row(every, CPU_ALL, 1.0, 1, spread=0.1), config_row([], CPU_ALL, 0.97, 2)]
     (close,) = criterion.criterion(noisy)
-    assert close["threads_verdict"].startswith("no clear effect against 2 thread(s)")
+    assert close["threads_verdict"].startswith("no clear effect against 2 threads")
     right = [config_row(every, CPU_ALL, 0.8, threads=2), config_row([], CPU_ALL, 1.0, 1)]
     (chose,) = criterion.criterion(right)
     assert chose["threads_verdict"].startswith("right")

@@ -507,7 +507,7 @@ def test_the_speed_table_rows_of_a_race_span_every_recorded_run(monkeypatch):
 def test_takeaways_follow_the_verdicts():
     table = ledger.rows({"gpu box": group_by_kind([_crossover(step_gpu=0.5)]), "laptop": {}})
     lines = ledger.takeaways(table, "gpu box")
-    assert "13 claims and 1 half-claim(s) (C1-CPU)" in lines[0]
+    assert "13 claims and 1 half-claim (C1-CPU)" in lines[0]
     # C2, C3 held; C1 did not; its CPU half, timed once, gives no verdict
     assert "2 held, 1 did not hold, 0 showed no clear effect, 1 had no verdict" in lines[0]
     assert any(line.startswith("Did not hold: C1") for line in lines)

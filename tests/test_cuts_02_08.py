@@ -163,9 +163,9 @@ def test_02_explains_its_flame_graph_and_sunburst_and_claims_no_pause_cost():
 
 def test_one_graph_with_one_break_says_which_part_held_the_operations():
     one = compile_report.explain_sentence(StepTrace(graphs=1, graph_breaks=1, reasons=[]))
-    assert "of the 2 parts the break(s) cut it into, 1 held tensor operations" in one
+    assert "of the 2 parts the break cut it into, 1 held tensor operations" in one
     two = compile_report.explain_sentence(StepTrace(graphs=2, graph_breaks=1, reasons=[]))
-    assert two == "One step traced into 2 graph(s) with 1 graph break(s)."
+    assert two == "One step traced into 2 graphs with 1 graph break."
 
 
 # --- 08: the cache and the first calls' seconds (item 36) --------------------------------

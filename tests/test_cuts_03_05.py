@@ -167,15 +167,15 @@ def _row(plans, seconds, threads_, network="mlp-256", iterations=None):
 @pytest.mark.parametrize(
     ("pairs", "chosen", "other", "starts"),
     [
-        (2, 1.2, 1.0, "no verdict: 2 paired iteration(s), a verdict needs 5"),
-        (4, 1.0, 1.2, "no verdict: 4 paired iteration(s)"),
-        (5, 1.2, 1.0, "wrong: 2 thread(s) were faster, past the noise"),
-        (5, 1.0, 1.2, "right: faster than 2 thread(s), past the noise"),
+        (2, 1.2, 1.0, "no verdict: 2 paired iterations, a verdict needs 5"),
+        (4, 1.0, 1.2, "no verdict: 4 paired iterations"),
+        (5, 1.2, 1.0, "wrong: 2 threads were faster, past the noise"),
+        (5, 1.0, 1.2, "right: faster than 2 threads, past the noise"),
         (
             5,
             [1.0, 1.0, 1.0, 1.3, 1.0],
             [1.1] * 5,
-            "no clear effect against 2 thread(s): per iteration",
+            "no clear effect against 2 threads: per iteration",
         ),
     ],
 )
@@ -195,9 +195,9 @@ def test_the_thread_choices_line_groups_networks_by_outcome():
     verdicts = [
         {"network": "mlp-64", "threads_chosen": 1, "threads_verdict": "right: faster than 2 "
          "thread(s), past the noise"},
-        {"network": "mlp-256", "threads_chosen": 2, "threads_verdict": "wrong: 1 thread(s) "
+        {"network": "mlp-256", "threads_chosen": 2, "threads_verdict": "wrong: 1 thread "
          "were faster, past the noise"},
-        {"network": "mlp-1024", "threads_chosen": 2, "threads_verdict": "as good as 1 thread(s) "
+        {"network": "mlp-1024", "threads_chosen": 2, "threads_verdict": "as good as 1 thread "
          "within the noise"},
         {"network": "cnn-512", "threads_chosen": 2, "threads_verdict": "no verdict: 2 paired "
          "iteration(s), a verdict needs 5"},
@@ -236,7 +236,7 @@ def test_training_against_the_estimate_is_a_finding(ratio, other):
     if ratio < 1:
         assert "below the estimate (at least 1.00x)" in text
         assert "the expectation did not hold" in text
-        cause = "the estimate runs high at mlp-256: the thread check (2 thread(s)) ran below"
+        cause = "the estimate runs high at mlp-256: the thread check (2 threads) ran below"
         assert (cause in text) is (other < 1)
         assert ("no cause this run can check explains it" in text) is (other >= 1)
     else:
@@ -247,7 +247,7 @@ def test_an_estimate_finding_straddling_or_from_one_iteration_says_so():
     estimate = 0.01
     wide = [_row(EVERY, estimate, 1, iterations=[0.008, 0.01, 0.012, 0.009, 0.011])]
     (line,) = allocator_report.estimate_lines([_decision("mlp-256", estimate, 1.0)], wide)
-    assert line.endswith("no clear effect, its range reaches both sides")
+    assert line.endswith("no clear effect, its range reaches both sides of 1.00x")
     few = [_row(EVERY, estimate, 1, iterations=[0.008, 0.01, 0.012])]  # the same range, 3 times
     (line,) = allocator_report.estimate_lines([_decision("mlp-256", estimate, 1.0)], few)
     assert "(per iteration 0.80-1.20x)" in line
@@ -262,7 +262,7 @@ def _verdict(network, configurations, **more):
             "slowdown": 0.0, "slowdown_low": 0.0, "slowdown_high": 0.0,
             "within_tolerance": True, "decision_seconds": 0.5, "saved_vs_fixed_rule": 0.0,
             "threads_chosen": 1, "threads_seconds": {"1": 0.01, "2": 0.02},
-            "threads_verdict": "right: faster than 2 thread(s), past the noise"}  # fmt: skip
+            "threads_verdict": "right: faster than 2 threads, past the noise"}  # fmt: skip
     return base | more
 
 
@@ -272,7 +272,7 @@ def test_the_criterion_says_once_when_there_was_nothing_to_compare():
         allocator_report.NOTHING_TO_COMPARE
     ]
     table = allocator_report.criterion_table(collapsed).data
-    assert "| mlp-64 | 1 | 1: 10 ms, 2: 20 ms | right: faster than 2 thread(s)" in table
+    assert "| mlp-64 | 1 | 1: 10 ms, 2: 20 ms | right: faster than 2 threads" in table
     assert "within 5%" not in table
     split = [
         _verdict("mlp-64", 1),
@@ -352,8 +352,8 @@ def _check(width, verdict, chosen=1, best=1, pairs=5):
             "threads_best": best, "threads_pairs": pairs}  # fmt: skip
 
 
-RIGHT = "right: faster than 2 thread(s), past the noise"
-TIE = "as good as 2 thread(s) within the noise"
+RIGHT = "right: faster than 2 threads, past the noise"
+TIE = "as good as 2 threads within the noise"
 
 
 def test_one_answer_merges_agreeing_widths_into_ranges():
@@ -389,6 +389,11 @@ def test_one_answer_names_a_disagreement_at_one_width_and_a_flip_between_widths(
         [_effect(128, FASTER), _effect(512, FASTER)], [_check(256, RIGHT, chosen=2)]
     )
     assert len(agree) == 1 and not agree[0]["disagree"]
+    # a count flanked by "either count" on both sides: nothing opposes it
+    between = threads.one_answer([_effect(128, SLOWER)], [_check(64, TIE), _check(256, TIE)])
+    assert [r["answer"] for r in between] == [threads.EITHER_COUNT, "1 thread",
+                                              threads.EITHER_COUNT]  # fmt: skip
+    assert "disagree" not in threads.one_answer_sentence(between)
 
 
 def test_one_answer_reads_too_few_pairs_and_busy_studies_as_no_verdict():

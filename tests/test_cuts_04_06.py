@@ -47,9 +47,7 @@ def test_seconds_per_episode_is_left_out_where_too_few_episodes_were_timed():
     rates = {"transition": 138.2, "trajectory": 139.0, "tensor": 140.2}
     quick = ddpg_findings.ddpg_table(_summaries(rates, QUICK_ENDS)).data
     assert "s / episode |" not in quick
-    assert (
-        "No s / episode: a run timed 1 whole episode(s) with updates, too few for a median" in quick
-    )
+    assert "No s / episode: a run timed 1 whole episode with updates, too few for a median" in quick
     full = ddpg_findings.ddpg_table(_summaries(rates, FULL_ENDS, total=5_000)).data
     assert "| s / episode |" in full and "too few" not in full
 
@@ -221,7 +219,7 @@ def test_identical_learning_verdicts_read_as_one_line():
     lines = overlap_findings.learning_lines({"summary": summary, "env_id": "Acrobot-v1"})
     assert len(lines) == 1
     assert lines[0].startswith("mp, 1 worker, lag 1 against lag 0; ray, 1 worker, lag 1")
-    assert lines[0].endswith("no verdict (1 seed(s) per arm: a learning verdict needs 5 or more)")
+    assert lines[0].endswith("no verdict (1 seed per arm: a learning verdict needs 5 or more)")
 
 
 def test_the_timeline_says_it_is_a_separate_run_beside_the_studys_r_and_u():

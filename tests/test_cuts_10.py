@@ -135,7 +135,7 @@ def test_the_takeaway_for_accelerator_claims_says_what_the_other_columns_hold(re
     lines = verdicts.takeaways(_table(reference))
     line = next(line for line in lines if line.startswith("C2 compare a CPU"))
     if reference == Status.HELD.value:
-        assert line.endswith("the a-reference column(s) answer C2.")
+        assert line.endswith("the a-reference column answers C2.")
     else:
         assert line.endswith("no other column here answers them either.")
     assert not any("GPU" in line for line in lines)  # no promise of GPU columns

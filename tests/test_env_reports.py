@@ -164,7 +164,7 @@ def test_an_order_from_fewer_than_five_seeds_each_is_no_verdict():
     three = [_ppo_row("gymnasium-sync", 8, s, 3.3 + s) for s in range(3)]
     three += [_ppo_row("batched-cpu", 64, s, 4.4 + s) for s in range(3)]
     said = report.ppo_findings(ppo_summary(three), three)
-    assert "From 3 seed(s) per configuration this order is no verdict (a verdict needs 5)" in said
+    assert "From 3 seeds per configuration this order is no verdict (a verdict needs 5)" in said
     five = [_ppo_row("gymnasium-sync", 8, s, 3.3 + s) for s in range(5)]
     five += [_ppo_row("batched-cpu", 64, s, 4.4 + s) for s in range(5)]
     assert "no verdict" not in report.ppo_findings(ppo_summary(five), five)

@@ -16,7 +16,7 @@ def doubling(monkeypatch):
 
 def test_check_runs_every_case_and_returns_the_first_answer(doubling, capsys):
     assert check("double", lambda x: x * 2.0, [(1.5,), (0.0,), (-3.0,)]) == 3.0
-    assert "Correct on all 3 case(s)" in capsys.readouterr().out
+    assert "Correct on all 3 cases" in capsys.readouterr().out
 
 
 def test_check_names_the_first_case_that_differs(doubling):

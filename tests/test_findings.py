@@ -224,3 +224,12 @@ def test_a_busy_studys_evidence_is_printed_once_then_named(monkeypatch: pytest.M
         "the py-spy profile: not judged (busy, as said above); "
         "the second child: not judged (busy, as said above)"
     )
+
+
+def test_a_count_names_its_noun_in_the_number_it_needs():
+    from hetero_tutorial.core.plural import counted
+
+    assert counted(1, "seed") == "1 seed" and counted(3, "seed") == "3 seeds"
+    assert counted(0, "graph break") == "0 graph breaks"
+    assert counted(1_024, "environment") == "1,024 environments"
+    assert counted(2, "copy", "copies") == "2 copies" and counted(1, "copy", "copies") == "1 copy"

@@ -8,7 +8,7 @@ from hetero_tutorial.studies.learning import best_and_final, compare_learning, r
 
 def test_one_seed_per_arm_gives_no_verdict_whatever_the_gap():
     verdict = compare_learning({"lag 0": [500.0], "lag 1": [20.0]}, "CartPole-v1", quick=False)
-    assert verdict.kind == "no verdict" and "1 seed(s) per arm" in verdict.sentence
+    assert verdict.kind == "no verdict" and "1 seed per arm" in verdict.sentence
 
 
 def test_runs_below_the_floor_are_not_judged_and_quick_mode_says_so():

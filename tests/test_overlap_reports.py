@@ -156,7 +156,7 @@ def test_learning_verdicts_pair_lag_one_with_lag_zero_and_ray_with_processes():
     three = {**study, "summary": [_entry(lag=0, by_seed=(-110.0, -100.0, -90.0)),
                                   _entry(by_seed=(-160.0, -150.0, -140.0))]}  # fmt: skip
     (few,) = overlap_findings.learning_findings(three)[:1]
-    assert few.endswith("no verdict (3 seed(s) per arm: a learning verdict needs 5 or more)")
+    assert few.endswith("no verdict (3 seeds per arm: a learning verdict needs 5 or more)")
 
 
 def test_speed_verdicts_name_an_effect_only_when_every_seed_agrees():
@@ -179,7 +179,7 @@ def test_the_learning_verdict_follows_the_series_rule_and_never_says_no_worse():
     single = overlap_findings.learning_finding(
         _entry(by_seed=(-90.0,)), _entry(lag=0, by_seed=(-100.0,)), "Acrobot-v1"
     )
-    assert single.startswith("no verdict (1 seed(s) per arm")
+    assert single.startswith("no verdict (1 seed per arm")
     flat = overlap_findings.learning_finding(
         _entry(by_seed=(-500.0,) * 5), _entry(lag=0, by_seed=(-500.0,) * 5), "Acrobot-v1"
     )

@@ -78,3 +78,17 @@ def test_a_peer_ahead_by_less_than_ten_percent_is_said_to_two_decimals():
     record = Record("bench.device_ppo_peers", {"summary": {"pairs": [pair]}}, PROVENANCE)
     (line,) = peer_races.behind(record)
     assert "env steps/s: 1.04x ours-compiled (ratio 0.96x" in line
+
+
+def test_a_target_the_rounds_straddle_names_its_edge_and_who_led_every_round():
+    pairs = [
+        _pair("1 env", "steps_per_s", "envpool", 12.62, 9.98, 15.28) | {"target": 10.0},
+        _pair("1 env", "steps_per_s", "gymnax", 2.0, 1.5, 2.5) | {"target": 1.0},
+    ]
+    data = {"rounds": 5, "summary": {"pairs": pairs, "stats": {}}}
+    line = peer_races.targets_line(Record("bench.env_peers", data, PROVENANCE))
+    assert line.startswith("The race's targets over 5 rounds: 1 of 2 held (ours / gymnax")
+    assert line.endswith(
+        "against the target (at least 10.00x): no clear effect, its range reaches both sides "
+        "of 10.00x (ours ahead in every round)"
+    )

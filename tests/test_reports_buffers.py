@@ -38,7 +38,7 @@ def _ddpg_run(env_steps_per_s: float = 0.0, total_steps: int = 800) -> DDPGRun:
 def test_the_ddpg_settings_line_follows_the_config():
     config = DDPGConfig(hidden=64, batch_size=32, buffer_capacity=5_000, segment_length=8)
     line = ddpg_findings.ddpg_settings(config, seeds=3)
-    assert "64 units per hidden layer, batch 32" in line and "3 seed(s)" in line
+    assert "64 units per hidden layer, batch 32" in line and "3 seeds" in line
     assert "buffers of 5,000 transitions (pattern B in segments of 8)" in line
     assert f"{config.total_steps:,} steps per run" in line
 
@@ -229,9 +229,9 @@ def test_the_learning_lines_judge_nothing_in_quick_mode_and_follow_the_rule_othe
     three = _summaries({"transition": [-300.0, -270.0, -250.0],
                         "trajectory": [-1200.0, -1150.0, -1100.0],
                         "tensor": [-280.0] * 3})  # fmt: skip
-    assert "no verdict (3 seed(s) per arm" in ddpg_findings.stability_lines(three)[-2]
+    assert "no verdict (3 seeds per arm" in ddpg_findings.stability_lines(three)[-2]
     one_seed = _summaries({d: [-200.0] for d in ("transition", "trajectory", "tensor")})
-    assert "no verdict (1 seed(s) per arm" in ddpg_findings.stability_lines(one_seed)[-1]
+    assert "no verdict (1 seed per arm" in ddpg_findings.stability_lines(one_seed)[-1]
 
 
 def test_the_buffer_race_is_shown_from_its_record_with_where_the_peer_is_ahead():

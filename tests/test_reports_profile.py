@@ -18,7 +18,7 @@ def test_without_a_profile_the_exercise_is_checked_on_the_hand_made_one(capsys):
     assert [function for _, function in cases] == ["f", "g", "main"]
     assert [solution("inclusive_share")(*case) for case in cases] == [0.5, 0.75, 1.0]
     assert check("inclusive_share", solution("inclusive_share"), cases) == 0.5
-    assert "Correct on all 3 case(s)" in capsys.readouterr().out
+    assert "Correct on all 3 cases" in capsys.readouterr().out
 
 
 # --- section 11: each sampler against its own timer, and each tool against the timer -----

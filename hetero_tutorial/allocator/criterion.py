@@ -13,6 +13,7 @@ from typing import Any
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine_load import NOT_JUDGED, withheld
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.studies.threads import MIN_PAIRS
 
@@ -64,14 +65,15 @@ def thread_check(network_rows: Sequence[dict[str, Any]], allocator: dict[str, An
     if withheld(network_rows):  # right or wrong, from a busy machine's timings, would be a guess
         verdict = NOT_JUDGED
     elif (pairs := len(allocator["iteration_seconds"])) < MIN_PAIRS:  # one side by chance
-        verdict = f"no verdict: {pairs} paired iteration(s), a verdict needs {MIN_PAIRS}"
+        verdict = f"no verdict: {counted(pairs, 'paired iteration')}, a verdict needs {MIN_PAIRS}"
     elif (side := ratio.beyond(1.0)) is False:
-        verdict = f"right: faster than {other['threads']} thread(s), past the noise"
+        verdict = f"right: faster than {counted(other['threads'], 'thread')}, past the noise"
     elif side is True:
-        verdict = f"wrong: {other['threads']} thread(s) were faster, past the noise"
+        were = "was" if other["threads"] == 1 else "were"
+        verdict = f"wrong: {counted(other['threads'], 'thread')} {were} faster, past the noise"
     else:  # the paired iterations fell on both sides of 1
         verdict = (
-            f"no clear effect against {other['threads']} thread(s): per iteration "
+            f"no clear effect against {counted(other['threads'], 'thread')}: per iteration "
             f"{ratio.low:.2f}-{ratio.high:.2f}x, both sides of 1"
         )
     return {

@@ -13,6 +13,7 @@ from hetero_tutorial.allocator.criterion import FIXED_PLANS, PLANS, by_plan
 from hetero_tutorial.allocator.decision import Decision
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine_load import guarded
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import Spread
 
 
@@ -110,7 +111,7 @@ def contenders(summary: dict[str, Any]) -> dict[str, tuple[float, list[float]]]:
     }
     thread_sums = summary.get("thread_iteration_sums", {})
     found |= {
-        f"its devices at {n} thread(s) throughout": (s, thread_sums.get(n, []))
+        f"its devices at {counted(n, 'thread')} throughout": (s, thread_sums.get(n, []))
         for n, s in summary.get("threads", {}).items()
     }
     return found

@@ -10,6 +10,7 @@ from hetero_tutorial.allocator.meter import PHASE_UNITS
 from hetero_tutorial.allocator.pricing import Candidate, PhaseCost
 from hetero_tutorial.allocator.workload import Workload
 from hetero_tutorial.core.placement import Placement
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.rl.ppo.trainer import PHASES
 
@@ -147,8 +148,8 @@ def _thread_reason(chosen: Candidate, candidates: Sequence[Candidate]) -> str | 
         return None
     listed = ", ".join(f"{c.threads}: {format_seconds(c.total)}" for c in same_devices)
     return (
-        f"{chosen.threads} CPU thread(s); estimated seconds per iteration by thread count: "
-        f"{listed}."
+        f"{counted(chosen.threads, 'CPU thread')}; estimated seconds per iteration by thread "
+        f"count: {listed}."
     )
 
 

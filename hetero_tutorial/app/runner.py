@@ -25,6 +25,7 @@ from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import QUICK_ENV_VAR, quick_mode
 from hetero_tutorial.core.paths import BUILD_DIR, REPO_DIR
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.notebook import ledger_report
 
 NOTEBOOKS_DIR = REPO_DIR / "notebooks"
@@ -131,7 +132,10 @@ def run_notebooks(
     paths = notebook_paths(only)
     os.environ[QUICK_ENV_VAR] = "1" if quick else "0"
     mode = "quick" if quick else "full"
-    print(f"Executing {len(paths)} notebook(s) in {mode} mode; executed copies go to {out_dir}")
+    print(
+        f"Executing {counted(len(paths), 'notebook')} in {mode} mode; executed copies go to "
+        f"{out_dir}"
+    )
     rate = calibrate()
     seconds: dict[str, float] = {}
     cell_seconds: dict[str, list[dict]] = {}

@@ -156,9 +156,11 @@ class Finding:
         if outcome is Outcome.HELD:
             return f"{self.subject}: {figure}, inside {self._against()}: held"
         if outcome is Outcome.UNCLEAR:
+            low, high = sorted((self.measured.low, self.measured.high))
+            edges = [e for e in (self.expected.low, self.expected.high) if low <= e <= high]
             return (
                 f"{self.subject}: {figure} against {self._against()}: no clear effect, "
-                "its range reaches both sides"
+                f"its range reaches both sides of {' and '.join(map(self.unit.format, edges))}"
             )
         value = self.measured.value
         place, gap = self.expected.place(value), _percent(self.expected.gap(value))

@@ -14,6 +14,7 @@ from typing import Any
 
 from hetero_tutorial.allocator.curriculum import contenders, paired_sums, worth
 from hetero_tutorial.core.machine_load import NOT_JUDGED
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.results import Record, busy_line
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.claims import STEP_STUDIES, quiet_records
@@ -130,7 +131,7 @@ def _wrong_choice(row: dict) -> str:
     if row.get("threads_low") is not None:
         spread = f", per iteration {row['threads_low']:.2f}-{row['threads_high']:.2f}x"
     return (
-        f"at {row['network']} it chose {row['threads_chosen']} thread(s) and "
+        f"at {row['network']} it chose {counted(row['threads_chosen'], 'thread')} and "
         f"{row['threads_best']} were {row['threads_ratio'] - 1:.0%} faster, past the noise "
         f"({row['threads_ratio']:.2f}x{spread})"
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine_load import BUSY_WORDS
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import MIN_REPEATS
 from hetero_tutorial.ledger.claims import CLAIMS, Claim, Records, Status, group_by_kind, judge
 from hetero_tutorial.ledger.rules import Verdict, _NoMatchingRecord
@@ -236,11 +237,12 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     unmeasurable = verdicts[Status.NOT_MEASURABLE.value]
     missing = verdicts[Status.MISSING.value]
     halves = [c.id for c in CLAIMS if "-" in c.id]  # C1-CPU: a claim's half, judged apart
-    counted = (
-        f"{len(CLAIMS) - len(halves)} claims and {len(halves)} half-claim(s) ({', '.join(halves)})"
+    claims = (
+        f"{len(CLAIMS) - len(halves)} claims and {counted(len(halves), 'half-claim')} "
+        f"({', '.join(halves)})"
     )
     lines = [
-        f"Of {counted}, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
+        f"Of {claims}, on {machine}: {len(held)} held, {len(not_held)} did not hold, "
         f"{len(unclear)} showed no clear effect, {len(unjudged)} had no verdict (too few repeats), "
         f"{len(busy_ones)} were measured on a busy machine (not judged), "
         f"{len(unmeasurable)} could not be measured here, "
@@ -275,11 +277,12 @@ def takeaways(table: list[dict[str, Any]], machine: str = THIS_MACHINE) -> list[
     if needs_accelerator:
         elsewhere = {c: answered_elsewhere(table, c, machine) for c in needs_accelerator}
         answered = sorted({m for found in elsewhere.values() for m in found})
+        columns = f"column{'s answer' if len(answered) > 1 else ' answers'}"
         lines.append(
             f"{', '.join(needs_accelerator)} compare a CPU with an accelerator, which this "
             "machine lacks: "
             + (
-                f"the {', '.join(answered)} column(s) answer "
+                f"the {', '.join(answered)} {columns} "
                 f"{', '.join(c for c, found in elsewhere.items() if found)}."
                 if answered
                 else "no other column here answers them either."

@@ -15,6 +15,7 @@ from hetero_tutorial.allocator.fixed_rule import select_device
 from hetero_tutorial.core import results
 from hetero_tutorial.core.findings import Check, Expectation, Finding, Outcome
 from hetero_tutorial.core.machine_load import judged
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.curriculum_findings import curriculum_line
 from hetero_tutorial.notebook.exercises import prediction_line
@@ -110,8 +111,9 @@ def estimate_finding(decision: Any, row: dict[str, Any], rows: Sequence[dict[str
               if r["network"] == network and not r.get("plans") and r.get("threads") is not None
               for c in decision.candidates
               if c.threads == r["threads"] and c is not decision.chosen and c.total]  # fmt: skip
-    checks = tuple(Check(f"the estimate runs high at {network}: the thread check ({n} "
-                         f"thread(s)) ran below its own estimate too ({other:.2f}x)", other < 1)
+    checks = tuple(Check(f"the estimate runs high at {network}: the thread check "
+                         f"({counted(n, 'thread')}) ran below its own estimate too "
+                         f"({other:.2f}x)", other < 1)
                    for n, other in others)  # fmt: skip
     subject = f"{network} training over its estimate ({format_seconds(estimate)})"
     expected = Expectation.at_least(1.0, "the estimate")

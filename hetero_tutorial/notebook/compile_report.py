@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 
 from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import compile_race
 from hetero_tutorial.studies.compile_rows import (
@@ -312,10 +313,11 @@ def guard_finding(loss: SpeedupRow, speedups: list[SpeedupRow]) -> Finding | str
 def explain_sentence(explanation: StepTrace) -> str:
     """What Dynamo found in the step: graphs, breaks, and why the first break happened."""
     graphs, breaks = explanation.graphs, explanation.graph_breaks
-    text = f"One step traced into {graphs} graph(s) with {breaks} graph break(s)"
+    text = f"One step traced into {counted(graphs, 'graph')} with {counted(breaks, 'graph break')}"
     if breaks and graphs <= breaks:
         text += (
-            f": of the {breaks + 1} parts the break(s) cut it into, {graphs} held tensor "
+            f": of the {breaks + 1} parts the {'break' if breaks == 1 else 'breaks'} cut it into, "
+            f"{graphs} held tensor "
             "operations to record"
         )
     if explanation.reasons:

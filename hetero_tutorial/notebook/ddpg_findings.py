@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.modes import quick_mode
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import MIN_REPEATS, Spread, format_seconds
 from hetero_tutorial.notebook.buffer_report import at_capacity
 from hetero_tutorial.notebook.tables import markdown_table
@@ -29,8 +30,8 @@ def ddpg_settings(config: DDPGConfig, seeds: int) -> str:
     return (
         f"DDPG on {config.env_id}: {config.hidden} units per hidden layer, batch "
         f"{config.batch_size}, one update per environment step after {config.learning_starts:,} "
-        f"random-action steps, {config.total_steps:,} steps per run, {seeds} seed(s); buffers "
-        f"of {config.buffer_capacity:,} transitions (pattern B in segments of "
+        f"random-action steps, {config.total_steps:,} steps per run, {counted(seeds, 'seed')}; "
+        f"buffers of {config.buffer_capacity:,} transitions (pattern B in segments of "
         f"{config.segment_length})."
     )
 
@@ -75,8 +76,8 @@ def ddpg_table(summaries: dict[str, DDPGSummary]) -> Markdown:
     del columns["seconds_per_episode"]
     table = markdown_table(rows, columns, formats)
     return Markdown(
-        f"{table.data}\n\nNo s / episode: a run timed {fewest} whole episode(s) with updates, "
-        "too few for a median."
+        f"{table.data}\n\nNo s / episode: a run timed {counted(fewest, 'whole episode')} with "
+        "updates, too few for a median."
     )
 
 
@@ -150,7 +151,7 @@ def ddpg_speed_sentence(
     # the article's two times, not their ratio: notebook 10's exercise asks for that
     seeds = len(base)
     against = (
-        f"no verdict from {seeds} seed(s): a verdict needs {MIN_REPEATS}"
+        f"no verdict from {counted(seeds, 'seed')}: a verdict needs {MIN_REPEATS}"
         if seeds < MIN_REPEATS
         else "notebook 10's ledger judges pattern B against it (C8)"
     )

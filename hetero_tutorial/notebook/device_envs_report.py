@@ -16,6 +16,7 @@ from typing import Any
 from IPython.display import Markdown
 
 from hetero_tutorial.core.machine_load import judged
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import MIN_REPEATS, format_seconds
 from hetero_tutorial.notebook import peer_races
@@ -184,7 +185,7 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
     seeds = max(s["solved"] for s in solved)
     if seeds < MIN_REPEATS:  # too few seeds each: an order, not a verdict
         lines[0] += (
-            f" From {seeds} seed(s) per configuration this order is no verdict (a verdict "
+            f" From {counted(seeds, 'seed')} per configuration this order is no verdict (a verdict "
             f"needs {MIN_REPEATS}): another seed can reorder it."
         )
     hybrid = next((s for s in solved if s["implementation"] == "gymnasium-sync"), None)

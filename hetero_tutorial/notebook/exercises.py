@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from hetero_tutorial.core.errors import UsageError
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.notebook.solutions import hints, solution
 
 
@@ -84,7 +85,7 @@ def _difference(got: Any, expected: Any, rtol: float, atol: float) -> str | None
             return f"it is {_kind(got)}, where a dict is expected"
         missing, extra = expected.keys() - got.keys(), got.keys() - expected.keys()
         if missing or extra:
-            parts = [f"{len(missing)} key(s) missing"] if missing else []
+            parts = [f"{counted(len(missing), 'key')} missing"] if missing else []
             parts += [f"unexpected key(s) {sorted(extra, key=str)}"] if extra else []
             return "its keys differ: " + ", ".join(parts)
         for key in expected:
@@ -96,7 +97,7 @@ def _difference(got: Any, expected: Any, rtol: float, atol: float) -> str | None
         if not isinstance(got, (list, tuple)):
             return f"it is {_kind(got)}, where a {type(expected).__name__} is expected"
         if len(got) != len(expected):
-            return f"it has {len(got)} item(s), which is not the expected count"
+            return f"it has {counted(len(got), 'item')}, which is not the expected count"
         for index, (g, e) in enumerate(zip(got, expected, strict=True)):
             found = _difference(g, e, rtol, atol)
             if found:
@@ -158,7 +159,10 @@ def check(
                 f"and {found}. (hint({name!r}) helps, one step at a time.)"
             )
         answers.append(got)
-    print(f"Correct on all {len(cases)} case(s). On the first, this machine's: {answers[0]!r}")
+    print(
+        f"Correct on all {counted(len(cases), 'case')}. On the first, this machine's: "
+        f"{answers[0]!r}"
+    )
     return answers[0]
 
 

@@ -22,6 +22,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.findings import Expectation, Finding, Outcome
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.notebook.tables import markdown_table
@@ -64,8 +65,8 @@ def provenance(record: Record) -> str:
     return (
         f"Recorded on {record.hardware}, {meta.get('date', '?')[:10]}, "
         f"with `{meta.get('command')}` "
-        f"({data.get('rounds')} interleaved rounds, {data.get('threads')} thread(s), core "
-        f"{data.get('core')}); peers' own environments: {peers}."
+        f"({data.get('rounds')} interleaved rounds, {counted(data.get('threads', 1), 'thread')}, "
+        f"core {data.get('core')}); peers' own environments: {peers}."
     )
 
 
@@ -150,6 +151,20 @@ def target_findings(record: Record) -> list[Finding]:
     return found
 
 
+def _ahead(finding: Finding) -> str:
+    """Which side of 1x a target's rounds all fell on, where that is clearer than the target."""
+    low, high = sorted((finding.measured.low, finding.measured.high))
+    if not finding.measured.measured or finding.outcome is not Outcome.UNCLEAR:
+        return ""
+    return (
+        " (ours ahead in every round)"
+        if low > 1
+        else " (the peer ahead in every round)"
+        if high < 1
+        else ""
+    )
+
+
 def targets_line(record: Record) -> str:
     """How many of the race's targets held (by name where one or two of several), and each
     one that did not, in words ("" where the race set none)."""
@@ -157,7 +172,7 @@ def targets_line(record: Record) -> str:
     if not found:
         return ""
     held = [f.subject for f in found if f.outcome is Outcome.HELD]
-    rest = [f"- {f.sentence()}" for f in found if f.outcome is not Outcome.HELD]
+    rest = [f"- {f.sentence()}{_ahead(f)}" for f in found if f.outcome is not Outcome.HELD]
     named = f" ({'; '.join(held)})" if held and rest and len(held) <= 2 else ""  # few: by name
     rounds = record.data.get("rounds")
     over = f" over {rounds} rounds" if rounds else ""
@@ -221,7 +236,8 @@ def short_provenance(record: Record) -> str:
     data = record.data
     return (
         f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}: "
-        f"{data.get('rounds')} interleaved rounds, {data.get('threads')} thread(s), one core."
+        f"{data.get('rounds')} interleaved rounds, {counted(data.get('threads', 1), 'thread')}, "
+        "one core."
     )
 
 

@@ -16,6 +16,7 @@ from hetero_tutorial.core import machine_load, results
 from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine import fingerprint
 from hetero_tutorial.core.machine_load import judged
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import Spread, format_seconds, quartiles
 from hetero_tutorial.ledger.rules import C1_CPU_BAND, C1_CPU_S
 from hetero_tutorial.notebook.tables import markdown_table
@@ -166,7 +167,7 @@ def unmatched_note(kind: str = "bench.crossover") -> str:
     if not others:
         return ""
     return (
-        f" ({len(others)} record(s) of a CPU of this name are there without this CPU's "
+        f" ({counted(len(others), 'record')} of a CPU of this name are there without this CPU's "
         "identity (family, model, vector instructions): another generation may share the "
         "name, so they do not count.)"
     )

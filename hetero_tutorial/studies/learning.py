@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.modes import quick_mode
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import MIN_REPEATS
 
 LEARNED_FLOOR = {
@@ -87,7 +88,8 @@ def compare_learning(
     if seeds < MIN_SEEDS:
         return LearningVerdict(
             "no verdict",
-            f"no verdict ({seeds} seed(s) per arm: a learning verdict needs {MIN_SEEDS} or more)",
+            f"no verdict ({counted(seeds, 'seed')} per arm: a learning verdict needs "
+            f"{MIN_SEEDS} or more)",
         )
     medians = {a: statistics.median(a_returns), b: statistics.median(b_returns)}
     if max(medians.values()) < floor:

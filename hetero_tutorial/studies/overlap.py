@@ -27,6 +27,7 @@ from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.core.machine_load import guarded
 from hetero_tutorial.core.placement import Placement, as_placement
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import torch_threads
 from hetero_tutorial.rl.overlapped.loop import train_overlapped
 from hetero_tutorial.rl.overlapped.timeline import OverlappedResult, Timeline, configuration_label
@@ -285,7 +286,7 @@ def overlap_study(
             rows.append(sequential_row(sequential) | load_fields(load))
             for backend, count, lag in configurations(backends, workers, lags):
                 if progress is not None:
-                    progress(f"seed {seed}: {backend}, {count} worker(s), lag {lag}")
+                    progress(f"seed {seed}: {backend}, {counted(count, 'worker')}, lag {lag}")
                 with LoadMeter() as load:
                     result = train_overlapped(
                         config,

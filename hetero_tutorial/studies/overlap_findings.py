@@ -17,6 +17,7 @@ from typing import Any
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.findings import Check, Expectation, Finding
 from hetero_tutorial.core.machine_load import judged
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.rl.overlapped.timeline import configuration_label
 from hetero_tutorial.studies import overlap
@@ -84,7 +85,7 @@ def ideal_finding(
             )
         )
     dropped = entry.get("dropped_rollouts", 0)
-    unused = f"{dropped} rollout(s) collected but never trained on count in its steps/s"
+    unused = f"{counted(dropped, 'rollout')} collected but never trained on count in its steps/s"
     checks.append(Check(unused, dropped > 0))
     same_work = [e for e in summary if e["plan"] != SEQUENTIAL and e["max_policy_lag"] == 0
                  and e["workers"] == 1]  # fmt: skip
@@ -150,8 +151,8 @@ def phase_times_sentence(study: dict[str, Any]) -> str:
     rollout, update = overlap.sequential_phase_times(study)
     return (
         f"this machine, sequential plan: R = {rollout * 1e3:.1f} ms rollout, "
-        f"U = {update * 1e3:.1f} ms update per iteration (means over {len(study['seeds'])} "
-        "seed(s))"
+        f"U = {update * 1e3:.1f} ms update per iteration (means over "
+        f"{counted(len(study['seeds']), 'seed')})"
     )
 
 

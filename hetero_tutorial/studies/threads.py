@@ -252,7 +252,7 @@ def one_answer(
     verdict was reached), ``sources`` (per notebook, ``{its answer: [widths]}`` within the
     range; :data:`EITHER` for within the noise) and ``disagree`` (True where the two
     notebooks named different counts at one width, or one notebook's count sits between
-    the other's opposite count on both sides)."""
+    the other's opposite count on both sides; "either count" opposes no count)."""
     by_width: dict[int, dict[str, str | None]] = {}
     for effect in effects:
         if effect["role"] == "iteration":
@@ -276,7 +276,7 @@ def one_answer(
                        "disagree": disagree})  # fmt: skip
     for before, point, after in zip(points, points[1:], points[2:], strict=False):
         mine = set(point["sources"]) - set(before["sources"]) - set(after["sources"])
-        flanked = before["answer"] == after["answer"] not in (None, point["answer"])
+        flanked = before["answer"] == after["answer"] not in (None, EITHER_COUNT, point["answer"])
         if mine and flanked and point["answer"] is not None and not before["disagree"]:
             point["disagree"] = True
     ranges: list[dict[str, Any]] = []
