@@ -101,6 +101,7 @@ def trainers() -> dict[str, PPOTrainer]:
     return {mode: _trainer(mode, 3) for mode in ("eager", "compile")}
 
 
+@pytest.mark.xdist_group("compiled-trainers")  # one worker builds them once
 def test_compiled_ppo_learns_as_eager_ppo_from_the_same_seed(trainers):
     """Three iterations (30 Adam steps, the clip range decaying): the same weights within
     float tolerance, and the same episodes, step for step."""
@@ -112,6 +113,7 @@ def test_compiled_ppo_learns_as_eager_ppo_from_the_same_seed(trainers):
     assert comp.last_stats == pytest.approx(eager.last_stats, rel=1e-2, abs=1e-4)
 
 
+@pytest.mark.xdist_group("compiled-trainers")  # one worker builds them once
 def test_eager_and_compiled_pieces_run_one_function_per_step(trainers):
     """One piece of code per step: eager runs it, compiled compiles it (the CleanRL-shaped
     gradient step, the same function object)."""
@@ -130,6 +132,7 @@ def test_eager_and_compiled_pieces_run_one_function_per_step(trainers):
         assert env.compiled_step.eager_fn.__func__ is type(env).transition
 
 
+@pytest.mark.xdist_group("compiled-trainers")  # one worker builds them once
 def test_a_compiled_run_times_its_compiling_apart_and_compiles_once(trainers):
     update = trainers["compile"].learner.step
     assert update.mode == "compile" and update.start_seconds > 0
@@ -178,6 +181,7 @@ def test_an_update_of_no_multiple_of_the_graph_minibatches_puts_fewer_in_each_gr
     )
 
 
+@pytest.mark.xdist_group("compiled-trainers")  # one worker builds them once
 def test_a_counted_compiled_run_leaves_its_compiling_out_of_the_steady_speed(trainers):
     """Under the copy counter the first iteration runs eagerly, so the pieces compile in the
     second: both are start-up, and the run learns as the eager one still."""

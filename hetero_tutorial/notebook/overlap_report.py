@@ -74,16 +74,20 @@ def summary_table(summary: Sequence[dict[str, Any]], ideal: bool = True) -> Mark
     return markdown_table(rows, columns, formats)
 
 
-def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
+def ideal_table(
+    summary: Sequence[dict[str, Any]], timeline: Sequence[dict[str, Any]] = ()
+) -> Markdown:
     """Each overlapped configuration's speed-up against its ideal, the outcome in the words of
     :func:`~hetero_tutorial.studies.overlap_findings.ideal_finding`; below the table, the
     causes the run can check for every configuration outside its ideal
-    (:func:`~hetero_tutorial.studies.overlap_findings.outside_ideal_lines`)."""
+    (:func:`~hetero_tutorial.studies.overlap_findings.outside_ideal_lines`), the sequential
+    ``timeline``'s run among them."""
+    phases = overlap_findings.timeline_phases(timeline) if timeline else None
     rows = []
     for entry in summary:
         if entry["plan"] == "sequential":
             continue
-        finding = overlap_findings.ideal_finding(entry, summary=summary)
+        finding = overlap_findings.ideal_finding(entry, summary=summary, timeline=phases)
         value = finding.measured.value
         place = finding.expected.place(value)
         gap = f" by {finding.expected.gap(value):.0%}" * (place != "inside")
@@ -96,22 +100,20 @@ def ideal_table(summary: Sequence[dict[str, Any]]) -> Markdown:
         {"ideal_speedup": _times},
         timed=False,
     )  # fmt: skip
-    outside = overlap_findings.outside_ideal_lines(summary)
+    outside = overlap_findings.outside_ideal_lines(summary, phases)
     return Markdown("\n\n".join([table.data, *(["\n".join(outside)] if outside else [])]))
 
 
 def timeline_line(lanes: Sequence[dict[str, Any]], study: dict[str, Any]) -> str:
     """The sequential timeline's own phase times beside the study's R and U: the timeline is
     a separate, short run of the same plan, so its bars need not match them."""
-    seconds = {
-        kind: [i["end"] - i["start"] for i in lanes if i["kind"] == kind]
-        for kind in ("rollout", "update")
-    }
+    iterations = sum(i["kind"] == "rollout" for i in lanes)
+    rollouts, updates = overlap_findings.timeline_phases(lanes)
     rollout, update = overlap.sequential_phase_times(study)
     return (
-        f"This sequential timeline is a separate run ({len(seconds['rollout'])} iterations "
-        f"after a warm-up): rollouts {np.median(seconds['rollout']) * 1e3:.1f} ms, updates "
-        f"{np.median(seconds['update']) * 1e3:.1f} ms (medians); section 3's R = "
+        f"This sequential timeline is a separate run ({iterations} iterations "
+        f"after a warm-up): rollouts {rollouts * 1e3:.1f} ms, updates "
+        f"{updates * 1e3:.1f} ms (medians); section 3's R = "
         f"{rollout * 1e3:.1f} ms and U = {update * 1e3:.1f} ms are means over the study's "
         "whole sequential runs."
     )

@@ -63,15 +63,28 @@ the sequential run before that run is named as slow: past the few percent two ru
 plan differ by on a quiet machine."""
 
 
+def timeline_phases(lanes: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """(rollout, update) seconds of a sequential timeline's iterations (medians)."""
+    return tuple(  # type: ignore[return-value]
+        statistics.median(i["end"] - i["start"] for i in lanes if i["kind"] == kind)
+        for kind in ("rollout", "update")
+    )
+
+
 def ideal_finding(
-    entry: dict[str, Any], subject: str = "speed-up", summary: Sequence[dict[str, Any]] = ()
+    entry: dict[str, Any],
+    subject: str = "speed-up",
+    summary: Sequence[dict[str, Any]] = (),
+    timeline: tuple[float, float] | None = None,
 ) -> Finding:
     """A configuration's speed-up against the ideal, the most overlapping could give: a
     ceiling. Where the run beats it, the causes it can check: its own rollouts and updates
     ran at other speeds than the sequential run's (the ideal's R and U come from that
-    separate run), rollouts it collected but never trained on count in its steps/s, and (from
+    separate run), rollouts it collected but never trained on count in its steps/s, (from
     ``summary``) the sequential run itself ran slow: a lag-0 run with one worker makes its
-    very decisions, yet ran faster than it by more than :data:`SAME_WORK_MARGIN`."""
+    very decisions, yet ran faster than it by more than :data:`SAME_WORK_MARGIN`, and (from
+    ``timeline``, a second run of the sequential plan: its (rollout, update) seconds) the
+    machine's speed drifted between two runs of one plan by more than the run's excess."""
     sequential = entry.get("sequential_phase_s")
     own = entry.get("own_phase_s")
     checks = []
@@ -99,6 +112,17 @@ def ideal_finding(
                 ratio > SAME_WORK_MARGIN,
             )
         )
+    if sequential and timeline:
+        drift = sum(sequential) / sum(timeline)
+        checks.append(
+            Check(
+                f"the sequential plan ran {drift:.2f}x faster in its timeline's separate run "
+                f"({_ms(timeline)}) than in the study: the machine's speed drifted by more "
+                "than this run's excess",
+                drift > SAME_WORK_MARGIN
+                and entry["speedup_vs_sequential"] <= entry["ideal_speedup"] * drift,
+            )
+        )
     return Finding(
         subject,
         speed_spread(entry),
@@ -107,7 +131,9 @@ def ideal_finding(
     )
 
 
-def outside_ideal_lines(summary: Sequence[dict[str, Any]]) -> list[str]:
+def outside_ideal_lines(
+    summary: Sequence[dict[str, Any]], timeline: tuple[float, float] | None = None
+) -> list[str]:
     """One line per overlapped configuration outside its ideal (:func:`ideal_finding`), with
     the causes its run can check; a cause every one of them shares (a slow sequential run) is
     said once, above them."""
@@ -115,7 +141,7 @@ def outside_ideal_lines(summary: Sequence[dict[str, Any]]) -> list[str]:
     for entry in summary:
         if entry["plan"] == SEQUENTIAL:
             continue
-        finding = ideal_finding(entry, summary=summary)
+        finding = ideal_finding(entry, summary=summary, timeline=timeline)
         value = finding.measured.value
         place = finding.expected.place(value)
         if place != "inside":
@@ -156,16 +182,18 @@ def phase_times_sentence(study: dict[str, Any]) -> str:
     )
 
 
-def ideal_vs_measured(summary: Sequence[dict[str, Any]], **key: Any) -> str:
+def ideal_vs_measured(
+    summary: Sequence[dict[str, Any]], timeline: tuple[float, float] | None = None, **key: Any
+) -> str:
     """One overlapped configuration's ideal speed-up (the summary's: the median of the
-    per-seed ideals) beside its measured one."""
+    per-seed ideals) beside its measured one (``timeline``: :func:`ideal_finding`'s)."""
     entry = find(summary, **key)
     if entry is None or entry["plan"] == SEQUENTIAL:
         raise UsageError(
             f"no overlapped configuration {key} in this study; it ran "
             + ", ".join(label(e) for e in summary if e["plan"] != SEQUENTIAL)
         )
-    return f"{label(entry)}: {ideal_finding(entry, summary=summary)}"
+    return f"{label(entry)}: {ideal_finding(entry, summary=summary, timeline=timeline)}"
 
 
 def learning_finding(a: dict[str, Any], b: dict[str, Any], env_id: str) -> str:
