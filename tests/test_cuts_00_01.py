@@ -345,3 +345,18 @@ def test_a_record_of_this_cpus_name_without_its_identity_is_named_and_not_counte
     )
     monkeypatch.setattr(results, "load_references", lambda kind: [])
     assert "do not count" not in timing_report.against_reference(grid=[])
+
+
+def test_the_forward_against_a_step_timed_twice_names_the_drift_where_one_timing_holds_it():
+    """00's quick run: the forward 51.8 us, the step 77.2 us then 48.3 us (1.60x apart): it
+    fits under the first timing's policy part, not the second's, and the drift is the cause."""
+    first = {"cpu": _timing(77.2, 1), "env_only": _timing(14.1, 1)}
+    then = {"cpu": _timing(48.3, 1), "env_only": _timing(14.1, 1)}
+    said = str(timing_report.forward_against_step(_grid(51.8, 2, 60), first, then))
+    assert "above both timings of the step's policy part" in said
+    assert "the step drifted 1.60x between its timings, and the forward fits under the" in said
+    steady = {"cpu": _timing(76.0, 1), "env_only": _timing(14.1, 1)}
+    held = str(timing_report.forward_against_step(_grid(51.8, 2, 60), first, steady))
+    assert held.endswith(": held") and "drifted" not in held
+    beyond = str(timing_report.forward_against_step(_grid(70.0, 2, 60), first, then))
+    assert "drifted" not in beyond and "no cause this run can check explains it" in beyond

@@ -104,6 +104,23 @@ def test_the_rule_names_a_width_without_a_verdict_beside_one_with():
     assert UNCLEAR in {e["verdict"] for e in thread_effects(straddles)}
 
 
+def test_the_rule_names_each_width_by_its_own_verdict():
+    """03's quick run: one thread faster at 128, no clear effect at 512; the rule said
+    "1 thread" for the learner, as if 512 had decided it too."""
+    slower = _sweep([1.0] * 5, [1.1, 1.12, 1.15, 1.13, 1.1], width=128)
+    level = _sweep([1.1, 0.9, 1.05, 0.95, 1.0], [1.0] * 5, width=512)
+    text, _ = rule_parts(thread_effects(slower + level), "update")
+    assert text.startswith(
+        "The learner (update): 1 thread at width 128, either count at width 512. All 2 cores"
+    )
+    faster = _sweep([2.0, 2.1, 1.9, 2.0, 2.05], [1.0] * 5, width=1024)
+    (line,) = hybrid_report.thread_rule_lines(thread_effects(slower + level + faster))[1:2]
+    assert line == (
+        "The learner (update): all 2 cores from width 1024, 1 thread at width 128, either count "
+        "at width 512."
+    )
+
+
 def test_the_sweep_note_says_when_its_pairs_are_too_few():
     few = _sweep([1.0, 1.0], [1.0, 1.0])
     assert hybrid_report.sweep_note(few).endswith(

@@ -330,7 +330,8 @@ def test_a_sequential_plan_faster_in_its_timeline_run_explains_a_run_past_its_id
     assert (cause in words) is named
     assert ("no cause this run can check" in words) is not named
     lanes = [
-        {"kind": kind, "start": 0.0, "end": s} for kind, s in zip(("rollout", "update"), timeline)
+        {"kind": kind, "start": 0.0, "end": s}
+        for kind, s in zip(("rollout", "update"), timeline, strict=True)
     ]
     table = overlap_report.ideal_table([past], lanes * 3).data
     assert (cause in table) is named

@@ -78,7 +78,8 @@ def test_thread_rule_lists_faster_widths_that_are_no_contiguous_tail():
     rows += _thread_rows([0.5, 0.52, 0.49, 0.5, 0.51], [1.0] * 5, 1024)  # slower at 1024
     learner = role_rule(thread_effects(rows), "update")
     assert learner.startswith(
-        "The learner (update): all 2 cores at width 64, 1 thread at the others. "
+        "The learner (update): all 2 cores at width 64, 1 thread at width 1024, either count at "
+        "width 256. "
         "All 2 cores were faster at width 64; slower at width 1024; no clear effect at width 256."
     )
     assert "no clear effect at any width" not in learner and "from width" not in learner

@@ -21,6 +21,7 @@ import numpy as np
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine_load import NOT_JUDGED, derived, judged, withheld
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import MIN_REPEATS, Spread
 
 ROLES = {
@@ -166,12 +167,15 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str, seen: bool = True) 
             if below and all(w in unclear for w in below):  # neither count shown faster there
                 head += f", either count below ({_widths(below)}; {one} leaves cores free)"
             elif below:
-                head += f", {one} below ({_widths(below)})"
+                level = [w for w in below if w in unclear]
+                head += f", {one} at width {_widths([w for w in below if w not in level])}"
+                head += f", either count at width {_widths(level)}" if level else ""
             head += " (every width measured)" if start == widths[0] else ""
-        elif faster:
-            head = f"{name}: all {n} cores at width {_widths(faster)}, {one} at the others"
-        else:
-            head = f"{name}: {one}"
+        else:  # each width by its own verdict: a width within the noise decides no count
+            parts = [f"all {n} cores at width {_widths(faster)}"] * bool(faster)
+            parts += [f"{one} at width {_widths(slower)}"] * bool(slower)
+            parts += [f"either count at width {_widths(unclear)}"] * bool(unclear)
+            head = f"{name}: {', '.join(parts)}"
         widths_seen = [f"faster at width {_widths(faster)}"] * bool(faster)
         widths_seen += [f"slower at width {_widths(slower)}"] * bool(slower)
         widths_seen += [f"no clear effect at width {_widths(unclear)}"] * bool(unclear)
@@ -199,10 +203,6 @@ def thread_rule(effects: Sequence[dict[str, Any]]) -> list[str]:
     return [role_rule(effects, role) for role in ROLES]
 
 
-def _count(threads: int) -> str:
-    return f"{threads} thread{'s' * (threads != 1)}"
-
-
 EITHER = "either"
 """A width where the faster count lay within the noise: neither count is shown faster."""
 EITHER_COUNT = "either count (no clear effect)"
@@ -218,9 +218,9 @@ def _from_sweep(effect: dict[str, Any]) -> str:
     :data:`NO_VERDICT` or :data:`NOT_JUDGED`."""
     verdict = effect["verdict"]
     if verdict == FASTER:
-        return _count(effect["threads"])
+        return counted(effect["threads"], "thread")
     if verdict == SLOWER:
-        return _count(effect["few_threads"])
+        return counted(effect["few_threads"], "thread")
     return EITHER if verdict == UNCLEAR else NOT_JUDGED if verdict == NOT_JUDGED else NO_VERDICT
 
 
@@ -235,9 +235,9 @@ def _from_check(row: dict[str, Any]) -> str:
     if verdict.startswith(NO_VERDICT) or (row.get("threads_pairs") or MIN_PAIRS) < MIN_PAIRS:
         return NO_VERDICT
     if verdict.startswith("right") and "past the noise" in verdict:
-        return _count(row["threads_chosen"])
+        return counted(row["threads_chosen"], "thread")
     if verdict.startswith("wrong"):
-        return _count(row["threads_best"])
+        return counted(row["threads_best"], "thread")
     return EITHER if verdict.startswith(("right", "as good as", UNCLEAR)) else NO_VERDICT
 
 
