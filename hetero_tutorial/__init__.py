@@ -56,6 +56,7 @@ _NAMES = {
     "compiled": "speed.compiler",
     "compile_unavailable": "speed.compiler",
     "compile_cache": "speed.compiler",
+    "cache_files": "speed.compiler",
     "train_overlapped": "rl.overlapped.loop",
     "default_workers": "rl.overlapped.loop",
     "LagSchedule": "rl.overlapped.schedule",

@@ -232,6 +232,25 @@ def test_rejax_per_gradient_step_is_set_against_our_products():
     assert "no rejax run at 1,024 envs" in compile_race.rejax_step_line(missing, _BREAKDOWN)
 
 
+def test_a_breakdown_slower_than_the_races_own_step_says_the_gap_mixes_two_runs():
+    """08's quick run: our step alone took 439 us, the race's whole step of ours 363 us
+    (0.96x rejax): the gap to rejax is two runs' speeds apart."""
+    setting = {"num_steps": 32, "minibatch_size": 256, "update_epochs": 10}
+    stats = {"1024 envs": {"rejax": {"steps_per_s": {"median": 102_400.0}},
+                           "ours-compiled": {"steps_per_s": {"median": 128_000.0}}}}  # fmt: skip
+    pairs = [{"point": "1024 envs", "ours": "ours-compiled", "peer": "rejax",
+              "metric": "steps_per_s", "median_of_round_ratios": 1.25}]  # fmt: skip
+    fields = {"setting": setting, "points": {"8": {}, "1024": {}},
+              "summary": {"stats": stats, "pairs": pairs}}  # fmt: skip
+    record = results.Record("bench.device_ppo_peers", fields)
+    line = compile_race.rejax_step_line(record, _BREAKDOWN)  # ours recorded: 200 us a step
+    assert "this run's step alone (400 us) is longer than the race's whole step of ours" in line
+    assert "at least 2.00x slower than the recorded one" in line
+    assert line.endswith("the race itself has ours compiled at 1.25x rejax.")
+    quick = compile_race.rejax_step_line(record, replace(_BREAKDOWN, step_s=190e-6))
+    assert "two runs" not in quick
+
+
 def test_the_run_lengths_come_from_the_configs():
     ppo = PPOConfig.tuned("CartPole-v1", num_envs=8, total_steps=100_000)
     text = report.run_lengths_sentence(ppo, DDPGConfig())

@@ -100,7 +100,8 @@ def test_a_sampler_that_drops_rollout_stacks_says_so():
     paused = _profile(300, 1000, {"rollout": 6.0, "update": 14.0})  # 30% against 30%
     said = profile_report.sampling_sentence(free, paused)
     assert "-15.0 points without pauses, +0.0 with them" in said
-    assert "falls short by more than the noise" in said and "drops rollout stacks here" in said
+    assert "falls short by 15.0 points more, past the noise" in said
+    assert "drops rollout stacks here" in said
 
 
 # --- 02: four tools, the lean of each worded from the numbers ----------------------------
@@ -204,6 +205,11 @@ def test_the_summary_adds_the_compiling_seconds_and_repeats_no_line():
     )
     assert not any("env steps/s" in line for line in lines)  # section 3 printed those
     assert "from an empty cache" in compile_report.summary_lines(speedups, [], None, False)[-1]
+    fresh = compile_report.summary_lines(speedups, [run], None, True, written=120)[-1]
+    assert fresh.endswith("earlier run, yet 120 new cache files written here: these shapes were "
+                          "compiled afresh.")  # fmt: skip
+    kept = compile_report.summary_lines(speedups, [run], None, True, written=0)[-1]
+    assert kept.endswith("from an earlier run: every kernel came from it.")
 
 
 def test_section_lines_print_the_busy_line_once():
@@ -217,7 +223,9 @@ def test_08_asks_for_the_largest_gain_before_printing_it():
     exercise = next(i for i, c in enumerate(notebook.cells) if "## Exercise: the piece" in c.source)
     above = "\n".join(c.source for c in notebook.cells[:exercise] if c.cell_type == "code")
     assert "largest_gain_sentence" not in above and "summary_lines" not in above
-    assert "summary_lines(speedups, ppo + ddpg, FALLBACK, warm)" in notebook.cells[-1].source
+    assert (
+        "summary_lines(speedups, ppo + ddpg, FALLBACK, warm, written)" in notebook.cells[-1].source
+    )
 
 
 # --- 08: rejax's step, set against ours only on this kind of machine (item 9) ------------

@@ -116,11 +116,39 @@ def rejax_step_line(record: Any, found: Breakdown, here: dict[str, Any] | None =
         return text + "Its products ran faster than ours do here: no overhead removed closes that."
     budget = per_step - products
     if rest <= budget:
-        return text + (
-            f"The rest of our step ({format_seconds(rest)}) fits in the "
-            f"{format_seconds(budget)} that leaves: the gap is outside the update step."
+        return (
+            text
+            + (
+                f"The rest of our step ({format_seconds(rest)}) fits in the "
+                f"{format_seconds(budget)} that leaves: the gap is outside the update step."
+            )
+            + _two_runs(record, found, num_envs, batch / gradient_steps)
         )
-    return text + (
-        f"To match it, the rest of our step would have to fit in {format_seconds(budget)}; "
-        f"here it takes {format_seconds(rest)}, {rest / budget:.1f}x that."
+    return (
+        text
+        + (
+            f"To match it, the rest of our step would have to fit in {format_seconds(budget)}; "
+            f"here it takes {format_seconds(rest)}, {rest / budget:.1f}x that."
+        )
+        + _two_runs(record, found, num_envs, batch / gradient_steps)
+    )
+
+
+def _two_runs(record: Any, found: Breakdown, num_envs: int, steps_per_gradient: float) -> str:
+    """Where this run's step alone is longer than the race's whole step of ours (its rollout
+    included), the two runs' speeds differ: the gap above mixes them, and the race's own
+    ratio is the figure to read ("" where this run is not the slower)."""
+    ours = record.data["summary"]["stats"].get(f"{num_envs} envs", {}).get("ours-compiled")
+    if ours is None:
+        return ""
+    recorded = steps_per_gradient / ours["steps_per_s"]["median"]
+    if found.step_s <= recorded:
+        return ""
+    pair = peer_races.pair(record, f"{num_envs} envs", "ours-compiled", "rejax", "steps_per_s")
+    ratio = f" has ours compiled at {peer_races.round_ratio(pair):.2f}x rejax" if pair else ""
+    return (
+        f" But this run's step alone ({format_seconds(found.step_s)}) is longer than the race's "
+        f"whole step of ours, rollout included ({format_seconds(recorded)}): this run ran at "
+        f"least {found.step_s / recorded:.2f}x slower than the recorded one, so that gap mixes "
+        f"two runs' speeds; the race itself{ratio or ' is the figure to read'}."
     )

@@ -256,11 +256,13 @@ def summary_lines(
     runs: list[RunRow],
     fallback: str | None,
     warm: bool | None = None,
+    written: int | None = None,
 ) -> list[str]:
     """The notebook's summary, from its numbers (``runs``: PPO's and DDPG's rows; ``warm``:
-    whether the cache held kernels when the notebook started). What the sections printed
-    line by line is not printed again: the ranking, the losses against the account of where
-    compiling loses, and the compiling's seconds in all."""
+    whether the cache held kernels when the notebook started; ``written``: the files the
+    cache gained meanwhile, kernels compiled afresh). What the sections printed line by line
+    is not printed again: the ranking, the losses against the account of where compiling
+    loses, and the compiling's seconds in all."""
     if fallback:
         return [f"- Compiling could not run here ({fallback}); every piece ran eagerly."]
     lines = [f"- {largest_gain_sentence(speedups)}"]
@@ -270,6 +272,12 @@ def summary_lines(
         seconds = sum(r.compile_seconds for r in compiled)
         cache = {True: ", with kernels in the cache from an earlier run", False: ", from an "
                  "empty cache", None: ""}[warm]  # fmt: skip
+        if warm and written is not None:
+            cache += (
+                f", yet {written:,} new cache files written here: these shapes were compiled afresh"
+                if written
+                else ": every kernel came from it"
+            )
         lines.append(
             f"- Compiling's first calls: {seconds:.1f} s in all over {len(compiled)} pieces "
             f"and runs{cache}."

@@ -327,7 +327,7 @@ def ppo_runs_table(runs: dict[str, PPOResult]) -> Markdown:
     columns = {
         "plan": "plan",
         "per_iteration": "median s per iteration",
-        "sps": "steps/s",
+        "sps": "steps/s (all steady iterations)",
         "copies": "real copies per step",
         "process_cpu_percent": "CPU % (of one core)",
         "gpu_percent": "GPU %",

@@ -321,15 +321,17 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     text += f" Each sampler against its timer: {over[0]} points without pauses, {over[1]} with them"
     if outcome is Outcome.NOT_HELD:
         return text + (
-            f": the sampler without pauses falls short by more than the noise ({points(noise)}), "
+            f": the sampler without pauses falls short by {points(difference)} more, past the "
+            f"noise ({points(noise)}), "
             "so it drops rollout stacks here; read the paused profile for where the time goes. "
             "(C5's share still reads the recording without pauses: on a GPU each pause lets "
             "queued kernels finish, shrinking the waits C5 counts.)"
         )
     if outcome is Outcome.HELD:
         return text + (
-            f": the sampler without pauses reads higher against its timer, by more than the noise "
-            f"({points(noise)}), so it drops no more rollout stacks than pausing does here."
+            f": the sampler without pauses reads {points(difference)} higher against its "
+            f"timer, past the noise ({points(noise)}), so it drops no more rollout stacks than "
+            "pausing does here."
         )
     return text + (
         f", {points(difference)} apart: within the noise ({points(noise)}) of each other, "

@@ -94,6 +94,12 @@ def compile_cache() -> tuple[Path, bool]:
     return folder, warm
 
 
+def cache_files(folder: Path) -> int:
+    """How many files the cache ``folder`` holds: their growth over a run counts the kernels
+    it compiled afresh (none: every one came from the cache)."""
+    return sum(1 for path in folder.rglob("*") if path.is_file())
+
+
 def require_compile_mode(mode: str) -> None:
     """Raise a UsageError naming the modes for anything else."""
     if mode not in COMPILE_MODES:
