@@ -232,6 +232,32 @@ def test_interleaved_runs_learn_exactly_as_runs_alone():
         assert together[design].eval_returns == alone.eval_returns
 
 
+def test_each_round_of_interleaved_turns_starts_one_run_further_along(monkeypatch):
+    from types import SimpleNamespace
+
+    from hetero_tutorial.rl.ddpg import runs
+
+    order = []
+
+    class Fake:
+        def __init__(self, name: str) -> None:
+            self.name, self.steps_done = name, 0
+            self.config = SimpleNamespace(total_steps=300)
+
+        @property
+        def done(self) -> bool:
+            return self.steps_done >= 300
+
+        def advance(self, steps: int) -> None:
+            order.append(self.name)
+            self.steps_done += steps
+
+    monkeypatch.setattr(runs, "result_of", lambda trainer, episodes: trainer.name)
+    found = runs.interleave({n: Fake(n) for n in "ABC"}, chunk_steps=100)
+    assert found == {"A": "A", "B": "B", "C": "C"}
+    assert "".join(order) == "ABC" + "BCA" + "CAB"
+
+
 def test_an_episode_is_timed_through_its_last_step(monkeypatch):
     class OneSecondPerStep:  # advance() times a step between two readings of the clock
         now = 0.0

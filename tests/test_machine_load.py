@@ -4,6 +4,7 @@ import subprocess
 import sys
 import time
 
+from hetero_tutorial.core import machine_load
 from hetero_tutorial.core.contention import LoadMeter
 
 # One second of the child's own CPU time, however long other processes make it take.
@@ -47,3 +48,15 @@ def test_a_child_seen_running_and_waited_for_is_counted_once():
     with LoadMeter(interval=0.1) as load:
         subprocess.run([sys.executable, "-c", BURN_ONE_SECOND], check=True)
     assert 0.8 < load.own_cores * load.wall_seconds < 1.6  # its second, not two
+
+
+def test_a_quiet_studys_line_says_when_its_waits_were_its_own():
+    """06's quick run waited 0.178 s a second with others at 0.01 cores: its worker, learner
+    and Ray on two cores waited for one another, which the line now says."""
+    own = machine_load.Busyness(
+        "the overlap study", 25.2, {"wait_share": 0.178, "others_on_study_cpus": 0.01}
+    )
+    assert not own.busy
+    assert "0.178 s for a CPU per second they ran (for one another: its own" in own.quiet_line()
+    calm = machine_load.Busyness("a study", 2.0, {"wait_share": 0.02, "others_on_study_cpus": 0})
+    assert "for one another" not in calm.quiet_line()

@@ -109,6 +109,8 @@ class Busyness:
             if wait is not None
             else f"others used {self.other_cores:.2f} cores"
         )
+        if wait is not None and wait > contention.WAIT_SHARE and not self.busy:
+            seen += " (for one another: its own threads and processes outnumbered the cores)"
         return (
             f"While {self.study} ran ({self.seconds:.1f} s), {seen}; others used "
             f"{self.other_cores:.2f} cores anywhere on the machine "

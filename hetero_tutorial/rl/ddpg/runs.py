@@ -109,21 +109,25 @@ def interleave(
     chunk_steps: int = 200,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, DDPGResult]:
-    """Run ``trainers`` to the end, ``chunk_steps`` at a time in turn (A, B, C, A, ...).
+    """Run ``trainers`` to the end, ``chunk_steps`` at a time in turn, each round starting
+    one further along (A, B, C, then B, C, A, then C, A, B, ...).
 
-    A slow minute of the machine then costs every run alike, so the ratios of their
-    speeds are fair; each run keeps its own clock. ``progress(done, total)`` follows the
-    environment steps of all runs together. Used by :func:`train_side_by_side` (one
-    trainer per placement) and by the buffer study (one per buffer design).
+    A slow minute of the machine then costs every run alike, and no run always follows the
+    same one, so the ratios of their speeds are fair; each run keeps its own clock.
+    ``progress(done, total)`` follows the environment steps of all runs together. Used by
+    :func:`train_side_by_side` (one trainer per placement) and by the buffer study (one per
+    buffer design).
     """
     require_positive(chunk_steps=chunk_steps)
     total = sum(trainer.config.total_steps for trainer in trainers.values())
-    while not all(trainer.done for trainer in trainers.values()):
-        for trainer in trainers.values():
+    turns = list(trainers.values())
+    while not all(trainer.done for trainer in turns):
+        for trainer in turns:
             if not trainer.done:
                 trainer.advance(chunk_steps)
                 if progress is not None:
                     progress(sum(t.steps_done for t in trainers.values()), total)
+        turns = turns[1:] + turns[:1]
     return {name: result_of(trainer, eval_episodes) for name, trainer in trainers.items()}
 
 
