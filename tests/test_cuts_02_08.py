@@ -325,6 +325,21 @@ def test_the_plain_forward_takes_the_acts_side_or_the_finding_says_it_broke(pair
     assert "held" not in few
 
 
+@given(ratio_pairs, st.sampled_from([3, 5]))
+def test_each_grid_cell_prints_its_range_and_the_verdict_the_range_gives(pair, repeats):
+    low, high = pair
+    (line,) = forward_grid.grid_table(_grid(low, high, repeats=repeats)).splitlines()[1:]
+    assert f"{low:.2f}-{high:.2f}x" in line
+    if repeats == 3:
+        assert line.endswith("no verdict")
+    elif low > 1.0:
+        assert line.endswith("compiled faster")
+    elif high < 1.0:
+        assert line.endswith("compiled slower")
+    else:
+        assert line.endswith("no clear effect")
+
+
 def test_a_straddling_forward_or_act_gives_no_verdict_of_direction():
     act = _speedup("act", 8, 1.5, 1.2, 1.8)
     said = str(forward_grid.forward_finding(_grid(0.8, 1.3), [act]))

@@ -92,3 +92,16 @@ def test_a_target_the_rounds_straddle_names_its_edge_and_who_led_every_round():
         "against the target (at least 10.00x): no clear effect, its range reaches both sides "
         "of 10.00x (ours ahead in every round)"
     )
+
+
+def test_a_race_from_a_cpus_name_alone_says_its_generation_was_not_recorded():
+    record = _record()
+    assert peer_races.recorded_on(record) == (
+        "Test CPU (2 cores, no GPU), a CPU's name only (its generation was not recorded)"
+    )
+    assert peer_races.short_provenance(record).startswith(
+        "Recorded on Test CPU (2 cores, no GPU), a CPU's name only"
+    )
+    named = {**PROVENANCE["fingerprint"], "cpu_identity": {"family": "25", "model": "17"}}
+    record.provenance = {**PROVENANCE, "fingerprint": named}
+    assert peer_races.recorded_on(record) == "Test CPU (family 25, model 17; 2 cores, no GPU)"

@@ -73,7 +73,8 @@ def race(record: Any = "newest") -> Markdown:
         return Markdown(NO_RACE)
     lines = "\n".join(f"- {line}" for line in race_sentences(record))
     where = (
-        f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}, with "
+        f"Recorded on {peer_races.recorded_on(record)}, "
+        f"{record.provenance.get('date', '?')[:10]}, with "
         f"{record.data['capacity']:,} transitions stored and {record.data['slice']}-step "
         "segments: its bytes per transition are for that size and segment length, not the "
         "memory table's."

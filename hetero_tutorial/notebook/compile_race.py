@@ -45,7 +45,8 @@ def rejax_lines(record: Any, ppo: list[RunRow], here: dict[str, Any] | None = No
         here if here is not None else fingerprint(), record.provenance["fingerprint"]
     )
     live = {(r.size, r.piece): r for r in ppo if r.mode == "compile"}
-    lines = [f"Recorded on {record.hardware} ({record.provenance['date'][:10]}, one thread):"]
+    date = record.provenance["date"][:10]
+    lines = [f"Recorded on {peer_races.recorded_on(record)} ({date}, one thread):"]
     for point, contestants in stats.items():
         ours, rejax = contestants.get("ours"), contestants.get("rejax")
         if not ours or not rejax:

@@ -23,19 +23,34 @@ def _paired(eager: GridRow, row: GridRow) -> Spread:
     return Spread.of_ratios(ratios, per="repeat")
 
 
+def _word(spread: Spread) -> str:
+    """A cell's verdict: compiled faster or slower (every repeat on one side of 1), no clear
+    effect (across 1), or no verdict (too few repeats, or none)."""
+    if not spread.decides:
+        return "no verdict"
+    side = spread.side(1.0)
+    return "no clear effect" if side is None else "compiled faster" if side else "compiled slower"
+
+
 def grid_table(rows: list[GridRow]) -> str:
     """Per device, width and batch: eager's time over each compiled mode's, the median of
-    their paired repeats' ratios (as :func:`forward_finding` reads it), as text."""
+    their paired repeats' ratios (as :func:`forward_finding` reads it), their range and
+    what it says, as text."""
     eager = {(r.device, r.width, r.batch_size): r for r in rows if r.mode == "eager"}
-    lines = ["device   mode         width  batch  eager/mode"]
+    lines = ["device   mode         width  batch  eager/mode  repeats' range  verdict"]
     for r in rows:
         if r.mode == "eager":
             continue
         base = eager[(r.device, r.width, r.batch_size)]
-        ratio = _paired(base, r).value
+        spread = _paired(base, r)
+        ratio = spread.value
         if not math.isfinite(ratio):  # no repeats kept: the medians
             ratio = base.seconds / r.seconds
-        lines.append(f"{r.device:<8} {r.mode:<12} {r.width:>5} {r.batch_size:>6}  {ratio:.2f}x")
+        span = f"{spread.low:.2f}-{spread.high:.2f}x" if spread.measured else "-"
+        lines.append(
+            f"{r.device:<8} {r.mode:<12} {r.width:>5} {r.batch_size:>6}  {ratio:>9.2f}x  "
+            f"{span:<14}  {_word(spread)}"
+        )
     return "\n".join(lines) if len(lines) > 1 else "No compiled mode ran here: no grid to compare."
 
 

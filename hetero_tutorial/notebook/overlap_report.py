@@ -177,7 +177,9 @@ def collection_race() -> Markdown:
     ratios = [peer_races.round_ratio(p) for p in record.data["summary"]["pairs"]]
     ratios = [r for r in ratios if r is not None]
     ahead = peer_races.behind(record) or ["No peer is ahead at any point of this race."]
-    head = f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}"
+    head = (
+        f"Recorded on {peer_races.recorded_on(record)}, {record.provenance.get('date', '?')[:10]}"
+    )
     if ratios:
         head += f": ours / peer env steps/s {min(ratios):.2f}-{max(ratios):.2f}x over its points"
     lines = "\n".join(f"- {line}" for line in ahead)

@@ -22,6 +22,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from hetero_tutorial.core import results
 from hetero_tutorial.core.findings import Expectation, Finding, Outcome
+from hetero_tutorial.core.machine import cpu_details
 from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import Spread
@@ -54,6 +55,15 @@ def metric_label(metric: str) -> str:
     return f"{label} at {int(at):,} env{'s' if int(at) > 1 else ''}"
 
 
+def recorded_on(record: Record) -> str:
+    """The machine a race record names, and where it is a CPU's name alone (a record from
+    before the CPU's identity was kept), that another CPU of that name may have run it:
+    notebook 00 counts such a record as no machine's in particular."""
+    machine = record.provenance["fingerprint"]
+    unnamed = not machine.get("accelerator") and not cpu_details(machine)
+    return record.hardware + (", a CPU's name only (its generation was not recorded)" * unnamed)
+
+
 def provenance(record: Record) -> str:
     """Where and how a race was measured: machine, date, command, peers' versions, rounds."""
     meta = record.provenance
@@ -63,7 +73,7 @@ def provenance(record: Record) -> str:
     )
     data = record.data
     return (
-        f"Recorded on {record.hardware}, {meta.get('date', '?')[:10]}, "
+        f"Recorded on {recorded_on(record)}, {meta.get('date', '?')[:10]}, "
         f"with `{meta.get('command')}` "
         f"({data.get('rounds')} interleaved rounds, {counted(data.get('threads', 1), 'thread')}, "
         f"core {data.get('core')}); peers' own environments: {peers}."
@@ -235,7 +245,7 @@ def short_provenance(record: Record) -> str:
     peers' versions)."""
     data = record.data
     return (
-        f"Recorded on {record.hardware}, {record.provenance.get('date', '?')[:10]}: "
+        f"Recorded on {recorded_on(record)}, {record.provenance.get('date', '?')[:10]}: "
         f"{data.get('rounds')} interleaved rounds, {counted(data.get('threads', 1), 'thread')}, "
         "one core."
     )
