@@ -154,7 +154,7 @@ def test_the_cards_run_time_is_one_line_each_machines_newest_run():
     runs.append(_run_times("full", 70.0, [sweep, {**fit, "seconds": 12.0}]))
     line = cards.run_time_line("03_x.ipynb", runs)
     assert line == (
-        "**Run time**: 9 s in quick mode, 70-80 s in full mode, on the recorded machines; "
-        "`python -m hetero_tutorial doctor` estimates yours."
+        "**Run time**: 9 s quick, 70-80 s full on the recorded machines (yours: "
+        "`python -m hetero_tutorial doctor`)."
     )
     assert "not recorded yet" in cards.run_time_line("09_new.ipynb", runs)

@@ -233,3 +233,4 @@ def test_a_count_names_its_noun_in_the_number_it_needs():
     assert counted(0, "graph break") == "0 graph breaks"
     assert counted(1_024, "environment") == "1,024 environments"
     assert counted(2, "copy", "copies") == "2 copies" and counted(1, "copy", "copies") == "1 copy"
+    assert counted("2", "thread") == "2 threads"  # a JSON key read back

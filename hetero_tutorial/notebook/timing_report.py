@@ -166,10 +166,11 @@ def unmatched_note(kind: str = "bench.crossover") -> str:
     ]
     if not others:
         return ""
+    one = len(others) == 1
     return (
-        f" ({counted(len(others), 'record')} of a CPU of this name are there without this CPU's "
-        "identity (family, model, vector instructions): another generation may share the "
-        "name, so they do not count.)"
+        f" ({counted(len(others), 'record')} of a CPU of this name {'is' if one else 'are'} "
+        "there without this CPU's identity (family, model, vector instructions): another "
+        f"generation may share the name, so {'it does' if one else 'they do'} not count.)"
     )
 
 
@@ -215,11 +216,13 @@ def drift_sentence(
     text += f" Quote against another run: {_span(honest)}."
     if earlier is None:
         return text
-    if not earlier:
+    if not earlier:  # a record of this CPU's name alone: said once, under the grid
+        unmatched = (
+            " (a CPU of this name's does not count, as said above)" if unmatched_note() else ""
+        )
         return (
-            text
-            + " No earlier notebook 00 run (bench.crossover) on this kind of machine is recorded "
-            "in data/reference/." + unmatched_note()
+            text + " No earlier notebook 00 run (bench.crossover) on this kind of machine is "
+            f"recorded in data/reference/{unmatched}."
         )
     for record in earlier:
         then = record.data["policy_step"]["cpu"]["median_s"]

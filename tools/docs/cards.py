@@ -80,9 +80,9 @@ def run_time_line(name: str, records: list[results.Record] | None = None) -> str
     said = []
     for mode in ("quick", "full"):
         machines = sorted(seconds for _, seconds in newest.get(mode, {}).values())
-        words = f"in {mode} mode"
+        words = mode
         if not machines:
-            said.append(f"not recorded {words}")
+            said.append(f"not recorded in {mode} mode")
             continue
         low, high = run_time(machines[0]), run_time(machines[-1])
         unit = high.split()[-1]
@@ -94,8 +94,8 @@ def run_time_line(name: str, records: list[results.Record] | None = None) -> str
             span = f"{low} to {high}"
         said.append(f"{span} {words}")
     return (
-        f"{RUN_TIME}: {', '.join(said)}, on the recorded machines; "
-        "`python -m hetero_tutorial doctor` estimates yours."
+        f"{RUN_TIME}: {', '.join(said)} on the recorded machines (yours: "
+        "`python -m hetero_tutorial doctor`)."
     )
 
 
