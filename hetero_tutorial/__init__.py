@@ -128,6 +128,7 @@ _MODULES = {
     "buffer_race": "notebook.buffer_race",
     "compile_race": "notebook.compile_race",
     "device_envs_figures": "notebook.device_envs_figures",
+    "env_rates": "notebook.env_rates",
     "neighbour_findings": "notebook.neighbour_findings",
     "curriculum_findings": "notebook.curriculum_findings",
     "ddpg_findings": "notebook.ddpg_findings",

@@ -42,3 +42,15 @@ def test_the_check_lists_mismatches_first_and_counts_answers_without_a_rule():
     lines = answer_check.check(_grid(2e-4) | _copies(133, 4))
     assert lines[0].startswith("00 Q3: MISMATCH")
     assert lines[-1].endswith("answers are reasoning the instructor reads (no rule)")
+
+
+def test_a_busy_record_is_named_as_not_judged_not_as_missing(monkeypatch, tmp_path, capsys):
+    record = _grid(1e-6)["bench.crossover"][0]
+    record.provenance["machine_load"] = {"study": "the forward-pass grid", "seconds": 2.0,
+                                         "wait_share": 0.6, "others_on_study_cpus": 0.9,
+                                         "busy": True}  # fmt: skip
+    results.save(record, directory=tmp_path)
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
+    answer_check.main()
+    said = capsys.readouterr().out
+    assert "00 Q3: not checkable here: bench.crossover ran busy, not judged" in said

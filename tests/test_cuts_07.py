@@ -7,7 +7,7 @@ import pytest
 
 from hetero_tutorial.core.results import Record
 from hetero_tutorial.notebook import device_envs_report as report
-from hetero_tutorial.notebook import peer_races
+from hetero_tutorial.notebook import env_rates, peer_races
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.device_ppo import GoalRun, fell_back, solved_at
@@ -102,7 +102,7 @@ def test_every_fit_reads_in_one_template_whichever_part_dominates():
     """Item 26: SyncVectorEnv's fit (equal near N = 1) and a batched one (equal at
     thousands) get the same words, and the ceiling says how far each line can rise."""
     rows = _fit_rows(7.5e-6, 8.28e-6, "gymnasium-sync") + _fit_rows(98e-6, 44e-9, "batched-cpu")
-    text = report.overhead_findings(rows, "CartPole-v1")
+    text = env_rates.overhead_findings(rows, "CartPole-v1")
     sync, batched = text.splitlines()
     assert sync.startswith("- CartPole-v1, gymnasium-sync: 7.5 us + 8.28 us x N; equal")
     assert "equal at N = 0.91, ceiling 1.9x" in sync
@@ -208,11 +208,15 @@ def test_per_environment_findings_print_the_guard_once_on_a_busy_machine(monkeyp
     rows = _fit_rows(7.5e-6, 8.28e-6, "gymnasium-sync") + [
         r | {"env_id": "Pendulum-v1"} for r in _fit_rows(8e-6, 13e-6, "gymnasium-sync")
     ]
-    quiet = report.per_environment(report.overhead_findings, rows, ["CartPole-v1", "Pendulum-v1"])
+    quiet = env_rates.per_environment(
+        env_rates.overhead_findings, rows, ["CartPole-v1", "Pendulum-v1"]
+    )
     assert "- CartPole-v1, gymnasium-sync" in quiet and "- Pendulum-v1, gymnasium-sync" in quiet
     busy = machine_load.Busyness("the study", 4.0, off_reference=("a step 4x this CPU's record",))
     monkeypatch.setattr(machine_load, "readings_of", lambda *figures: [busy])
-    text = report.per_environment(report.overhead_findings, rows, ["CartPole-v1", "Pendulum-v1"])
+    text = env_rates.per_environment(
+        env_rates.overhead_findings, rows, ["CartPole-v1", "Pendulum-v1"]
+    )
     assert text == busy.line() and "gymnasium-sync" not in text
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from gymnasium.envs.classic_control.pendulum import angle_normalize
 
-from hetero_tutorial.notebook import device_envs_figures
+from hetero_tutorial.notebook import device_envs_figures, env_rates
 from hetero_tutorial.notebook import device_envs_report as report
 from hetero_tutorial.notebook.solutions.device_envs import pendulum_cost, wrap_angle
 from hetero_tutorial.rl.envs.batched import BatchedPendulum
@@ -67,7 +67,7 @@ def test_lines_within_the_tie_do_not_cross_back_and_forth():
     (cross,) = env_throughput.crossings(rows, "CartPole-v1")
     assert (cross["faster_below"], cross["faster_above"]) == ("a", "b")
     assert cross["between"] == (1, 1000) and cross["tied_at"] == [10, 100]
-    assert "a tie, at N = 10, 100" in report.throughput_findings(rows, "CartPole-v1")
+    assert "a tie, at N = 10, 100" in env_rates.throughput_findings(rows, "CartPole-v1")
 
 
 def test_step_cost_fit_recovers_fixed_and_per_env_costs():
@@ -78,16 +78,16 @@ def test_step_cost_fit_recovers_fixed_and_per_env_costs():
 
 
 def test_findings_are_written_from_the_numbers():
-    text = report.throughput_findings(ROWS, "CartPole-v1")
+    text = env_rates.throughput_findings(ROWS, "CartPole-v1")
     assert "N = 1: fastest is slow" in text and "N = 1,000: fastest is fast" in text
     assert re.search(
         r"fast overtakes slow at about N = \d\d \(between the measured 10 and 100\)", text
     )
-    overhead = report.overhead_findings(ROWS, "CartPole-v1")
+    overhead = env_rates.overhead_findings(ROWS, "CartPole-v1")
     assert "fast: 300 us + 100 ns x N; equal at N = 3,000, ceiling 3,001x" in (overhead)
     assert "slow: 1 us + 10 us x N; equal at N = 0.1, ceiling 1.1x" in overhead
     flat = [_row("flat", n, n / 1e-3) for n in (1, 10, 100)]
-    assert "too small to measure up to N = 100" in report.overhead_findings(flat, "CartPole-v1")
+    assert "too small to measure up to N = 100" in env_rates.overhead_findings(flat, "CartPole-v1")
     figure = device_envs_figures.throughput_lines(ROWS, ["CartPole-v1"])
     assert len(figure.axes[0].lines) == 3  # two implementations and one crossing
 
@@ -198,6 +198,6 @@ def test_a_fit_whose_ceiling_the_rows_pass_says_so():
     rates = {1: 63_020.0, 16: 90_000.0, 256: 101_581.0, 4096: 63_286.0}
     rows = [{"env_id": "CartPole-v1", "implementation": "gymnasium-sync", "num_envs": n,
              "env_steps_per_s": r} for n, r in rates.items()]  # fmt: skip
-    text = report.overhead_findings(rows, "CartPole-v1")
+    text = env_rates.overhead_findings(rows, "CartPole-v1")
     assert "yet the rows lift the rate 1.6x at N = 256 (over N = 1)" in text
     assert "the straight line does not fit them closely" in text

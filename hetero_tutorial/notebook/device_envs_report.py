@@ -10,7 +10,7 @@ configuration solved CartPole first).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from IPython.display import Markdown
@@ -18,102 +18,13 @@ from IPython.display import Markdown
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.results import Record
-from hetero_tutorial.core.timing import MIN_REPEATS, format_seconds
+from hetero_tutorial.core.timing import MIN_REPEATS
 from hetero_tutorial.notebook import peer_races
+from hetero_tutorial.notebook.env_rates import environments, throughput_findings
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies import device_ppo
-from hetero_tutorial.studies.env_throughput import (
-    TIE,
-    crossings,
-    rates_by_implementation,
-    step_cost_fit,
-    throughput_ratios,
-)
-
-
-def _n(value: float) -> str:
-    """A number of environments: whole above 10, two significant digits below (0.1, 2.5)."""
-    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
-
-
-@judged()
-def throughput_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
-    """The fastest implementation at the smallest and largest N, the ratios there, the crossings."""
-    measured = [r for r in rows if r["env_id"] == env_id and r["env_steps_per_s"]]
-    if not measured:
-        return f"{env_id}: nothing was measured."
-    sizes = sorted({r["num_envs"] for r in measured})
-    lines = []
-    for n in dict.fromkeys((sizes[0], sizes[-1])):
-        here = [r for r in measured if r["num_envs"] == n]
-        best = max(here, key=lambda r: r["env_steps_per_s"])
-        line = f"- {env_id}, N = {_n(n)}: fastest is {best['implementation']}"
-        others = throughput_ratios(rows, env_id, n, best["implementation"])
-        if others:
-            slower = ", ".join(f"{1 / ratio:.3g}x {name}" for name, ratio in others.items())
-            line += f" ({slower})"
-        lines.append(line + f", at {_n(best['env_steps_per_s'])} env steps/s.")
-    for cross in crossings(rows, env_id):
-        lo, hi = cross["between"]
-        line = (
-            f"- {env_id}: {cross['faster_above']} overtakes {cross['faster_below']} at about "
-            f"N = {_n(cross['num_envs'])} (between the measured {_n(lo)} and {_n(hi)}"
-        )
-        if cross["tied_at"]:
-            tied = ", ".join(_n(n) for n in cross["tied_at"])
-            line += f"; within {TIE:.0%} of each other, a tie, at N = {tied}"
-        lines.append(line + ").")
-    return "\n".join(lines)
-
-
-@judged()
-def overhead_findings(rows: Sequence[dict[str, Any]], env_id: str) -> str:
-    """Each implementation's fit, fixed cost per step plus cost per environment, in one
-    template: the N where the two are equal, and the fit's ceiling, how far more
-    environments can lift the rate over one environment's (``1 + fixed / per_env``)."""
-    lines = []
-    largest = max((r["num_envs"] for r in rows if r["env_id"] == env_id), default=0)
-    for name, fit in step_cost_fit(rows, env_id).items():
-        fixed, at = format_seconds(fit["fixed_s"]), fit["half_fixed_at"]
-        if at > 10 * largest:
-            lines.append(
-                f"- {env_id}, {name}: {fixed} per step; the part per environment is too small "
-                f"to measure up to N = {_n(largest)}."
-            )
-            continue
-        line = (
-            f"- {env_id}, {name}: {fixed} + {format_seconds(fit['per_env_s'])} x N; equal "
-            f"at N = {_n(at)}, ceiling {_n(1 + at)}x"
-        )
-        lines.append(line + _past_ceiling(rows, env_id, name, 1 + at) + ".")
-    return "\n".join(lines)
-
-
-def _past_ceiling(rows: Sequence[dict[str, Any]], env_id: str, name: str, ceiling: float) -> str:
-    """Where the measured rows lift the rate over the fewest environments' by more than the
-    fit's ceiling allows (past a tenth, timing noise on a shared machine), the best such lift:
-    a straight line does not fit those rows closely; "" where none does."""
-    rates = rates_by_implementation(rows, env_id).get(name, {})
-    if len(rates) < 2:
-        return ""
-    fewest = min(rates)
-    best = max(rates, key=rates.get)
-    lift = rates[best] / rates[fewest]
-    if lift <= ceiling * (1 + TIE):
-        return ""
-    return (
-        f", yet the rows lift the rate {lift:.2g}x at N = {_n(best)} (over N = {_n(fewest)}): "
-        "the straight line does not fit them closely"
-    )
-
-
-@judged()
-def per_environment(finding: Callable[..., str], rows: Sequence[dict[str, Any]],
-                    env_ids: Sequence[str]) -> str:  # fmt: skip
-    """``finding(rows, env_id)`` for each environment, one after the other: on a busy
-    machine, the guard's line once for all of them."""
-    return "\n".join(finding(rows, env_id) for env_id in env_ids)
+from hetero_tutorial.studies.env_throughput import throughput_ratios
 
 
 def _label(entry: dict[str, Any]) -> str:
@@ -230,7 +141,7 @@ def batching_guess_line(
         return prediction_line(f"{env_id}: batched-cpu over gymnasium-sync", guess, None)
     n = max(both)
     found = throughput_ratios(rows, env_id, n, "gymnasium-sync")["batched-cpu"]
-    what = f"{env_id} at N = {_n(n)}: batched-cpu's env steps/s over gymnasium-sync's"
+    what = f"{env_id} at N = {environments(n)}: batched-cpu's env steps/s over gymnasium-sync's"
     return prediction_line(what, guess, found, lambda x: f"{x:.3g}x", tolerance=0.5)
 
 

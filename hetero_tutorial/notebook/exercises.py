@@ -205,9 +205,7 @@ def prediction_line(
     if found is None:
         return f"{what}: not measured yet (run the cells above), so nothing to set beside a guess."
     if guess is None:
-        return (
-            f"{what}: {show(found)}. (No guess written: set {variable} before you look, next time.)"
-        )
+        return f"{what}: {show(found)}. (No guess written in {variable}.)"
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (guess, found))
     if numbers and found and tolerance > 0:
         ratio = guess / found

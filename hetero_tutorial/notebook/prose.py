@@ -20,10 +20,8 @@ from hetero_tutorial.core.devices import accelerator
 from hetero_tutorial.core.results import load_references
 
 POINTER = (
-    "*No GPU here, and no GPU machine's records in `data/reference/` yet: this notebook's "
-    "paragraphs about the GPU case are left out (they show on a machine with one; their "
-    "text is in the folded `gpu_paragraph` cells, this one and those that print nothing); "
-    "its GPU sections fill in once a GPU machine's reference records are committed.*"
+    "*No GPU here and no GPU machine's records yet: this notebook's paragraphs about the GPU "
+    "case stay in their folded `gpu_paragraph` cells until one is committed.*"
 )
 """The one line that stands for a notebook's GPU paragraphs on a machine without either."""
 
