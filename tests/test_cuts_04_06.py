@@ -181,7 +181,7 @@ def test_the_ideal_table_words_every_outcome_and_gives_causes_only_outside():
     assert "| ray, 1 worker, lag 1 | 1.40x (1.30-1.60x) | 1.45x | inside: no clear effect |" in text
     assert "| ray, 1 worker, lag 0 | 1.02x | 1.00x | above by 2%: no verdict |" in text
     causes = text.split("\n\n", 1)[1]
-    assert causes.startswith("- mp, 1 worker, lag 1, above its ideal by 8%: its own phases, 70.0")
+    assert causes.startswith("- mp, 1 worker, lag 1, above its ideal by 8%: its own phases (70.0")
     assert "- ray, 1 worker, lag 0, above its ideal by 2%: no cause this run can check" in causes
     assert "mp, 1 worker, lag 0," not in causes and "ray, 1 worker, lag 1," not in causes
     assert "of ideal" not in text  # no share of a ceiling past 100%
