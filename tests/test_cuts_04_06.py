@@ -204,6 +204,15 @@ def test_the_clipping_line_reads_one_comparison_and_the_clip_fraction():
     )
     assert "0.000 at every lag and minibatch: no ratio was clipped" in said
     assert "clipping can bite at once did not happen here" in said  # 06's expectation, broken
+    rows = [{"eval_return_mean": -500.0}, {"eval_return_mean": -480.0}]
+    stuck = overlap_report.clipping_sentence(
+        {"0": stats, "1": lagged}, {"env_id": "Acrobot-v1", "rows": rows}
+    )
+    assert "no run's greedy return passed Acrobot-v1's floor of -300: with nothing" in stuck
+    learned = {"env_id": "Acrobot-v1", "rows": [*rows, {"eval_return_mean": -150.0}]}
+    assert "a start this close" in overlap_report.clipping_sentence(
+        {"0": stats, "1": lagged}, learned
+    )
     clipped = overlap_report.clipping_sentence({"0": stats, "1": lagged | {"start_clipfrac": 0.04}})
     assert "no ratio" not in clipped and "lag 1 first 0.040" in clipped
     assert "did not" not in clipped  # it bit at once: the expectation held

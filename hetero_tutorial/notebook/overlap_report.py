@@ -18,7 +18,7 @@ from hetero_tutorial.core import machine_load, results
 from hetero_tutorial.notebook import peer_races
 from hetero_tutorial.notebook.exercises import prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
-from hetero_tutorial.studies import overlap, overlap_findings
+from hetero_tutorial.studies import learning, overlap, overlap_findings
 
 
 def _percent(value: float) -> str:
@@ -119,11 +119,15 @@ def timeline_line(lanes: Sequence[dict[str, Any]], study: dict[str, Any]) -> str
     )
 
 
-def clipping_sentence(by_lag: dict[Any, dict[str, float]]) -> str:
+def clipping_sentence(
+    by_lag: dict[Any, dict[str, float]], study: dict[str, Any] | None = None
+) -> str:
     """What the clipping table says, in words: each lag's approx KL before PPO's first step
     against the distance lag 0's own epochs travel within an update (its last minibatch),
     and whether the clip bit at all, set against the notebook's expectation that with a
-    lagged rollout it can bite at the first step."""
+    lagged rollout it can bite at the first step. ``study``: where no run's greedy return
+    passed the task's floor, a clip that never bit is put down to a policy that had learned
+    nothing yet (:func:`~hetero_tutorial.studies.learning.floor_of`)."""
     lags = {int(lag): stats for lag, stats in by_lag.items()}
     text = []
     own = lags.get(0, {}).get("approx_kl")
@@ -146,10 +150,16 @@ def clipping_sentence(by_lag: dict[Any, dict[str, float]]) -> str:
     }
     lagged_first = [v for (lag, when), v in clipped.items() if lag > 0 and when == "first"]
     if not any(clipped.values()):
+        why = "a start this close to the acting policy moves no ratio past the clip range"
+        floor = learning.floor_of(study["env_id"]) if study else None
+        if floor is not None and all(r["eval_return_mean"] <= floor for r in study["rows"]):
+            why = (
+                f"no run's greedy return passed {study['env_id']}'s floor of {floor:g}: with "
+                "nothing learned yet, each update moved the policy too little to clip"
+            )
         text.append(
             "The clip fraction is 0.000 at every lag and minibatch: no ratio was clipped, so "
-            "the expectation that clipping can bite at once did not happen here (a start this "
-            "close to the acting policy moves no ratio past the clip range)."
+            f"the expectation that clipping can bite at once did not happen here ({why})."
         )
     elif lagged_first and not any(lagged_first):
         text.append(
