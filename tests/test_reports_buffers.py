@@ -334,6 +334,8 @@ def test_a_change_in_sampling_speed_says_which_way():
             "carry into the buffer"),
     (9.2e6, "the buffer measured 2% slower: under half that, so the gather's change did not"),
     (8.9e6, "the buffer measured 5% slower: about as the gather predicts"),
+    (5.1e6, "the buffer measured 46% slower: 7.8x the predicted change, so the gather explains "
+            "under half of it and the rest is the buffer's own"),
 ])  # fmt: skip
 def test_the_bare_gather_predicts_the_tensor_buffers_change_and_says_how_it_came_out(
     tensor_after, words

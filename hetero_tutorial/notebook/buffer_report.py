@@ -154,9 +154,15 @@ def _gather_in_buffer(
     )
     if abs(predicted) < 0.01:
         return said + "."
-    if -measured / predicted >= 0.5:  # at least half the predicted change, the same way
+    carried = -measured / predicted  # the measured change over the predicted, the same way
+    if carried > 2:
+        return said + (
+            f": {carried:.1f}x the predicted change, so the gather explains under half of "
+            "it and the rest is the buffer's own."
+        )
+    if carried >= 0.5:
         return said + ": about as the gather predicts."
-    if -measured / predicted <= 0:
+    if carried <= 0:
         return said + ": the other way, so the gather's change did not carry into the buffer."
     return said + ": under half that, so the gather's change did not carry into the buffer."
 
