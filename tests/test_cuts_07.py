@@ -166,7 +166,7 @@ def _targeted(ratio, low, high):
 @pytest.mark.parametrize(
     ("low", "high", "words"),
     [
-        (1.02, 1.20, "The race's targets over 5 rounds: 1 of 1 held."),
+        (1.02, 1.20, "The race's targets (benchmarks/README.md) over 5 rounds: 1 of 1 held."),
         (0.74, 1.09, "against the target (at least 1.00x): no clear effect"),
         (0.70, 0.95, "below the target (at least 1.00x) by"),
     ],
@@ -226,4 +226,7 @@ def test_a_race_with_a_missed_target_names_the_ones_that_held():
     record = Record("bench.env_peers", {"rounds": 5, "threads": 1, "core": "1", "summary": {
         "pairs": [held, missed], "stats": {}}}, PROVENANCE)  # fmt: skip
     shown = peer_races.beside_figure(record).data
-    assert "The race's targets over 5 rounds: 1 of 2 held (" in shown and "did not hold" in shown
+    assert (
+        "The race's targets (benchmarks/README.md) over 5 rounds: 1 of 2 held (" in shown
+        and "did not hold" in shown
+    )

@@ -87,7 +87,7 @@ def test_a_target_the_rounds_straddle_names_its_edge_and_who_led_every_round():
     ]
     data = {"rounds": 5, "summary": {"pairs": pairs, "stats": {}}}
     line = peer_races.targets_line(Record("bench.env_peers", data, PROVENANCE))
-    assert line.startswith("The race's targets over 5 rounds: 1 of 2 held (ours / gymnax")
+    assert line.startswith("The race's targets (benchmarks/README.md) over 5 rounds: 1 of 2 held")
     assert line.endswith(
         "against the target (at least 10.00x): no clear effect, its range reaches both sides "
         "of 10.00x (ours ahead in every round)"

@@ -186,7 +186,9 @@ def targets_line(record: Record) -> str:
     named = f" ({'; '.join(held)})" if held and rest and len(held) <= 2 else ""  # few: by name
     rounds = record.data.get("rounds")
     over = f" over {rounds} rounds" if rounds else ""
-    lead = f"The race's targets{over}: {len(held)} of {len(found)} held{named}."
+    lead = (
+        f"The race's targets (benchmarks/README.md){over}: {len(held)} of {len(found)} held{named}."
+    )
     return "\n".join([lead, *rest])
 
 
