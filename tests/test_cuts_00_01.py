@@ -69,7 +69,7 @@ def test_an_earlier_run_is_read_against_the_range_to_quote():
 def test_c1s_cpu_half_is_a_finding_over_the_two_timings(first, second, words):
     said = str(timing_report.c1_cpu_finding(first, second))
     assert said.startswith("C1's CPU half, one step: ")
-    assert "two timings, widened by their drift" in said and words in said
+    assert "two timings' middle halves, widened by their drift" in said and words in said
     outcome = timing_report.c1_cpu_finding(first, second).outcome.value
     assert {"inside": "held", "below": "did not hold", "above": "did not hold"}.get(
         words.split()[0], "no clear effect"

@@ -84,7 +84,7 @@ def test_the_rule_says_no_verdict_and_why_below_the_minimum():
     assert "| no verdict (2 pairs) |" in table
     enough = _sweep([2.0, 2.1, 1.9, 2.0, 2.05], [1.0] * 5)
     text, _ = rule_parts(thread_effects(enough), "update")
-    assert text.startswith("The learner (update): all 2 cores from width 512 (every width")
+    assert text.startswith("The learner (update): both cores from width 512 (every width")
 
 
 def test_the_rule_names_a_width_without_a_verdict_beside_one_with():
@@ -94,12 +94,15 @@ def test_the_rule_names_a_width_without_a_verdict_beside_one_with():
         rows.append(row)
     text, _ = rule_parts(thread_effects(rows), "update")
     assert text == (  # no "1 thread below" for a width that gave no verdict
-        "The learner (update): all 2 cores from width 1024. All 2 cores were faster at width "
+        "The learner (update): both cores from width 1024. Both cores were faster at width "
         "1024; no verdict at width 64"
     )
     straddles = _sweep([1.1, 0.9, 1.05, 0.95, 1.0], [1.0] * 5, width=128)
     text, _ = rule_parts(thread_effects(straddles + short), "update")
-    assert text.startswith("The learner (update): 1 thread. All 2 cores showed no clear effect")
+    assert text.startswith(
+        "The learner (update): either count (1 thread leaves the other cores free). Both cores "
+        "showed no clear effect"
+    )
     assert text.endswith("; no verdict at width 64")
     assert UNCLEAR in {e["verdict"] for e in thread_effects(straddles)}
 
@@ -111,12 +114,12 @@ def test_the_rule_names_each_width_by_its_own_verdict():
     level = _sweep([1.1, 0.9, 1.05, 0.95, 1.0], [1.0] * 5, width=512)
     text, _ = rule_parts(thread_effects(slower + level), "update")
     assert text.startswith(
-        "The learner (update): 1 thread at width 128, either count at width 512. All 2 cores"
+        "The learner (update): 1 thread at width 128, either count at width 512. Both cores"
     )
     faster = _sweep([2.0, 2.1, 1.9, 2.0, 2.05], [1.0] * 5, width=1024)
     (line,) = hybrid_report.thread_rule_lines(thread_effects(slower + level + faster))[1:2]
     assert line == (
-        "The learner (update): all 2 cores from width 1024, 1 thread at width 128, either count "
+        "The learner (update): both cores from width 1024, 1 thread at width 128, either count "
         "at width 512."
     )
 
@@ -444,7 +447,7 @@ def test_findings_name_a_busy_study_once_and_keep_the_counts(monkeypatch):
     quiet = hybrid_report.hybrid_findings(*args)
     assert quiet[0] == "One configuration (all-accelerator): 400 ms per iteration, 5,000 steps/s."
     assert quiet[1] == "Copies per iteration, counted: all-accelerator 133, hybrid 4."
-    assert quiet[2].startswith("The actor (rollout): all 2 cores from width 512")
+    assert quiet[2].startswith("The actor (rollout): both cores from width 512")
     sweep = SimpleNamespace(study="the width sweep", busy=True)
     monkeypatch.setattr(
         hybrid_report, "readings_of", lambda *f: [sweep] if any(x is effects for x in f) else []

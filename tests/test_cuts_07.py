@@ -70,7 +70,7 @@ def test_the_grid_sentence_says_where_the_grid_does_not_resolve_the_time():
             _row("batched-cpu", 64, 3.0, 53_248, 16_000)]  # fmt: skip
     text = report.ppo_findings(device_ppo.ppo_summary(back), back)
     assert "fell back before solving: gymnasium-sync x8 seed 0 (4,096, 8,192)" in text
-    assert "the grid does not resolve" in text
+    assert "evaluations this far apart do not resolve" in text
 
 
 def test_the_ratio_to_the_hybrid_plan_carries_the_range_the_grid_allows():

@@ -198,7 +198,7 @@ def test_a_record_with_both_timings_says_its_range_spans_them():
     record = _crossover(1e-4)
     record.data["policy_step_again"] = {"cpu": {"median_s": 1.1e-4, "iqr_s": 1e-6}}
     line = report.across_runs_line({verdicts.THIS_MACHINE: group_by_kind([record])})
-    assert "both of its timings of the step" in line and "IQR" not in line
+    assert "its two timings' middle halves" in line and "IQR" not in line
 
 
 def test_what_to_do_says_not_judged_in_a_few_words_and_files_the_reading(tmp_path):
@@ -224,10 +224,10 @@ def test_one_timing_of_the_c1_step_gives_no_margin():
 @pytest.mark.parametrize(
     ("first", "again", "words"),
     [  # the margin reads the range the verdict reads: both timings, widened by their drift
-        (0.087e-3, 0.123e-3, "0.061-0.176 ms (its two timings, widened by their 1.41x drift), "
+        (0.087e-3, 0.123e-3, "0.061-0.176 ms (their drift: 1.41x), "
          "lies across an edge of the rule's band (0.15-0.60 ms): another run could land on "
          "either side"),
-        (0.087e-3, 0.090e-3, "0.083-0.094 ms (its two timings, widened by their 1.03x drift), "
+        (0.087e-3, 0.090e-3, "0.083-0.094 ms (their drift: 1.03x), "
          "lies outside the rule's band (0.15-0.60 ms), 1.60x from the nearest edge (measured "
          "from the range's nearer end)."),
         (0.200e-3, 0.210e-3, "lies inside the rule's band (0.15-0.60 ms), 1.26x from the "

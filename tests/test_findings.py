@@ -87,6 +87,8 @@ def test_a_range_across_an_edge_is_no_clear_effect(points: list[float], case: st
     assert finding.outcome is Outcome.UNCLEAR
     assert "no clear effect" in finding.sentence()
     assert "held" not in finding.sentence() and "did not hold" not in finding.sentence()
+    place = expected.place(finding.measured.value)  # a median outside is said, not hidden
+    assert (f"its median lies {place} it, but" in finding.sentence()) is (place != "inside")
 
 
 @given(expectations(), figures)

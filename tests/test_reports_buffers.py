@@ -93,15 +93,15 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     faster = [replace(r, sample_transitions_per_s=2_100.0) if r.design == "tensor" else r
               for r in rows]  # fmt: skip
     text = buffer_report.capacity_sentence(faster, [small, large])
-    said = "The tensor buffer did not slow past the noise (sampling as fast): no slowdown in both"
+    said = "The tensor buffer did not slow past the noise (sampling as fast): no slowdown common"
     assert said in text
     assert "Pattern A" not in text.split(".")[1]  # pattern A slowed 19%: not a shortfall
     noisy = [replace(r, sample_iqr_s=50 * r.sample_iqr_s) for r in rows]  # IQRs that overlap
     text = buffer_report.capacity_sentence(noisy, [small, large])
     assert "19% slower (transition)," in text and (
         "Pattern A did not slow past the noise (sampling 19% slower); the tensor buffer did not "
-        "slow past the noise (sampling 16% slower): no slowdown in both past the noise and over "
-        "5% to explain" in text
+        "slow past the noise (sampling 16% slower): no slowdown common to both, past the noise "
+        "and over 5%, for memory to explain" in text
     )
 
 
@@ -122,8 +122,8 @@ def test_the_capacity_sentence_reads_forwards_on_each_side_of_the_5_percent_thre
     assert "4% slower (tensor, past the noise)" in text
     assert (
         "Pattern A and the tensor buffer both slowed past the noise, by less than 5% (3.0% and "
-        "4.0%): no slowdown in both past the noise and over 5% to explain, so a bare float32 "
-        "table's gathers are shown but read as no cause: 256 random rows took 1.60x as long at "
+        "4.0%): no slowdown common to both, past the noise and over 5%, for memory to explain. "
+        "A bare float32 table's gathers, for scale: 256 random rows took 1.60x as long at "
         "1,000,000 rows (38 MiB) as at 10,000, 256 contiguous rows 1.02x." in text
     )
     assert "did not both slow" not in text and "supports memory" not in text
@@ -139,7 +139,7 @@ def test_the_capacity_sentence_reads_forwards_on_each_side_of_the_5_percent_thre
     text = _capacity(0.051, 0.051)
     assert "slowed too (5% against pattern A's 5%)" in text
     assert "A bare float32 table, no buffer at all: 256 random rows took 1.60x" in text
-    assert "supports memory as the cause" in text and "read as no cause" not in text
+    assert "supports memory as the cause" in text and "for scale" not in text
 
 
 def _counts(ppo: float, ddpg: float, sample: float = 6.0) -> tuple[dict, dict]:

@@ -64,12 +64,15 @@ def test_thread_effects_name_an_effect_only_past_the_paired_spread():
     assert verdict[(1024, "rollout")] == UNCLEAR
     learner = role_rule(effects, "update")
     assert learner.startswith(
-        "The learner (update): all 2 cores from width 1024, either count below (64; 1 thread "
-        "leaves cores free). All 2 cores were faster at width 1024; no clear effect at width 64."
+        "The learner (update): both cores from width 1024, either count below (64; 1 thread "
+        "leaves cores free). Both cores were faster at width 1024; no clear effect at width 64."
     )
     assert "1024: 2.00x" in learner
     actor = role_rule(effects, "rollout")
-    assert actor.startswith("The actor (rollout): 1 thread. All 2 cores showed no clear effect")
+    assert actor.startswith(
+        "The actor (rollout): either count (1 thread leaves the other cores free). Both cores "
+        "showed no clear effect"
+    )
 
 
 def test_thread_rule_lists_faster_widths_that_are_no_contiguous_tail():
@@ -78,9 +81,9 @@ def test_thread_rule_lists_faster_widths_that_are_no_contiguous_tail():
     rows += _thread_rows([0.5, 0.52, 0.49, 0.5, 0.51], [1.0] * 5, 1024)  # slower at 1024
     learner = role_rule(thread_effects(rows), "update")
     assert learner.startswith(
-        "The learner (update): all 2 cores at width 64, 1 thread at width 1024, either count at "
+        "The learner (update): both cores at width 64, 1 thread at width 1024, either count at "
         "width 256. "
-        "All 2 cores were faster at width 64; slower at width 1024; no clear effect at width 256."
+        "Both cores were faster at width 64; slower at width 1024; no clear effect at width 256."
     )
     assert "no clear effect at any width" not in learner and "from width" not in learner
 

@@ -158,9 +158,12 @@ class Finding:
         if outcome is Outcome.UNCLEAR:
             low, high = sorted((self.measured.low, self.measured.high))
             edges = [e for e in (self.expected.low, self.expected.high) if low <= e <= high]
+            place = self.expected.place(self.measured.value)
+            median = f"its median lies {place} it, but " if place != "inside" else ""
             return (
                 f"{self.subject}: {figure} against {self._against()}: no clear effect, "
-                f"its range reaches both sides of {' and '.join(map(self.unit.format, edges))}"
+                f"{median}its range reaches both sides of "
+                f"{' and '.join(map(self.unit.format, edges))}"
             )
         value = self.measured.value
         place, gap = self.expected.place(value), _percent(self.expected.gap(value))

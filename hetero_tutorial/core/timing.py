@@ -332,7 +332,10 @@ class Spread:
         rule's: notebook 00 shows runs drift past one timing's IQR."""
         both, drift = cls.of_timings(first, second), cls.drift(first, second)
         return cls(
-            both.value, both.low / drift, both.high * drift, "two timings, widened by their drift"
+            both.value,
+            both.low / drift,
+            both.high * drift,
+            "two timings' middle halves, widened by their drift",
         )
 
     @staticmethod

@@ -196,9 +196,9 @@ def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
     )
     if short := _short_of_slowed(change, slowed):
         return (
-            f"{text} {short}: no slowdown in both past the noise and over {SLOWED:.0%} to "
-            f"explain, so a bare float32 table's gathers are shown but read as no cause: {bare}."
-            + _gather_in_buffer(rows, g_small, g_large, change["tensor"])
+            f"{text} {short}: no slowdown common to both, past the noise and over "
+            f"{SLOWED:.0%}, for memory to explain. A bare float32 table's gathers, for scale: "
+            f"{bare}." + _gather_in_buffer(rows, g_small, g_large, change["tensor"])
         )
     text += (
         f" The tensor buffer, with no Python object per transition, slowed too "

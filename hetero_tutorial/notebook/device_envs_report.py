@@ -74,7 +74,7 @@ def grid_sentence(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, An
         lines.append(
             f"- Reached {device_ppo.SOLVED_RETURN:g} and fell back before solving: "
             + "; ".join(back)
-            + ": when these first got there, the grid does not resolve."
+            + ": when these first got there, evaluations this far apart do not resolve."
         )
     return "\n".join(lines)
 

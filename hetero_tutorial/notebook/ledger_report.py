@@ -278,8 +278,8 @@ def _c1_cpu_margin(by_machine: dict[str, Records]) -> str:
         factor = max(low / step.high, step.low / high, 1.0)
     side = "inside" if inside else "outside" if factor > 1.0 else "across an edge of"
     figure = (
-        f"{step.low * 1e3:.3f}-{step.high * 1e3:.3f} ms (its two timings, widened by their "
-        f"{Spread.drift(first, again):.2f}x drift)"
+        f"{step.low * 1e3:.3f}-{step.high * 1e3:.3f} ms (their drift: "
+        f"{Spread.drift(first, again):.2f}x)"
     )
     text = f" Its step, {figure}, lies {side} {band}"
     if side == "across an edge of":
@@ -299,11 +299,11 @@ def across_runs_line(by_machine: dict[str, Records]) -> str:
         found = by_machine[verdicts.THIS_MACHINE].get("bench.crossover", [])
         twice = any("policy_step_again" in record.data for record in found)
         bar = (
-            "both of its timings of the step, widened by their drift"
+            "its two timings' middle halves, widened by their drift"
             if twice
             else "one timing's IQR (a record from before notebook 00 kept its second timing)"
         )
-        return f"C1's CPU half read one recorded run of this CPU: its range is {bar}." + (
+        return f"C1's CPU half read this machine's one recorded run: its range is {bar}." + (
             _c1_cpu_margin(by_machine)
         )
     return (

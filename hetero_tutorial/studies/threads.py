@@ -130,6 +130,11 @@ def _widths(widths: Sequence[int]) -> str:
     return ", ".join(str(w) for w in widths)
 
 
+def _all(cores: int) -> str:
+    """ "Both cores" or "All 8 cores": every core the sweep's all-cores runs used."""
+    return "Both cores" if cores == 2 else f"All {cores} cores"
+
+
 def rule_parts(effects: Sequence[dict[str, Any]], role: str, seen: bool = True) -> tuple[str, str]:
     """``(the rule for role, the figures behind it)``: see :func:`role_rule`. ``seen``: the
     rule goes on to say which widths ran faster, slower or level (beside a table that shows
@@ -155,15 +160,15 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str, seen: bool = True) 
         text = f"{name}: no verdict at any width ({too_few(pairs)})"
     elif not faster and not slower:
         text = (
-            f"{name}: {one}. All {n} cores showed no clear effect at width "
-            f"{_widths(unclear)} (the paired iterations fell on both sides), so neither count "
-            f"is shown faster, and {one} leaves the other cores free"
+            f"{name}: either count ({one} leaves the other cores free). {_all(n)} showed no "
+            f"clear effect at width {_widths(unclear)} (the paired iterations fell on both "
+            "sides), so neither count is shown faster"
         )
         text += f"; no verdict at width {_widths(unjudged)}" if unjudged else ""
     else:
         if start is not None:
             below = [w for w in widths if w < start and w not in unjudged]
-            head = f"{name}: all {n} cores from width {start}"
+            head = f"{name}: {_all(n).lower()} from width {start}"
             if below and all(w in unclear for w in below):  # neither count shown faster there
                 head += f", either count below ({_widths(below)}; {one} leaves cores free)"
             elif below:
@@ -172,14 +177,14 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str, seen: bool = True) 
                 head += f", either count at width {_widths(level)}" if level else ""
             head += " (every width measured)" if start == widths[0] else ""
         else:  # each width by its own verdict: a width within the noise decides no count
-            parts = [f"all {n} cores at width {_widths(faster)}"] * bool(faster)
+            parts = [f"{_all(n).lower()} at width {_widths(faster)}"] * bool(faster)
             parts += [f"{one} at width {_widths(slower)}"] * bool(slower)
             parts += [f"either count at width {_widths(unclear)}"] * bool(unclear)
             head = f"{name}: {', '.join(parts)}"
         widths_seen = [f"faster at width {_widths(faster)}"] * bool(faster)
         widths_seen += [f"slower at width {_widths(slower)}"] * bool(slower)
         widths_seen += [f"no clear effect at width {_widths(unclear)}"] * bool(unclear)
-        text = f"{head}. All {n} cores were " + "; ".join(widths_seen) if seen else head
+        text = f"{head}. {_all(n)} were " + "; ".join(widths_seen) if seen else head
         text += f"; no verdict at width {_widths(unjudged)}" if unjudged and seen else ""
     how = mine[0]["how"] if mine[0]["low"] is not None else "one iteration each"
     return (
