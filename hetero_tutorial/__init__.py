@@ -129,6 +129,7 @@ _MODULES = {
     "compile_race": "notebook.compile_race",
     "device_envs_figures": "notebook.device_envs_figures",
     "env_rates": "notebook.env_rates",
+    "overlap_figures": "notebook.overlap_figures",
     "neighbour_findings": "notebook.neighbour_findings",
     "curriculum_findings": "notebook.curriculum_findings",
     "ddpg_findings": "notebook.ddpg_findings",

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 from test_reports_buffers import _summary
 
-from hetero_tutorial.notebook import buffer_race, ddpg_findings, overlap_report
+from hetero_tutorial.notebook import buffer_race, ddpg_findings, overlap_figures, overlap_report
 from hetero_tutorial.studies import overlap, overlap_findings
 from hetero_tutorial.studies.buffer_rows import SamplingRow
 from hetero_tutorial.studies.ddpg_buffers import DDPGRun, DDPGSummary
@@ -163,8 +163,8 @@ def test_the_speed_up_carries_its_range_over_seeds_only_with_two_or_more():
 
 def test_the_workers_plot_is_drawn_only_for_more_than_one_worker_count():
     """Review item 30: one x value and seven legend entries."""
-    assert overlap_report.speedup_by_workers([SEQUENTIAL, _entry(lag=0), _entry()]) is None
-    two = overlap_report.speedup_by_workers([_entry(), _entry(workers=2, ideal=1.8)])
+    assert overlap_figures.speedup_by_workers([SEQUENTIAL, _entry(lag=0), _entry()]) is None
+    two = overlap_figures.speedup_by_workers([_entry(), _entry(workers=2, ideal=1.8)])
     assert two is not None
 
 

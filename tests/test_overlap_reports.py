@@ -324,7 +324,7 @@ def test_a_sequential_plan_faster_in_its_timeline_run_explains_a_run_past_its_id
     the drift between two runs of one plan covers the excess. A drift of 3% does not."""
     past = _entry(ideal=1.36, speed=(1.65, 1.65, 1.65)) | {"sequential_phase_s": [0.0569, 0.0207]}
     words = str(overlap_findings.ideal_finding(past, timeline=timeline))
-    cause = "the sequential plan ran 1.32x faster in the timeline's separate run"
+    cause = "the sequential plan's phases took 1.32x as long in the study (means) as in the"
     assert (cause in words) is named
     assert ("no cause this run can check" in words) is not named
     lanes = [

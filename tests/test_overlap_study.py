@@ -6,7 +6,7 @@ import pytest
 
 from hetero_tutorial.app import cli
 from hetero_tutorial.core import results
-from hetero_tutorial.notebook import overlap_report
+from hetero_tutorial.notebook import overlap_figures, overlap_report
 from hetero_tutorial.notebook.solutions import overlapped as solutions
 from hetero_tutorial.studies import overlap
 
@@ -68,10 +68,10 @@ def test_bench_overlap_records_rows_summary_timelines_and_findings(tmp_path):
     assert "mp, 1 worker, lag 1" in record.data["timelines"]
     # The notebook's figures draw from the record's fields.
     summary = record.data["summary"]
-    overlap_report.speedup_by_workers(summary)
-    overlap_report.gantt({"overlapped": record.data["timelines"]["mp, 1 worker, lag 1"]})
-    overlap_report.learning_by_lag({"lag 1": [rows[2]["learning_curve"]]})
-    overlap_report.clipping_by_lag(overlap.clipping_by_lag(rows))
+    overlap_figures.speedup_by_workers(summary)
+    overlap_figures.gantt({"overlapped": record.data["timelines"]["mp, 1 worker, lag 1"]})
+    overlap_figures.learning_by_lag({"lag 1": [rows[2]["learning_curve"]]})
+    overlap_figures.clipping_by_lag(overlap.clipping_by_lag(rows))
     assert "mp, 1 worker, lag 1" in overlap_report.summary_table(summary).data
     assert "lag" in overlap_report.clipping_table(overlap.clipping_by_lag(rows)).data
     # others' load is reported where the runs were long enough to tell, else the finding says so

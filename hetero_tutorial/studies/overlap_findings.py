@@ -83,8 +83,8 @@ def ideal_finding(
     separate run), rollouts it collected but never trained on count in its steps/s, (from
     ``summary``) the sequential run itself ran slow: a lag-0 run with one worker makes its
     very decisions, yet ran faster than it by more than :data:`SAME_WORK_MARGIN`, and (from
-    ``timeline``, a second run of the sequential plan: its (rollout, update) seconds) the
-    machine's speed drifted between two runs of one plan by more than the run's excess."""
+    ``timeline``, a second run of the sequential plan: its (rollout, update) seconds) two
+    runs of one plan took their phases further apart than the run's excess."""
     sequential = entry.get("sequential_phase_s")
     own = entry.get("own_phase_s")
     checks = []
@@ -115,8 +115,9 @@ def ideal_finding(
         drift = sum(sequential) / sum(timeline)
         checks.append(
             Check(
-                f"the sequential plan ran {drift:.2f}x faster in the timeline's separate run: "
-                "the machine's speed drifted by more than this run's excess",
+                f"the sequential plan's phases took {drift:.2f}x as long in the study (means) as "
+                "in the timeline's separate run (medians): R and U, and so the ideal, are "
+                "uncertain by more than this run's excess",
                 drift > SAME_WORK_MARGIN
                 and entry["speedup_vs_sequential"] <= entry["ideal_speedup"] * drift,
             )
