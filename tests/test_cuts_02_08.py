@@ -206,8 +206,8 @@ def test_the_summary_adds_the_compiling_seconds_and_repeats_no_line():
     assert not any("env steps/s" in line for line in lines)  # section 3 printed those
     assert "from an empty cache" in compile_report.summary_lines(speedups, [], None, False)[-1]
     fresh = compile_report.summary_lines(speedups, [run], None, True, written=120)[-1]
-    assert fresh.endswith("earlier run, yet 120 new cache files written here: these shapes were "
-                          "compiled afresh.")  # fmt: skip
+    assert fresh.endswith("earlier run, yet 120 new cache files written here: shapes it lacked "
+                          "were compiled afresh.")  # fmt: skip
     kept = compile_report.summary_lines(speedups, [run], None, True, written=0)[-1]
     assert kept.endswith("from an earlier run: every kernel came from it.")
 

@@ -274,7 +274,8 @@ def summary_lines(
                  "empty cache", None: ""}[warm]  # fmt: skip
         if warm and written is not None:
             cache += (
-                f", yet {written:,} new cache files written here: these shapes were compiled afresh"
+                f", yet {written:,} new cache files written here: shapes it lacked were "
+                "compiled afresh"
                 if written
                 else ": every kernel came from it"
             )

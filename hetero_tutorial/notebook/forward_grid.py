@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from hetero_tutorial.core.findings import Check, Expectation, Finding
-from hetero_tutorial.core.machine_load import judged, withheld
+from hetero_tutorial.core.machine_load import NOT_JUDGED, judged, withheld
 from hetero_tutorial.core.timing import Spread
 from hetero_tutorial.notebook.compile_report import gain_spread
 from hetero_tutorial.speed import cpu_forms
@@ -23,13 +23,13 @@ def _paired(eager: GridRow, row: GridRow) -> Spread:
     return Spread.of_ratios(ratios, per="repeat")
 
 
-def _word(spread: Spread) -> str:
+def _word(spread: Spread, busy: bool) -> str:
     """A cell's verdict: compiled faster or slower (every repeat on one side of 1), no clear
-    effect (across 1), or no verdict (too few repeats, or none)."""
-    if not spread.decides:
-        return "no verdict"
-    side = spread.side(1.0)
-    return "no clear effect" if side is None else "compiled faster" if side else "compiled slower"
+    effect (across or at 1), no verdict (too few repeats, or none), not judged (``busy``)."""
+    if busy or not spread.decides:
+        return NOT_JUDGED if busy else "no verdict"
+    low, high = sorted((spread.low, spread.high))
+    return "compiled faster" if low > 1 else "compiled slower" if high < 1 else "no clear effect"
 
 
 def grid_table(rows: list[GridRow]) -> str:
@@ -37,6 +37,7 @@ def grid_table(rows: list[GridRow]) -> str:
     their paired repeats' ratios (as :func:`forward_finding` reads it), their range and
     what it says, as text."""
     eager = {(r.device, r.width, r.batch_size): r for r in rows if r.mode == "eager"}
+    busy = withheld(rows) is not None
     lines = ["device   mode         width  batch  eager/mode  repeats' range  verdict"]
     for r in rows:
         if r.mode == "eager":
@@ -49,7 +50,7 @@ def grid_table(rows: list[GridRow]) -> str:
         span = f"{spread.low:.2f}-{spread.high:.2f}x" if spread.measured else "-"
         lines.append(
             f"{r.device:<8} {r.mode:<12} {r.width:>5} {r.batch_size:>6}  {ratio:>9.2f}x  "
-            f"{span:<14}  {_word(spread)}"
+            f"{span:<14}  {_word(spread, busy)}"
         )
     return "\n".join(lines) if len(lines) > 1 else "No compiled mode ran here: no grid to compare."
 
