@@ -236,3 +236,9 @@ def test_a_count_names_its_noun_in_the_number_it_needs():
     assert counted(1_024, "environment") == "1,024 environments"
     assert counted(2, "copy", "copies") == "2 copies" and counted(1, "copy", "copies") == "1 copy"
     assert counted("2", "thread") == "2 threads"  # a JSON key read back
+
+
+def test_a_gap_under_one_percent_prints_as_the_finding_prints_it():
+    """06 printed 'by 0.6%' in its sentence and 'by 1%' in its table for one run."""
+    ceiling = Expectation.at_most(1.43, "its ideal")
+    assert ceiling.gap_words(1.4386) == "0.6%" and ceiling.gap_words(1.60) == "12%"

@@ -90,6 +90,10 @@ class Expectation:
         edge = self.high if value > self.high else self.low if value < self.low else value
         return abs(value - edge) / abs(edge) if edge else abs(value - edge)
 
+    def gap_words(self, value: float) -> str:
+        """:meth:`gap` as every finding prints it: ``8%``, ``0.6%`` (never 0%)."""
+        return _percent(self.gap(value))
+
 
 @dataclass(frozen=True)
 class Check:
@@ -166,7 +170,7 @@ class Finding:
                 f"{' and '.join(map(self.unit.format, edges))}"
             )
         value = self.measured.value
-        place, gap = self.expected.place(value), _percent(self.expected.gap(value))
+        place, gap = self.expected.place(value), self.expected.gap_words(value)
         if outcome is Outcome.NOT_HELD:
             return (
                 f"{self.subject}: {figure}, {place} {self._against()} by {gap}: "

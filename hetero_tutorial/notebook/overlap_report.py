@@ -86,7 +86,7 @@ def ideal_table(
         finding = overlap_findings.ideal_finding(entry, summary=summary, timeline=phases)
         value = finding.measured.value
         place = finding.expected.place(value)
-        gap = f" by {finding.expected.gap(value):.0%}" * (place != "inside")
+        gap = f" by {finding.expected.gap_words(value)}" * (place != "inside")
         rows.append({**entry, "name": overlap_findings.label(entry), "speedup": _speedup(entry),
                      "outcome": f"{place}{gap}: {finding.outcome.value}"})  # fmt: skip
     table = markdown_table(

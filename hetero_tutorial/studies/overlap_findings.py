@@ -144,7 +144,7 @@ def outside_ideal_lines(
         value = finding.measured.value
         place = finding.expected.place(value)
         if place != "inside":
-            head = f"- {label(entry)}, {place} its ideal by {finding.expected.gap(value):.0%}"
+            head = f"- {label(entry)}, {place} its ideal by {finding.expected.gap_words(value)}"
             outside.append((head, [c.cause for c in finding.checks if c.applies]))
     first = outside[0][1] if len(outside) > 1 else []
     shared = [c for c in first if all(c in causes for _, causes in outside)]
