@@ -194,5 +194,9 @@ def test_advice_is_generated_from_the_records_and_names_what_is_missing():
         "batch at least 256 at every width measured"
     )
     assert items["how many CPU threads"]["advice"] == "not measured yet: run notebooks 03 and 05"
+    grid += [{"device": "cpu", "width": 1024, "batch_size": b, "seconds_per_sample": s}
+             for b, s in ((1, 1e-4), (64, 2e-6), (256, 1.9e-6))]  # fmt: skip
+    two = advice.batch_sizes(group_by_kind([crossing]))["advice"]
+    assert two == "on the CPU, batch at least 256 at widths 32 and 256, 64 at width 1024"
     text = advice.markdown(list(items.values()), "Test CPU")
     assert text.startswith("**What to do on Test CPU**") and "- **Which replay buffer**" in text

@@ -264,8 +264,12 @@ def batch_sizes(records: Records) -> Advice:
     if len(batches) == 1:
         advice = f"on the CPU, batch at least {batches.pop()} at every width measured"
     else:
+        widths: dict[int, list[str]] = {}
+        for b in found:
+            widths.setdefault(b["batch_size"], []).append(str(b["width"]))
         advice = "on the CPU, batch at least " + ", ".join(
-            f"{b['batch_size']} at width {b['width']}" for b in found
+            f"{batch} at width{'s' * (len(ws) > 1)} {' and '.join(ws)}"
+            for batch, ws in widths.items()
         )
     figure = (
         f"the smallest batch within {BATCH_WITHIN:.0%} of the cheapest cost per sample "
