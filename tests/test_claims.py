@@ -626,7 +626,7 @@ def test_the_ledger_says_how_many_runs_c1s_cpu_half_read_and_checks_the_guess():
 
     here = _crossover(step_cpu=0.000029, iqr=0.0000005, gpu=False)
     alone = {ledger.THIS_MACHINE: group_by_kind([here])}
-    assert "one recorded run of this CPU" in ledger_report.across_runs_line(alone)
+    assert "this machine's one recorded run" in ledger_report.across_runs_line(alone)
     assert "no run of this machine" in ledger_report.across_runs_line({})
     earlier = _record("bench.crossover", dict(here.data), gpu=False, date="2026-11-29T20:00:00Z")
     kind = results.machine_slug(here.provenance["fingerprint"])
