@@ -218,7 +218,7 @@ def drift_sentence(
         return text
     if not earlier:  # a record of this CPU's name alone: said once, under the grid
         unmatched = (
-            " (a CPU of this name's does not count, as said above)" if unmatched_note() else ""
+            " (one of a CPU of this name, named above, does not count)" if unmatched_note() else ""
         )
         return (
             text + " No earlier notebook 00 run (bench.crossover) on this kind of machine is "
