@@ -328,7 +328,9 @@ class LoadMeter:
         )
         """seconds the tree's threads waited for a CPU per second of CPU; None: not read"""
         active = [t for t in spent if t.cpu - t.first_cpu >= ACTIVE_SHARE * wall] or spent
-        cpus = set().union(*(t.cpus for t in active)) or set(allowed_cpus())
+        cpus = set().union(*(t.cpus for t in active))
+        if len(cpus) < len(active):  # a team seen on fewer CPUs than threads: the samples
+            cpus |= set(allowed_cpus())  # missed some, or others held the rest: count them all
         cpus = {c for c in cpus if c < len(busy)}
         self.study_cpus = len(cpus)
         """how many CPUs the tree's busy threads were seen running on"""
