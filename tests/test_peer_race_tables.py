@@ -92,6 +92,9 @@ def test_a_target_the_rounds_straddle_names_its_edge_and_who_led_every_round():
         "against the target (at least 10.00x): no clear effect, its range reaches both sides "
         "of 10.00x (ours ahead in every round)"
     )
+    one = _pair("1 env", "steps_per_s", "envpool", 9.0, None, None) | {"target": 10.0}
+    data = {"rounds": 1, "summary": {"pairs": [one], "stats": {}}}  # one round: no range
+    assert "no verdict" in peer_races.targets_line(Record("bench.env_peers", data, PROVENANCE))
 
 
 def test_a_race_from_a_cpus_name_alone_says_its_generation_was_not_recorded():

@@ -163,9 +163,9 @@ def target_findings(record: Record) -> list[Finding]:
 
 def _ahead(finding: Finding) -> str:
     """Which side of 1x a target's rounds all fell on, where that is clearer than the target."""
-    low, high = sorted((finding.measured.low, finding.measured.high))
     if not finding.measured.measured or finding.outcome is not Outcome.UNCLEAR:
         return ""
+    low, high = sorted((finding.measured.low, finding.measured.high))
     return (
         " (ours ahead in every round)"
         if low > 1
