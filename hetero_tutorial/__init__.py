@@ -134,6 +134,7 @@ _MODULES = {
     "curriculum_findings": "notebook.curriculum_findings",
     "ddpg_findings": "notebook.ddpg_findings",
     "forward_grid": "notebook.forward_grid",
+    "step_drift": "notebook.step_drift",
     "fill_ledger": "app.fill_ledger",
 }
 """Modules importable from the package's top by their file names (no two share one)."""

@@ -21,7 +21,7 @@ from hetero_tutorial.core import contention, machine_load, results
 from hetero_tutorial.core.machine import usable_cores
 from hetero_tutorial.ledger import claims
 from hetero_tutorial.ledger.rules import Status
-from hetero_tutorial.notebook import timing_report
+from hetero_tutorial.notebook import step_drift, timing_report
 from hetero_tutorial.studies import sweeps, threads
 
 LINUX = sys.platform.startswith("linux") and contention.schedstat_readable()
@@ -244,7 +244,7 @@ def test_a_figure_ten_times_off_this_cpus_reference_flags_the_study(
     flagged = machine_load.withheld()
     assert flagged is not None
     assert "width 32 at batch 16: 10x this CPU's reference record" in flagged.line()
-    assert "not judged" in timing_report.drift_sentence(
+    assert "not judged" in step_drift.drift_sentence(
         row | {"median_s": 1e-3}, row | {"median_s": 1e-3}, 1.0
     )
 

@@ -13,7 +13,7 @@ from IPython.display import Markdown
 from hetero_tutorial.core import results
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread
-from hetero_tutorial.notebook import baseline_report, neighbour_findings, timing_report
+from hetero_tutorial.notebook import baseline_report, neighbour_findings, step_drift, timing_report
 from hetero_tutorial.notebook.figure_audit import problems
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.studies import crossover, crossover_grid
@@ -36,11 +36,11 @@ def test_the_honest_range_spans_both_timings_where_they_drifted_apart():
 
 
 def test_the_drift_sentence_prints_the_range_to_quote_on_either_outcome():
-    wide = timing_report.drift_sentence(_timing(106, 3.75), _timing(66.1, 10.3), 3.0, [])
+    wide = step_drift.drift_sentence(_timing(106, 3.75), _timing(66.1, 10.3), 3.0, [])
     assert "wider than either timing's own spread" in wide
     assert "Quote against another run: 38 us to 173 us." in wide  # widened by the 1.6x drift
     assert "No earlier notebook 00 run (bench.crossover) on this kind of machine" in wide
-    steady = timing_report.drift_sentence(_timing(100, 4), _timing(101, 4), 3.0)
+    steady = step_drift.drift_sentence(_timing(100, 4), _timing(101, 4), 3.0)
     assert "stayed within the timings' own spread" in steady
     assert "Quote against another run: 97 us to 104 us." in steady
 
@@ -51,9 +51,9 @@ def test_an_earlier_run_is_read_against_the_range_to_quote():
         provenance={"date": "2026-12-01T10:16:45+00:00"},
         data={"policy_step": {"cpu": {"median_s": 100e-6}}},
     )
-    inside = timing_report.drift_sentence(_timing(99, 4), _timing(102, 4), 5.0, [record])
+    inside = step_drift.drift_sentence(_timing(99, 4), _timing(102, 4), 5.0, [record])
     assert "inside that error bar" in inside
-    outside = timing_report.drift_sentence(_timing(60, 1), _timing(61, 1), 5.0, [record])
+    outside = step_drift.drift_sentence(_timing(60, 1), _timing(61, 1), 5.0, [record])
     assert "outside that error bar" in outside
 
 
@@ -67,10 +67,10 @@ def test_an_earlier_run_is_read_against_the_range_to_quote():
     ],
 )
 def test_c1s_cpu_half_is_a_finding_over_the_two_timings(first, second, words):
-    said = str(timing_report.c1_cpu_finding(first, second))
+    said = str(step_drift.c1_cpu_finding(first, second))
     assert said.startswith("C1's CPU half, one step: ")
     assert "two timings' middle halves, widened by their drift" in said and words in said
-    outcome = timing_report.c1_cpu_finding(first, second).outcome.value
+    outcome = step_drift.c1_cpu_finding(first, second).outcome.value
     assert {"inside": "held", "below": "did not hold", "above": "did not hold"}.get(
         words.split()[0], "no clear effect"
     ) == outcome
@@ -96,29 +96,29 @@ STEP = {"cpu": _timing(77.4, 1), "env_only": _timing(12.1, 1)}
 
 
 def test_the_grids_forward_within_the_steps_policy_part_holds():
-    said = str(timing_report.forward_against_step(_grid(33, 2, 60), STEP))
+    said = str(step_drift.forward_against_step(_grid(33, 2, 60), STEP))
     assert said.startswith("The grid's forward alone (width 128, batch 1): 33 us")
     assert "inside the step's policy part" in said and said.endswith(": held")
 
 
 def test_a_forward_dearer_than_the_steps_policy_part_breaks_and_names_the_causes_it_can_check():
-    single = str(timing_report.forward_against_step(_grid(102, 5, 1), STEP))
+    single = str(step_drift.forward_against_step(_grid(102, 5, 1), STEP))
     assert "above the step's policy part" in single and "by 56%" in single
     assert "the grid timed single calls, the step loops of 50 steps" in single
     assert "repeats disagree" not in single
-    noisy = str(timing_report.forward_against_step(_grid(102, 60, 40), STEP))
+    noisy = str(step_drift.forward_against_step(_grid(102, 60, 40), STEP))
     assert "the grid cell's own repeats disagree (IQR 59% of its median)" in noisy
     assert "single calls" not in noisy
-    neither = str(timing_report.forward_against_step(_grid(102, 5, 40), STEP))
+    neither = str(step_drift.forward_against_step(_grid(102, 5, 40), STEP))
     assert "no cause this run can check explains it" in neither
 
 
 def test_the_nearest_width_stands_in_and_a_grid_without_batch_1_says_so():
     grid = _grid(33, 2, 60)
     grid[0]["width"] = 64
-    assert "(width 64, batch 1)" in str(timing_report.forward_against_step(grid, STEP))
+    assert "(width 64, batch 1)" in str(step_drift.forward_against_step(grid, STEP))
     grid[0]["batch_size"] = 16
-    assert "no batch of 1" in str(timing_report.forward_against_step(grid, STEP))
+    assert "no batch of 1" in str(step_drift.forward_against_step(grid, STEP))
 
 
 def test_the_reference_check_says_when_this_cpu_has_no_record(monkeypatch, tmp_path):
@@ -266,9 +266,11 @@ def test_the_peer_line_names_cleanrls_settings_and_points_to_notebook_07(monkeyp
     record = SimpleNamespace(
         hardware="a CPU",
         data={"summary": summary, "settings": {"cleanrl": settings | {"hidden": 64}}},
+        provenance={"fingerprint": {"cpu": "a CPU"}},  # a CPU's name alone, no identity
     )
     monkeypatch.setattr(results, "load_references", lambda kind: [record])
     line = baseline_report.peer_line()
+    assert "3 rounds on a CPU, a CPU's name only (its generation was not recorded)" in line
     assert "CleanRL at its ppo.py defaults (4 envs x 128 steps, 4 epochs of minibatch 128" in line
     assert "ours 2.20x its speed per step (rounds 2.00-2.40x)" in line
     assert "Notebook 07 races CleanRL at RL Zoo's tuned settings" in line
@@ -317,7 +319,7 @@ def test_the_summary_line_gives_c1s_outcome_without_repeating_its_sentence():
 def test_the_drift_plot_draws_each_timings_middle_half_and_passes_the_audit():
     first = _timing(50, 4) | {"q1_s": 48e-6, "q3_s": 52e-6}
     second = _timing(51, 120) | {"q1_s": 45e-6, "q3_s": 165e-6}
-    fig = timing_report.drift_plot({"C1's step": (first, second), "update": (first, first)})
+    fig = step_drift.drift_plot({"C1's step": (first, second), "update": (first, first)})
     assert problems(fig) == []
     low, high = fig.axes[0].get_ylim()
     assert low > 0 and high >= 165  # the shaded error bar, quartiles as recorded
@@ -333,11 +335,11 @@ def test_the_update_bar_is_not_red_as_a_copy_is():
 
 def test_a_record_of_this_cpus_name_without_its_identity_is_named_and_not_counted(monkeypatch):
     """00 said 'no record from this kind of machine' beside a folder of this CPU's name."""
-    here = timing_report.fingerprint()
+    here = step_drift.fingerprint()
     older = {k: v for k, v in here.items() if k != "cpu_identity"}
     record = SimpleNamespace(provenance={"fingerprint": older, "date": "2026-12-01"}, data={})
     monkeypatch.setattr(results, "load_references", lambda kind: [record])
-    assert timing_report.earlier_steps() == []
+    assert step_drift.earlier_steps() == []
     said = timing_report.against_reference(grid=[])
     assert (
         said.startswith("No notebook 00 record (bench.crossover) from this kind")
@@ -352,11 +354,31 @@ def test_the_forward_against_a_step_timed_twice_names_the_drift_where_one_timing
     fits under the first timing's policy part, not the second's, and the drift is the cause."""
     first = {"cpu": _timing(77.2, 1), "env_only": _timing(14.1, 1)}
     then = {"cpu": _timing(48.3, 1), "env_only": _timing(14.1, 1)}
-    said = str(timing_report.forward_against_step(_grid(51.8, 2, 60), first, then))
+    said = str(step_drift.forward_against_step(_grid(51.8, 2, 60), first, then))
     assert "above both timings of the step's policy part" in said
     assert "the step drifted 1.60x between its timings, and the forward fits under the" in said
     steady = {"cpu": _timing(76.0, 1), "env_only": _timing(14.1, 1)}
-    held = str(timing_report.forward_against_step(_grid(51.8, 2, 60), first, steady))
+    held = str(step_drift.forward_against_step(_grid(51.8, 2, 60), first, steady))
     assert held.endswith(": held") and "drifted" not in held
-    beyond = str(timing_report.forward_against_step(_grid(70.0, 2, 60), first, then))
+    beyond = str(step_drift.forward_against_step(_grid(70.0, 2, 60), first, then))
     assert "drifted" not in beyond and "no cause this run can check explains it" in beyond
+
+
+def _trick(trick: str, with_it: float, without: float, ratio: float) -> dict:
+    return {"trick": trick, "with_steps_per_s": with_it, "without_steps_per_s": without,
+            "ratio": ratio, "ratio_low": 1.03, "ratio_high": 1.88, "rounds": 5}  # fmt: skip
+
+
+def test_a_tricks_table_whose_medians_divide_to_another_ratio_says_which_the_verdict_reads():
+    """01's quick run: all three tricks at 11,819 against 6,688 steps/s (1.77x divided), the
+    paired rounds' median 1.23x: the table says the columns' medians come from different
+    rounds; where they agree it says nothing."""
+    rows = [
+        _trick("paired_networks", 11_819, 10_718, 1.09),
+        _trick("all three", 11_819, 6_688, 1.23),
+    ]
+    text = baseline_report.tricks_table(rows).data
+    assert "all three 1.77x against 1.23x" in text and "paired_networks 1." not in text
+    assert "the verdicts read the paired ratio" in text
+    agreeing = baseline_report.tricks_table(rows[:1]).data
+    assert "the verdicts read" not in agreeing and agreeing.count("\n|") == 2

@@ -61,13 +61,13 @@ def test_the_patterns_table_says_which_tools_see_each_operation_without_its_rege
 # --- 02: the reveal prints only once the exercise is solved (item 18) --------------------
 
 
-def _profile(rollout: int = 30, total: int = 100, seconds: dict | None = None):
+def _profile(rollout: int = 30, total: int = 100, seconds: dict | None = None, rate: int = 1000):
     shares = SimpleNamespace(
         samples={"rollout": rollout, "update": total - rollout},
         total=total,
         phase_share=lambda: {"rollout": rollout / total, "update": 1 - rollout / total},
     )
-    return SimpleNamespace(shares=shares, phase_seconds=seconds or {})
+    return SimpleNamespace(shares=shares, phase_seconds=seconds or {}, rate=rate)
 
 
 def test_the_reveal_waits_for_the_solved_exercise():
@@ -86,9 +86,15 @@ def test_the_reveal_waits_for_the_solved_exercise():
 @pytest.mark.parametrize("paused_seconds", [0.5, 2.0])
 def test_the_paused_run_is_timed_without_a_story_about_the_machine(paused_seconds):
     free = _profile(30, 1000, {"rollout": 3.0, "update": 7.0})
-    paused = _profile(30, 1000, {"rollout": 3.0 * paused_seconds, "update": 7.0 * paused_seconds})
+    paused = _profile(
+        30, 1000, {"rollout": 3.0 * paused_seconds, "update": 7.0 * paused_seconds}, rate=250
+    )
     said = profile_report.sampling_sentence(free, paused)
-    assert f"the paused run took {paused_seconds:.2f}x as long" in said
+    took = f"the paused run, sampled 250 times a second against 1,000, took {paused_seconds:.2f}x"
+    assert took in said
+    # a paused run that took no longer breaks the expectation that pausing slows it, and says so
+    assert ("not longer" in said) is (paused_seconds <= 1)
+    assert "one run each, so what the pauses cost has no verdict" in said
     assert "machine's own speed changed" not in said and "slowed most" not in said
     # both samplers fall as far short of their timers: the comparison straddles its noise
     assert "within the noise" in said and "no clear effect; this run cannot tell" in said
@@ -121,15 +127,13 @@ def _tools(cprofile_timer: float, torch_share: float, second_timer: float = 0.25
 def test_the_four_tools_sentence_follows_which_way_each_tool_leans():
     more = profile_report.four_tools_sentence(_tools(0.37, 0.28))
     assert "weighs most on the rollout, the phase of many small calls" in more
-    assert "costs the rollout's operators more" in more
+    assert "no verdict." in more.split("torch.profiler")[1]  # a few iterations: not judged
     assert "from 24% (phase timer, py-spy's child) to 37% (phase timer, under cProfile)" in more
     less = profile_report.four_tools_sentence(_tools(0.20, 0.22))
     assert "weighed more on the update here" in less and "many small calls" not in less
-    assert "costs the update's operators more" in less
     # within the 1 point two unprofiled runs' timers differ by, no lean is explained
     same = profile_report.four_tools_sentence(_tools(0.245, 0.235))
     assert "within the 1.0 points between the two py-spy runs' timers" in same
-    assert "within that noise: the two agree" in same  # the second line names it once
     assert "costs the" not in same and "cost per call" not in same
     # two timers that print the same share: the noise is below what prints, never 0.0 points
     equal = profile_report.four_tools_sentence(_tools(0.37, 0.28, second_timer=0.24))

@@ -100,7 +100,7 @@ def test_the_rule_names_a_width_without_a_verdict_beside_one_with():
     straddles = _sweep([1.1, 0.9, 1.05, 0.95, 1.0], [1.0] * 5, width=128)
     text, _ = rule_parts(thread_effects(straddles + short), "update")
     assert text.startswith(
-        "The learner (update): either count (1 thread leaves the other cores free). Both cores "
+        "The learner (update): either count (1 thread leaves the other core free). Both cores "
         "showed no clear effect"
     )
     assert text.endswith("; no verdict at width 64")
@@ -389,7 +389,7 @@ def test_one_answer_merges_agreeing_widths_into_ranges():
     assert text.startswith(
         "width 64: 1 thread (05: 1 thread at 64); width 128-256: either count (no clear "
         "effect) (03: within the noise at 128; 05: within the noise at 256); width 512-1024: "
-        "2 threads (03: 2 threads at 512, 1024; 05: 2 threads at 1024)"
+        "2 threads (03: 2 threads at 512 and 1024; 05: 2 threads at 1024)"
     )
     assert "disagree" not in text
 
@@ -447,7 +447,11 @@ def test_findings_name_a_busy_study_once_and_keep_the_counts(monkeypatch):
     quiet = hybrid_report.hybrid_findings(*args)
     assert quiet[0] == "One configuration (all-accelerator): 400 ms per iteration, 5,000 steps/s."
     assert quiet[1] == "Copies per iteration, counted: all-accelerator 133, hybrid 4."
-    assert quiet[2].startswith("The actor (rollout): both cores from width 512")
+    # section 4's two rules, a clause each: not its lines again, word for word
+    assert quiet[2] == (
+        "Threads (section 4): the actor: both cores from width 512; the learner: both cores "
+        "from width 512."
+    )
     sweep = SimpleNamespace(study="the width sweep", busy=True)
     monkeypatch.setattr(
         hybrid_report, "readings_of", lambda *f: [sweep] if any(x is effects for x in f) else []

@@ -11,6 +11,7 @@ from gymnasium.envs.classic_control.pendulum import angle_normalize
 
 from hetero_tutorial.notebook import device_envs_figures, env_rates
 from hetero_tutorial.notebook import device_envs_report as report
+from hetero_tutorial.notebook.exercises import UNSOLVED
 from hetero_tutorial.notebook.solutions.device_envs import pendulum_cost, wrap_angle
 from hetero_tutorial.rl.envs.batched import BatchedPendulum
 from hetero_tutorial.studies import env_agreement, env_throughput
@@ -110,7 +111,7 @@ def test_ppo_findings_name_the_fastest_and_each_design_beside_the_hybrid_plan():
     text = report.ppo_findings(summary, rows)
     assert (
         "Fastest to solve: batched-cpu with 64 envs (p): median 3.5 s (seeds 3-4 s), "
-        "2 of 3 seeds." in text
+        "2 of 3 seeds solved." in text
     )
     assert (
         "batched-cpu at its best (64 envs): median 3.5 s (seeds 3-4 s), 0.5x the hybrid "
@@ -188,9 +189,13 @@ def test_the_learners_predictions_are_set_beside_what_was_measured():
     ]  # fmt: skip
     batching = report.batching_guess_line(100, throughput)
     assert "at N = 256" in batching and "200x, within 50% of your guess of 100x" in batching
-    costs = report.cost_guess_lines((9.87, 0.5), torch.tensor(math.pi**2), torch.tensor(0.5138))
+    hanging, turned = torch.tensor(math.pi**2), torch.tensor(0.5138)
+    costs = report.cost_guess_lines((9.87, 0.5), hanging, turned, solved=True)
     assert "9.8696, within 5% of your guess" in costs and "0.5138, within 5%" in costs
-    assert "No guess written" in report.cost_guess_lines(None, 1.0, 2.0)
+    assert "7 rad wraps to 7 - 2 pi = 0.7168" in costs
+    assert "No guess written" in report.cost_guess_lines(None, 1.0, 2.0, solved=True)
+    # unsolved, the reveal tells nothing: not the costs, not why they differ
+    assert report.cost_guess_lines((9.87, 0.5), hanging, turned, solved=False) == UNSOLVED
 
 
 def test_a_fit_whose_ceiling_the_rows_pass_says_so():

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hetero_tutorial.core import machine_load
-from hetero_tutorial.core.findings import Check, Expectation, Finding, Outcome
+from hetero_tutorial.core.findings import NEAR_END, Check, Expectation, Finding, Outcome
 from hetero_tutorial.core.machine_load import Busyness
 from hetero_tutorial.core.timing import Spread
 
@@ -67,10 +67,15 @@ def test_a_range_wholly_outside_breaks_and_says_by_how_much(
     assert "the expectation did not hold" in words
     side = "above" if low > expected.high else "below"
     assert f"{side} the " in words
-    gap = expected.gap(finding.measured.value)
+    gap_at = finding.measured.value
+    gap = expected.gap(gap_at)
     assert gap > 0 and (f"by {gap:.0%}" in words or f"by {gap:.1%}" in words)
     assert "by 0%" not in words
-    assert ("a separate run set it" in words) is check
+    # the verdict reads the range: its nearer end's distance, where it differs from the median's
+    near = expected.gap(low if side == "above" else high)
+    thin = f"its whole range by {expected.gap_words(low if side == 'above' else high)} or more"
+    assert (thin in words) is (near < NEAR_END * gap)
+    assert ("does not isolate: a separate run set it" in words) is check
     assert ("no cause this run can check" in words) is not check
 
 

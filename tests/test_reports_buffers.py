@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 
 from hetero_tutorial.notebook import buffer_race, buffer_report, ddpg_findings, peer_races
+from hetero_tutorial.notebook.exercises import UNSOLVED
 from hetero_tutorial.rl.ddpg.config import DDPGConfig
 from hetero_tutorial.studies import copies
 from hetero_tutorial.studies.buffer_rows import GatherRow, SamplingRow
@@ -81,11 +82,11 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     assert "slowed too (16% against pattern A's 19%)" in text
     assert "1.60x as long at 1,000,000 rows (38 MiB)" in text
     assert "slowed 1.57x (per repeat 1.55-1.60x) as much as the contiguous one" in text
-    assert "past the noise: the measurement supports memory as the cause" in text
+    assert "past the noise: the measurement fits memory as the cause" in text
     # the same gathers, three repeats of them: too few to say past the noise or within it
     text = buffer_report.capacity_sentence(rows, list(_bare_tables(repeats=3)))
     assert "1.57x (per repeat 1.55-1.60x): no verdict, 3 repeats, and a verdict needs 5" in text
-    assert "supports memory" not in text and "within the noise of the repeats" not in text
+    assert "fits memory" not in text and "within the noise of the repeats" not in text
     flat = _gathers(1_000_000, random=[1.05, 0.9, 1.2, 1.05, 1.1],
                     contiguous=[1.02, 1.0, 1.04, 1.02, 1.02])  # fmt: skip
     text = buffer_report.capacity_sentence(rows, [small, flat])
@@ -126,7 +127,7 @@ def test_the_capacity_sentence_reads_forwards_on_each_side_of_the_5_percent_thre
         "A bare float32 table's gathers, for scale: 256 random rows took 1.60x as long at "
         "1,000,000 rows (38 MiB) as at 10,000, 256 contiguous rows 1.02x." in text
     )
-    assert "did not both slow" not in text and "supports memory" not in text
+    assert "did not both slow" not in text and "fits memory" not in text
     # one on each side of 5%: only the one short of it is named
     text = _capacity(0.051, 0.049)
     assert "The tensor buffer slowed past the noise by less than 5% (4.9%): no slowdown" in text
@@ -139,7 +140,7 @@ def test_the_capacity_sentence_reads_forwards_on_each_side_of_the_5_percent_thre
     text = _capacity(0.051, 0.051)
     assert "slowed too (5% against pattern A's 5%)" in text
     assert "A bare float32 table, no buffer at all: 256 random rows took 1.60x" in text
-    assert "supports memory as the cause" in text and "for scale" not in text
+    assert "fits memory as the cause" in text and "for scale" not in text
 
 
 def _counts(ppo: float, ddpg: float, sample: float = 6.0) -> tuple[dict, dict]:
@@ -257,14 +258,18 @@ def test_row_gathers_time_random_and_contiguous_rows_at_each_capacity():
 
 
 def test_the_exercises_guesses_are_set_beside_the_rules_answers():
-    ring = buffer_report.ring_guess_line([998, 999, 0, 1, 2])
+    solved = [998, 999, 0, 1, 2]  # what check returned: the learner's answer
+    ring = buffer_report.ring_guess_line([998, 999, 0, 1, 2], solved)
     assert ring.endswith("[998, 999, 0, 1, 2], as you predicted.")
     assert "not [998, 999, 1000, 1001, 1002]" in buffer_report.ring_guess_line(
-        [998, 999, 1000, 1001, 1002]
+        [998, 999, 1000, 1001, 1002], solved
     )
-    td = buffer_report.td_guess_line(["truncated", "ordinary"])
+    td = buffer_report.td_guess_line(["truncated", "ordinary"], solved)
     assert td == "The targets that keep gamma * next_q: ordinary and truncated, as you predicted."
-    assert "not ordinary, as you predicted" in buffer_report.td_guess_line(["ordinary"])
+    assert "not ordinary, as you predicted" in buffer_report.td_guess_line(["ordinary"], solved)
+    # unsolved (check returned None): the reveal waits, printing no slot and no target
+    assert buffer_report.ring_guess_line(None, None) == UNSOLVED
+    assert buffer_report.td_guess_line(["ordinary"], None) == UNSOLVED
 
 
 def test_the_ddpg_sentence_quotes_the_articles_times_not_the_ratio_09_asks_for():
@@ -282,7 +287,7 @@ def test_the_sampling_ratios_carry_the_spread_of_their_medians():
     ]  # fmt: skip
     said = buffer_report.sampling_sentence(rows)
     # 1 ms against 0.1 ms per batch, each +- half its IQR: (1.05 / 0.095)x to (0.95 / 0.105)x
-    assert "the tensor buffer is 10.00x (from the two medians' IQRs 9.05-11.05x) pattern A" in said
+    assert "the tensor buffer 10.00x (from the two medians' IQRs 9.05-11.05x) pattern A's" in said
 
 
 def _ddpg(rates: dict[str, list[float]]) -> dict[str, DDPGSummary]:

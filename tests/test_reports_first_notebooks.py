@@ -10,7 +10,7 @@ matplotlib.use("agg")
 import pytest
 
 from hetero_tutorial.core.placement import placement
-from hetero_tutorial.notebook import baseline_report, profile_report, timing_report
+from hetero_tutorial.notebook import baseline_report, profile_report, step_drift
 from hetero_tutorial.notebook.figure_audit import problems
 from hetero_tutorial.profiling import browser, cprofiler, flamegraph, reading, stacks
 from hetero_tutorial.rl.ppo.config import PPOConfig
@@ -77,10 +77,10 @@ def test_a_title_names_the_device_a_preset_really_used():
 def test_drift_wider_than_the_iqrs_is_said_and_given_as_a_range():
     first = {"median_s": 30e-6, "iqr_s": 0.3e-6}
     second = {"median_s": 45e-6, "iqr_s": 0.5e-6}
-    text = timing_report.drift_sentence(first, second, 90.0)
+    text = step_drift.drift_sentence(first, second, 90.0)
     assert "90 s apart" in text and "the medians lie 1.50x apart" in text
     assert "wider than either timing's own spread" in text
-    steady = timing_report.drift_sentence(first, {"median_s": 30.1e-6, "iqr_s": 1e-6}, 600.0)
+    steady = step_drift.drift_sentence(first, {"median_s": 30.1e-6, "iqr_s": 1e-6}, 600.0)
     assert "10.0 min apart" in steady and "stayed within" in steady
 
 
@@ -91,7 +91,7 @@ def test_drift_names_an_earlier_run_on_this_kind_of_machine():
         data={"policy_step": {"cpu": {"median_s": 60e-6}}},
     )
     first = {"median_s": 30e-6, "iqr_s": 0.3e-6}
-    text = timing_report.drift_sentence(first, first, 5.0, [record])
+    text = step_drift.drift_sentence(first, first, 5.0, [record])
     earlier = "An earlier run on this kind of machine (AMD EPYC (2 cores, no GPU), 2026-12-01 10:16"
     assert earlier in text
     assert "2.00x this run's first timing" in text
@@ -154,14 +154,14 @@ def _profile(rollout: int, update: int, timer: dict[str, float]):
     shares = SimpleNamespace(
         samples=samples, total=total, phase_share=lambda: {k: v / total for k, v in samples.items()}
     )
-    return SimpleNamespace(shares=shares, phase_seconds=timer)
+    return SimpleNamespace(shares=shares, phase_seconds=timer, rate=1000)
 
 
 def test_a_sampler_that_drops_rollout_stacks_is_caught_against_its_own_runs_timer():
     dropped = _profile(200, 800, {"rollout": 3.0, "update": 7.0})  # 20% sampled, 30% timed
     paused = _profile(390, 610, {"rollout": 6.0, "update": 9.0})  # 39% sampled, 40% timed
     text = profile_report.sampling_sentence(dropped, paused)
-    assert "drops rollout stacks here" in text and "the paused run took 1.50x as long" in text
+    assert "drops rollout stacks here" in text and "took 1.50x as long: one run each" in text
     assert "C5's share still reads the recording without pauses" in text
     fine = _profile(295, 705, {"rollout": 3.0, "update": 7.0})
     # 29.5% against 30%, 39% against 40%: each inside its interval, their gaps in the noise
@@ -170,7 +170,7 @@ def test_a_sampler_that_drops_rollout_stacks_is_caught_against_its_own_runs_time
     # a paused run that was faster is timed, not explained: nothing said of the machine
     quick = _profile(390, 610, {"rollout": 2.6, "update": 3.9})
     said = profile_report.sampling_sentence(fine, quick)
-    assert "the paused run took 0.65x as long" in said and "machine" not in said
+    assert "took 0.65x as long, not longer" in said and "machine" not in said
 
 
 def test_the_environments_share_is_revealed_only_once_the_exercise_is_solved():

@@ -64,13 +64,14 @@ def test_thread_effects_name_an_effect_only_past_the_paired_spread():
     assert verdict[(1024, "rollout")] == UNCLEAR
     learner = role_rule(effects, "update")
     assert learner.startswith(
-        "The learner (update): both cores from width 1024, either count below (64; 1 thread "
-        "leaves cores free). Both cores were faster at width 1024; no clear effect at width 64."
+        "The learner (update): both cores from width 1024, either count below, at width 64 "
+        "(1 thread leaves the other core free). Both cores were faster at width 1024; no clear "
+        "effect at width 64."
     )
     assert "1024: 2.00x" in learner
     actor = role_rule(effects, "rollout")
     assert actor.startswith(
-        "The actor (rollout): either count (1 thread leaves the other cores free). Both cores "
+        "The actor (rollout): either count (1 thread leaves the other core free). Both cores "
         "showed no clear effect"
     )
 

@@ -8,7 +8,8 @@ outcome has words:
 
 * ``held``: the measured range lies inside the expected one;
 * ``did not hold``: the measured range lies wholly outside it; the sentence says so, by how much,
-  and lists the causes this run can check that apply (:class:`Check`), or says none does;
+  and lists the differences this run shows that could cause it (:class:`Check`), or says
+  none does;
 * ``no clear effect``: the measured range reaches both sides of the expectation's edge;
 * ``no verdict``: one repeat (one seed, one round) measured no range, or fewer repeats than
   :data:`~hetero_tutorial.core.timing.MIN_REPEATS` measured one; the sentence still says
@@ -95,6 +96,11 @@ class Expectation:
         return _percent(self.gap(value))
 
 
+NEAR_END = 0.5
+"""A broken expectation's sentence gives the distance of the range's nearer end too, where
+that is under this share of the median's: a verdict that rests on a thin margin says so."""
+
+
 @dataclass(frozen=True)
 class Check:
     """A cause, which the run itself can check, of an expectation that did not hold:
@@ -150,7 +156,7 @@ class Finding:
         found = [c.cause for c in self.checks if c.applies]
         if not found:
             return "no cause this run can check explains it"
-        return "causes this run can check: " + "; ".join(found)
+        return "differences this run shows but does not isolate: " + "; ".join(found)
 
     def sentence(self) -> str:
         """The finding in words: the figure, the expectation, and how it came out."""
@@ -172,6 +178,10 @@ class Finding:
         value = self.measured.value
         place, gap = self.expected.place(value), self.expected.gap_words(value)
         if outcome is Outcome.NOT_HELD:
+            # the verdict reads the range: where its nearer end lies much closer, say how close
+            near = min((self.measured.low, self.measured.high), key=self.expected.gap)
+            if self.expected.gap(near) < NEAR_END * self.expected.gap(value):
+                gap += f", its whole range by {self.expected.gap_words(near)} or more"
             return (
                 f"{self.subject}: {figure}, {place} {self._against()} by {gap}: "
                 f"the expectation did not hold; {self._causes()}"

@@ -1,6 +1,9 @@
-"""A count with its noun, singular or plural as the count needs: "1 seed", "3 seeds"."""
+"""A count with its noun, singular or plural as the count needs: "1 seed", "3 seeds"; and a
+list in words: "32, 128 and 2048"."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 def counted(count: int | str, noun: str, plural: str | None = None) -> str:
@@ -9,3 +12,9 @@ def counted(count: int | str, noun: str, plural: str | None = None) -> str:
     A count read back from a record's keys may be a string: ``counted("2", "thread")``."""
     count = int(count)
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
+def listed(items: Sequence[object]) -> str:
+    """``items`` as a sentence lists them: "32", "32 and 128", "32, 128 and 2048" (none: "")."""
+    words = [str(item) for item in items]
+    return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)

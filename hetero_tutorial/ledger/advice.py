@@ -14,7 +14,7 @@ from typing import Any
 
 from hetero_tutorial.allocator.curriculum import contenders, paired_sums, worth
 from hetero_tutorial.core.machine_load import NOT_JUDGED
-from hetero_tutorial.core.plural import counted
+from hetero_tutorial.core.plural import counted, listed
 from hetero_tutorial.core.results import Record, busy_line
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.ledger.claims import STEP_STUDIES, quiet_records
@@ -268,8 +268,7 @@ def batch_sizes(records: Records) -> Advice:
         for b in found:
             widths.setdefault(b["batch_size"], []).append(str(b["width"]))
         advice = "on the CPU, batch at least " + ", ".join(
-            f"{batch} at width{'s' * (len(ws) > 1)} {' and '.join(ws)}"
-            for batch, ws in widths.items()
+            f"{batch} at width{'s' * (len(ws) > 1)} {listed(ws)}" for batch, ws in widths.items()
         )
     figure = (
         f"the smallest batch within {BATCH_WITHIN:.0%} of the cheapest cost per sample "

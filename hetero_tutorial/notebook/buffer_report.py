@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from hetero_tutorial.core import results
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.timing import Spread
-from hetero_tutorial.notebook.exercises import prediction_line
+from hetero_tutorial.notebook.exercises import UNSOLVED, prediction_line
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.solutions import solution
 from hetero_tutorial.notebook.tables import markdown_table
@@ -95,11 +95,10 @@ def sampling_sentence(rows: list[SamplingRow]) -> str:
         return Spread.of_medians(found[bottom].batch_seconds(), found[top].batch_seconds())
 
     return (
-        f"At {largest:,} transitions, batches of {rows[0].batch_size} to the CPU: the tensor "
-        "buffer is "
-        f"{faster('tensor', 'transition')} pattern A, pattern B "
-        f"{faster('trajectory', 'transition')} pattern A, the tensor buffer "
-        f"{faster('tensor', 'trajectory')} pattern B."
+        f"At {largest:,} transitions, batches of {rows[0].batch_size} to the CPU, sampling "
+        f"rates: the tensor buffer {faster('tensor', 'transition')} pattern A's, pattern B "
+        f"{faster('trajectory', 'transition')} pattern A's, the tensor buffer "
+        f"{faster('tensor', 'trajectory')} pattern B's."
     )
 
 
@@ -167,6 +166,12 @@ def _gather_in_buffer(
     return said + ": under half that, so the gather's change did not carry into the buffer."
 
 
+def _mebibytes(size: int) -> str:
+    """``1.1 MiB``; from 10 MiB up, ``38 MiB``."""
+    mib = size / 2**20
+    return f"{mib:.1f} MiB" if mib < 10 else f"{mib:.0f} MiB"
+
+
 @judged()
 def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
     """How much each design's sampling to the CPU slowed from the smallest capacity to the
@@ -191,7 +196,7 @@ def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
     contiguous = g_large.contiguous_s / g_small.contiguous_s
     bare = (
         f"{batch} random rows took {random:.2f}x as "
-        f"long at {g_large.capacity:,} rows ({g_large.table_bytes / 2**20:.0f} MiB) as at "
+        f"long at {g_large.capacity:,} rows ({_mebibytes(g_large.table_bytes)}) as at "
         f"{g_small.capacity:,}, {batch} contiguous rows {contiguous:.2f}x"
     )
     if short := _short_of_slowed(change, slowed):
@@ -214,8 +219,8 @@ def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
     if side is True:
         text += (
             f"; the random gather slowed {spread} as much as the contiguous one, past the noise: "
-            "the measurement supports memory as the cause, random rows of a large table "
-            "missing the CPU's caches."
+            "the measurement fits memory as the cause (random rows of a larger table reach "
+            "past more of the CPU's caches), though this run does not measure the caches."
         )
     elif side is False:
         text += f"; the contiguous gather slowed more ({spread}): this does not point at caches."
@@ -322,8 +327,11 @@ def ring_cases() -> list[tuple[int, int, int]]:
     return [(998, 5, 1_000), (0, 3, 10), (7, 12, 5), (4, 0, 8)]
 
 
-def ring_guess_line(guess: list[int] | None) -> str:
-    """The learner's predicted slots beside the ring's rule on the exercise's first case."""
+def ring_guess_line(guess: list[int] | None, answer: list[int] | None) -> str:
+    """The learner's predicted slots beside the ring's rule on the exercise's first case,
+    once ``answer`` (what ``check`` returned) says the exercise is solved."""
+    if answer is None:
+        return UNSOLVED
     next_slot, adds, capacity = ring_cases()[0]
     found = solution("ring_slots")(next_slot, adds, capacity)
     what = f"The next {adds} adds to a ring of {capacity:,} slots whose next slot is {next_slot}"
@@ -334,9 +342,12 @@ STEP_KINDS = ("ordinary", "terminated", "truncated")
 """The three transitions of the TD-target exercise's first batch, in its order."""
 
 
-def td_guess_line(guess: Sequence[str] | None) -> str:
+def td_guess_line(guess: Sequence[str] | None, answer: Any) -> str:
     """The learner's guess of which targets keep ``gamma * next_q`` (of :data:`STEP_KINDS`)
-    beside those the critic's target keeps on the exercise's first batch."""
+    beside those the critic's target keeps on the exercise's first batch, once ``answer``
+    (what ``check`` returned) says the exercise is solved."""
+    if answer is None:
+        return UNSOLVED
     reward, next_q, terminated, truncated, gamma = td_cases()[0]
     target = solution("td_target")(reward, next_q, terminated, truncated, gamma)
     kept = [kind for kind, t, r in zip(STEP_KINDS, target, reward, strict=True) if t != r]

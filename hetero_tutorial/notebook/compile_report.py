@@ -19,6 +19,7 @@ from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook import compile_race
+from hetero_tutorial.notebook.exercises import UNSOLVED
 from hetero_tutorial.studies.compile_rows import (
     Breakdown,
     CompileStudy,
@@ -143,7 +144,7 @@ def gain_guess_line(guess: str | None, answer: str | None) -> str:
     """The learner's predicted piece (``MY_GUESS``) beside the one their checked
     ``my_largest_gain`` found on this machine's rows (``answer``; None: not solved yet)."""
     if answer is None:
-        return "Solve the exercise above, then run this cell to compare with your guess."
+        return UNSOLVED
     found = PIECE_WORDS.get(answer, answer)
     if guess is None:
         return f"The piece that gained most here: {found}. (No guess written.)"

@@ -120,7 +120,8 @@ def ddpg_speed_sentence(
     base = [run.env_steps_per_s for run in summaries["transition"].runs]
     names = {"transition": "pattern A", "trajectory": "pattern B", "tensor": "tensor"}
     lines = [
-        "The buffer's cost a step (one batch sampled, one transition added, from section 2): "
+        "The buffer's cost per environment step (one batch sampled, one transition added, "
+        "from section 2): "
         + ", ".join(f"{names[d]} {format_seconds(c)}" for d, c in cost.items())
         + f", of pattern A's {format_seconds(step_a)} step."
     ]

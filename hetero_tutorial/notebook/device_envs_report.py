@@ -10,6 +10,7 @@ configuration solved CartPole first).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ from hetero_tutorial.core.results import Record
 from hetero_tutorial.core.timing import MIN_REPEATS
 from hetero_tutorial.notebook import peer_races
 from hetero_tutorial.notebook.env_rates import environments, throughput_findings
-from hetero_tutorial.notebook.exercises import prediction_line
+from hetero_tutorial.notebook.exercises import UNSOLVED, prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies import device_ppo
 from hetero_tutorial.studies.env_throughput import throughput_ratios
@@ -91,7 +92,7 @@ def ppo_findings(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
     best = min(solved, key=lambda s: s["median_seconds_to_475"])
     lines = [
         f"- Fastest to solve: {_label(best)}: {_seconds_range(best)}, "
-        f"{best['solved']} of {best['seeds']} seeds."
+        f"{best['solved']} of {counted(best['seeds'], 'seed')} solved."
     ]
     seeds = max(s["solved"] for s in solved)
     if seeds < MIN_REPEATS:  # too few seeds each: an order, not a verdict
@@ -167,13 +168,20 @@ def solve_guess_line(guess: float | None, summary: Sequence[dict[str, Any]]) -> 
     return prediction_line(what, guess, found, lambda x: f"{x:.2g}x", tolerance=0.25)
 
 
-def cost_guess_lines(guess: tuple[float, float] | None, hanging: Any, turned: Any) -> str:
-    """The learner's predicted step costs at theta = pi and theta = 7 (at rest, no torque)
-    beside what the batched Pendulum charged (numbers or one-element tensors)."""
+def cost_guess_lines(
+    guess: tuple[float, float] | None, hanging: Any, turned: Any, solved: bool
+) -> str:
+    """Once both exercises are ``solved`` (``check`` returned answers): why the two costs
+    differ, and the learner's predicted step costs at theta = pi and theta = 7 (at rest, no
+    torque) beside what the batched Pendulum charged (numbers or one-element tensors)."""
+    if not solved:
+        return UNSOLVED
     first, second = (None, None) if guess is None else guess
     shown = "{:.4f}".format
     return "\n".join(
         (
+            f"Why: pi squared is {math.pi**2:.4f}; 7 rad wraps to 7 - 2 pi = "
+            f"{7 - 2 * math.pi:.4f}.",
             prediction_line(
                 "Hanging down at rest (theta = pi)", first, float(hanging), shown, 0.05
             ),

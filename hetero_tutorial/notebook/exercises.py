@@ -166,6 +166,10 @@ def check(
     return answers[0]
 
 
+UNSOLVED = "Solve the exercise above, then run this cell to compare with your guess."
+"""What a reveal cell prints while its exercise is unsolved (``check`` returned None): the
+answer waits until the learner has one of their own."""
+
 _rungs_shown: dict[str, int] = {}
 
 

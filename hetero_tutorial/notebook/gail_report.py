@@ -26,7 +26,7 @@ PHASE_WORDS = {
     "labelling": "labelling",
     "advantages": "advantages",
     "transfer": "transfer",
-    "update": "generator update (PPO)",
+    "update": "PPO update of the generator",
     "weight_sync": "weight sync",
 }
 

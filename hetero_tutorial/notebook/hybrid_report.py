@@ -3,6 +3,7 @@ and thread sweeps, copy costs."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -297,8 +298,12 @@ def hybrid_findings(
         + ", ".join(f"{name} {found['copies_per_iteration']:,}" for name, found in counted.items())
         + "."
     )
-    if not _busy(effects):
-        lines += thread_rule_lines(effects)[:2]
+    if not _busy(effects):  # section 4's rules in a clause each (the reasons are there)
+        clauses = [
+            re.sub(r" \([^)]*\)", "", line.split(". ")[0]) for line in thread_rule_lines(effects)
+        ]
+        said = "; ".join(c[0].lower() + c[1:].rstrip(".") for c in clauses[:2])
+        lines.append(f"Threads (section 4): {said}.")
     if copy_rows and not _busy(copy_rows):
         fastest = max(copy_rows, key=lambda row: row["gb_per_s"])
         lines.append(

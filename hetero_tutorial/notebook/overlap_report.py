@@ -122,7 +122,7 @@ def clipping_sentence(
     against the distance lag 0's own epochs travel within an update (its last minibatch),
     and whether the clip bit at all, set against the notebook's expectation that with a
     lagged rollout it can bite at the first step. ``study``: where no run's greedy return
-    passed the task's floor, a clip that never bit is put down to a policy that had learned
+    passed the task's learning bar, a clip that never bit is put down to a policy that had learned
     nothing yet (:func:`~hetero_tutorial.studies.learning.floor_of`)."""
     lags = {int(lag): stats for lag, stats in by_lag.items()}
     text = []
@@ -150,12 +150,13 @@ def clipping_sentence(
         floor = learning.floor_of(study["env_id"]) if study else None
         if floor is not None and all(r["eval_return_mean"] <= floor for r in study["rows"]):
             why = (
-                f"no run's greedy return passed {study['env_id']}'s floor of {floor:g}: with "
+                f"no run's greedy return rose above {study['env_id']}'s learning bar of {floor:g}: "
+                "with "
                 "nothing learned yet, each update moved the policy too little to clip"
             )
         text.append(
             "The clip fraction is 0.000 at every lag and minibatch: no ratio was clipped, so "
-            f"the expectation that clipping can bite at once did not happen here ({why})."
+            f"the expectation that clipping can bite at once did not hold here ({why})."
         )
     elif lagged_first and not any(lagged_first):
         text.append(

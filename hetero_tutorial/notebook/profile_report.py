@@ -16,7 +16,7 @@ from hetero_tutorial.core.findings import Outcome
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
-from hetero_tutorial.notebook.exercises import prediction_line
+from hetero_tutorial.notebook.exercises import UNSOLVED, prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.profiling import browser, cprofiler, reading, stacks
 from hetero_tutorial.profiling.against_timer import Sampled, dropped_stacks, points, timer_shares
@@ -191,7 +191,7 @@ def reveal_lines(env_share: float | None, guess: float | None, profile: PySpyPro
     (``env_share``, the learner's checked answer, None before); then the environments'
     share beside the whole rollout's, and the learner's guess (``MY_GUESS``) beside it."""
     if env_share is None:
-        return ["Solve the exercise above, then run this cell to compare with your guess."]
+        return [UNSOLVED]
     rollout = profile.shares.phase_share().get("rollout", 0.0)
     return [
         f"Stepping the environments: {env_share:.0%} of training (your function); the whole "
@@ -291,6 +291,22 @@ def transfer_share_bars(runs: dict[str, dict[str, Any]], article: float | None =
     return fig
 
 
+def paused_length(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
+    """How long the paused run took against the run without pauses, and whether that bore out
+    the expectation that pausing slows a program: from one run each, no verdict either way."""
+    seconds = sum(blocking.phase_seconds.values()) / sum(nonblocking.phase_seconds.values())
+    said = (
+        f"the paused run, sampled {blocking.rate:,} times a second against "
+        f"{nonblocking.rate:,}, took {seconds:.2f}x as long"
+    )
+    if seconds > 1:
+        return said + ": one run each, so what the pauses cost has no verdict"
+    return said + (
+        ", not longer, as pausing should make it: one run each, so what the pauses cost has "
+        "no verdict"
+    )
+
+
 @judged("all")
 def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     """Whether sampling without pauses dropped rollout stacks, read against each run's own
@@ -309,10 +325,9 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
     )
     if free.timer is None or paused.timer is None:
         return text + " The runs' phase timers were not read back, so nothing is judged."
-    seconds = sum(blocking.phase_seconds.values()) / sum(nonblocking.phase_seconds.values())
     text += (
-        f" Each run's own phase timer gave it {free.timer:.1%} and {paused.timer:.1%} (the "
-        f"paused run took {seconds:.2f}x as long). A sampler and its timer read one run, so the "
+        f" Each run's own phase timer gave it {free.timer:.1%} and {paused.timer:.1%} "
+        f"({paused_length(nonblocking, blocking)}). A sampler and its timer read one run, so the "
         "interval holds the noise and one recording can be judged: without pauses the timer "
         f"lies {free.short_words()}, with them {paused.short_words()}."
     )
@@ -433,10 +448,13 @@ def _spy_against_timer(free: Sampled | None, paused: Sampled | None, clean: floa
             "; the cause this run can check: the paused recording above says sampling without "
             "pauses drops rollout stacks"
         )
+    if outcome is Outcome.UNCLEAR and free.share < free.timer:
+        return said + (
+            "; the one cause this run can check, dropped stacks, stays undecided (the paused "
+            f"recording above: {Outcome.UNCLEAR.value})"
+        )
     why = {
         Outcome.HELD: "dropped rollout stacks do not: the paused recording reads lower still",
-        Outcome.UNCLEAR: "the paused recording above could not tell whether dropped stacks do, "
-        f"{Outcome.UNCLEAR.value}",
     }.get(outcome, "no paused recording here to test for dropped stacks")
     if free.share > free.timer:
         why = "dropped rollout stacks would lower py-spy's share, not raise it"
@@ -448,9 +466,7 @@ PRINTED_SHARE = 0.001
 differ by less."""
 
 
-def _against_clean(
-    lead: str, value: float, clean: float, spread: float | None, lean: str, again: bool = False
-) -> str:
+def _against_clean(lead: str, value: float, clean: float, spread: float | None, lean: str) -> str:
     """A tool's rollout share (``value``, after ``lead``) against the unprofiled phase timer's
     (``clean``): a move explained (``lean``) only past ``spread``, the gap between two
     unprofiled runs' timers; within it the two agree; with no spread measured, no verdict."""
@@ -463,7 +479,6 @@ def _against_clean(
     noise = f"the {points(spread)} between the two py-spy runs' timers"
     if spread < PRINTED_SHARE:  # they print the same share: the noise is below what prints
         spread, noise = PRINTED_SHARE, "the 0.1 points the two py-spy runs' timers print to"
-    noise = "that noise" if again else noise
     if abs(value - clean) <= spread:
         return apart + f", within {noise}: the two agree."
     return apart + f", past {noise}: {lean}."
@@ -509,16 +524,12 @@ def four_tools_sentence(rows: list[dict[str, Any]]) -> str:
             f"cProfile's cost per call {lean} (one run each: a direction, no verdict)",
         )
     torch_share = share.get(("torch.profiler", "in this kernel"))
-    if torch_share is not None:
-        heavier = "rollout's" if torch_share > clean else "update's"
-        text += _against_clean(
-            "torch.profiler, from its profiled iterations, gives",
-            torch_share,
-            clean,
-            spread,
-            f"if recording every operator is what moved it, it costs the {heavier} operators "
-            "more (one profile measures no spread: no verdict)",
-            again=profiled is not None,
+    if torch_share is not None:  # a few iterations: the whole runs' noise is not theirs
+        text += (
+            f" torch.profiler, from its few profiled iterations, gives {torch_share:.0%} "
+            f"against the unprofiled timer's {clean:.0%}, {points(torch_share - clean)} apart: "
+            "the timers' noise was measured over whole runs, not over so few iterations, so "
+            "no verdict."
         )
     return text
 

@@ -174,7 +174,8 @@ def piece_rows(
 ) -> list[PieceRow]:
     """Every mode of ``piece`` at each size, timed side by side; one row per mode and size.
 
-    Each mode's first call is timed alone (it compiles); then the modes are warmed up and
+    Each mode's first call is timed alone (it compiles; the compiler itself started before,
+    untimed, :func:`_start_compiler`); then the modes are warmed up and
     their repeats interleaved, each repeat ``seconds_per_repeat`` long (calls per repeat
     from the first mode's call time). ``samples`` holds each repeat's seconds per call, in
     order, so that :func:`speedup_rows` can pair them.
@@ -184,6 +185,25 @@ def piece_rows(
     device = resolve_device(device)
     options = (list(modes or modes_here(device)), repeats, seconds_per_repeat, threads)
     return _timed_rows(piece, sizes or SIZES[piece], CALLS[piece], device, *options)
+
+
+_STARTED: set[tuple[str, str]] = set()
+"""The (mode, device) pairs whose compiler this process has started (:func:`_start_compiler`)."""
+
+
+def _start_compiler(modes: Sequence[str], device: torch.device) -> None:
+    """Compile a one-line function once per mode and device, untimed: the compiler's one-off
+    start (importing Inductor, probing the C++ toolchain) is no piece's cost, and would
+    otherwise be charged to whichever piece is timed first."""
+    for mode in modes:
+        if mode == "eager" or (mode, str(device)) in _STARTED:
+            continue
+        if compile_unavailable(device, mode) is None:
+            start = compiled(lambda x: x * 2.0 + 1.0, mode, device, "the compiler's start")
+            ones = torch.ones(4, device=device)
+            start(ones), start(ones)
+            synchronize(device)
+        _STARTED.add((mode, str(device)))
 
 
 def _timed_rows(
@@ -198,6 +218,7 @@ def _timed_rows(
 ) -> list[PieceRow]:
     rows = []
     with torch_threads(threads):
+        _start_compiler(modes, device)
         for size in sizes:
             calls = {mode: make_call(size, mode, device) for mode in modes}
             first = {mode: _timed_first(call, device) for mode, call in calls.items()}

@@ -74,14 +74,15 @@ def timers_sentence(timers: dict[str, dict[str, float]]) -> str:
 def policy_step_sentence(costs: dict[str, dict[str, float]], operations: int) -> str:
     """One policy step on each device: how much is the environment, how much PyTorch's calls
     (C1's CPU half against the article's 0.3 ms is a finding of its own, over two timings:
-    :func:`hetero_tutorial.notebook.timing_report.c1_cpu_finding`)."""
+    :func:`hetero_tutorial.notebook.step_drift.c1_cpu_finding`)."""
     cpu, env = costs["cpu"]["median_s"], costs["env_only"]["median_s"]
     policy = cpu - env
     text = (
         f"One step costs {format_seconds(cpu)} on the CPU, of which the environment alone is "
         f"{format_seconds(env)}: the policy's part, {format_seconds(policy)} "
         f"({policy / cpu:.0%}), runs {operations} PyTorch operators (counted by the "
-        f"dispatcher), about {format_seconds(policy / operations)} each."
+        f"dispatcher), about {format_seconds(policy / operations)} each (this timing; section 5 "
+        "times the step again)."
     )
     for name in costs:
         if name in ("cpu", "env_only"):

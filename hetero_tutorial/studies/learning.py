@@ -5,7 +5,7 @@ one placement against another) names an effect only when
 
 1. every arm has at least :data:`MIN_SEEDS` seeds: one seed has no spread to hold a gap
    against, and a few can fall apart by chance;
-2. the runs learned: at least one arm's median greedy return passes the task's floor
+2. the runs learned: at least one arm's median greedy return passes the task's learning bar
    (:data:`LEARNED_FLOOR`), so that the comparison is between policies, not between two
    kinds of noise around a random policy;
 3. the arms' ranges over seeds do not overlap: every seed of one arm above every seed of
@@ -95,7 +95,7 @@ def compare_learning(
     if max(medians.values()) < floor:
         numbers = (
             f"median greedy returns {medians[a]:.1f} ({a}) and {medians[b]:.1f} ({b}), "
-            f"below {env_id}'s floor of {floor:.0f}"
+            f"below {env_id}'s learning bar of {floor:.0f}"
         )
         if quick_mode() if quick is None else quick:
             return LearningVerdict(

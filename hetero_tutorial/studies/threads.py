@@ -21,7 +21,7 @@ import numpy as np
 
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.core.machine_load import NOT_JUDGED, derived, judged, withheld
-from hetero_tutorial.core.plural import counted
+from hetero_tutorial.core.plural import counted, listed
 from hetero_tutorial.core.timing import MIN_REPEATS, Spread
 
 ROLES = {
@@ -127,7 +127,12 @@ def _spread_text(effect: dict[str, Any]) -> str:
 
 
 def _widths(widths: Sequence[int]) -> str:
-    return ", ".join(str(w) for w in widths)
+    return f"width{'s' * (len(widths) > 1)} {listed(widths)}"
+
+
+def _other(cores: int) -> str:
+    """ "the other core" or "the other cores": what one thread leaves to others."""
+    return "the other core" if cores == 2 else "the other cores"
 
 
 def _all(cores: int) -> str:
@@ -160,32 +165,32 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str, seen: bool = True) 
         text = f"{name}: no verdict at any width ({too_few(pairs)})"
     elif not faster and not slower:
         text = (
-            f"{name}: either count ({one} leaves the other cores free). {_all(n)} showed no "
-            f"clear effect at width {_widths(unclear)} (the paired iterations fell on both "
+            f"{name}: either count ({one} leaves {_other(n)} free). {_all(n)} showed no "
+            f"clear effect at {_widths(unclear)} (the paired iterations fell on both "
             "sides), so neither count is shown faster"
         )
-        text += f"; no verdict at width {_widths(unjudged)}" if unjudged else ""
+        text += f"; no verdict at {_widths(unjudged)}" if unjudged else ""
     else:
         if start is not None:
             below = [w for w in widths if w < start and w not in unjudged]
             head = f"{name}: {_all(n).lower()} from width {start}"
             if below and all(w in unclear for w in below):  # neither count shown faster there
-                head += f", either count below ({_widths(below)}; {one} leaves cores free)"
+                head += f", either count below, at {_widths(below)} ({one} leaves {_other(n)} free)"
             elif below:
                 level = [w for w in below if w in unclear]
-                head += f", {one} at width {_widths([w for w in below if w not in level])}"
-                head += f", either count at width {_widths(level)}" if level else ""
+                head += f", {one} at {_widths([w for w in below if w not in level])}"
+                head += f", either count at {_widths(level)}" if level else ""
             head += " (every width measured)" if start == widths[0] else ""
         else:  # each width by its own verdict: a width within the noise decides no count
-            parts = [f"{_all(n).lower()} at width {_widths(faster)}"] * bool(faster)
-            parts += [f"{one} at width {_widths(slower)}"] * bool(slower)
-            parts += [f"either count at width {_widths(unclear)}"] * bool(unclear)
+            parts = [f"{_all(n).lower()} at {_widths(faster)}"] * bool(faster)
+            parts += [f"{one} at {_widths(slower)}"] * bool(slower)
+            parts += [f"either count at {_widths(unclear)}"] * bool(unclear)
             head = f"{name}: {', '.join(parts)}"
-        widths_seen = [f"faster at width {_widths(faster)}"] * bool(faster)
-        widths_seen += [f"slower at width {_widths(slower)}"] * bool(slower)
-        widths_seen += [f"no clear effect at width {_widths(unclear)}"] * bool(unclear)
+        widths_seen = [f"faster at {_widths(faster)}"] * bool(faster)
+        widths_seen += [f"slower at {_widths(slower)}"] * bool(slower)
+        widths_seen += [f"no clear effect at {_widths(unclear)}"] * bool(unclear)
         text = f"{head}. {_all(n)} were " + "; ".join(widths_seen) if seen else head
-        text += f"; no verdict at width {_widths(unjudged)}" if unjudged and seen else ""
+        text += f"; no verdict at {_widths(unjudged)}" if unjudged and seen else ""
     how = mine[0]["how"] if mine[0]["low"] is not None else "one iteration each"
     return (
         text,
@@ -313,7 +318,7 @@ def one_answer_sentence(ranges: Sequence[dict[str, Any]]) -> str:
         behind = "; ".join(
             f"{notebook}: "
             + ", ".join(
-                f"{'within the noise' if said == EITHER else said} at {_widths(widths)}"
+                f"{'within the noise' if said == EITHER else said} at {listed(widths)}"
                 for said, widths in answers.items()
             )
             for notebook, answers in sorted(found["sources"].items())
