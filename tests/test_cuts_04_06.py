@@ -243,6 +243,10 @@ def test_the_timeline_says_it_is_a_separate_run_beside_the_studys_r_and_u():
     assert "a separate run (2 iterations after a warm-up)" in line
     assert "rollouts 105.0 ms, updates 45.0 ms (medians)" in line
     assert "R = 85.5 ms and U = 30.7 ms" in line
+    # one seed: one sequential run, not "runs"
+    assert "means over the study's sequential run, its first iteration left out" in line
+    two = overlap_report.timeline_line(lanes, {"rows": rows * 2})
+    assert "means over the study's 2 sequential runs, each one's first iteration" in two
 
 
 def test_the_collection_race_says_who_is_ahead_and_points_at_its_table():

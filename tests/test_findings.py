@@ -106,6 +106,8 @@ def test_one_figure_gives_no_verdict_and_says_where_it_fell(
     assert "no verdict" in words and "(one seed)" in words
     assert "held" not in words and "did not hold" not in words
     assert expected.place(value) in words
+    # no verdict to explain: "no cause explains it" beside "no verdict" says nothing
+    assert "no cause this run can check" not in words
 
 
 def test_every_outcome_is_reachable_including_broken() -> None:

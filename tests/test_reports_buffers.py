@@ -353,6 +353,6 @@ def test_the_bare_gather_predicts_the_tensor_buffers_change_and_says_how_it_came
     small = _gathers(10_000, [3e-6] * 5, [2e-6] * 5)
     large = _gathers(30_000, [4.5e-6, 4.6e-6, 4.6e-6, 4.7e-6, 4.6e-6], [2.2e-6] * 5)
     text = buffer_report.capacity_sentence(rows, [small, large])
-    assert "That gather (1.53x (per repeat 1.50-1.57x)) is 11% of the tensor buffer's" in text
+    assert "That gather, 1.53x (per repeat 1.50-1.57x), is 11% of the tensor buffer's" in text
     assert "so it predicts the buffer 6% slower at 30,000" in text
     assert words in text

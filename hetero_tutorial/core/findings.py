@@ -188,8 +188,9 @@ class Finding:
             )
         if place == "inside":
             where = f"inside {self._against()}"
-        else:
-            where = f"{place} {self._against()} by {gap}; {self._causes()}"
+        else:  # no verdict to explain: the differences only where the run shows some
+            causes = f"; {self._causes()}" if any(c.applies for c in self.checks) else ""
+            where = f"{place} {self._against()} by {gap}{causes}"
         why = (
             self.measured.too_few_words()
             if self.measured.too_few

@@ -147,7 +147,7 @@ def _gather_in_buffer(
                              small.random_s, per="repeat")  # fmt: skip
     predicted = share * (paired.value - 1)  # the buffer's predicted slowdown
     said = (
-        f" That gather ({paired}) is {share:.0%} of the tensor buffer's sample at "
+        f" That gather, {paired}, is {share:.0%} of the tensor buffer's sample at "
         f"{small.capacity:,}, so it predicts the buffer {_faster_or_slower(-predicted)} at "
         f"{large.capacity:,}; the buffer measured {_faster_or_slower(measured)}"
     )

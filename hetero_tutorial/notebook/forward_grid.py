@@ -154,7 +154,7 @@ def forward_finding(
         f"The plain MLP forward compiled (width {width}, batch {batch}; section 2's act at "
         f"batch {act.size:,}: {act.speedup:.2f}x, {took})"
     )
-    what = "the act's side"
+    what = "the side the act took"
     expected = Expectation.at_least(1.0, what) if side else Expectation.at_most(1.0, what)
     forms = cpu_forms.CPU_FORMS if forms is None else forms
     return Finding(

@@ -106,12 +106,18 @@ def timeline_line(lanes: Sequence[dict[str, Any]], study: dict[str, Any]) -> str
     iterations = sum(i["kind"] == "rollout" for i in lanes)
     rollouts, updates = overlap_findings.timeline_phases(lanes)
     rollout, update = overlap.sequential_phase_times(study)
+    runs = sum(row.get("plan") == overlap.SEQUENTIAL for row in study.get("rows", []))
+    over = (
+        "the study's sequential run, its"
+        if runs == 1
+        else f"the study's {runs} sequential runs, each one's"
+    )
     return (
         f"This sequential timeline is a separate run ({iterations} iterations "
         f"after a warm-up): rollouts {rollouts * 1e3:.1f} ms, updates "
         f"{updates * 1e3:.1f} ms (medians); section 3's R = "
-        f"{rollout * 1e3:.1f} ms and U = {update * 1e3:.1f} ms are means over the study's "
-        "sequential runs, their first iteration left out."
+        f"{rollout * 1e3:.1f} ms and U = {update * 1e3:.1f} ms are means over {over} "
+        "first iteration left out."
     )
 
 

@@ -188,8 +188,8 @@ def forward_against_step(
         Spread(median * 1e6, max(0.0, low) * 1e6, high * 1e6, "middle half"),
         Expectation.at_most(
             smaller * 1e6,
-            f"{timings}the step's policy part, that forward plus its glue; the smaller part: "
-            f"{format_seconds(step)} less its environment's {format_seconds(env)}",
+            f"{timings}the step's policy part (that forward plus its glue), the smaller "
+            f"{format_seconds(step)} less the environment's {format_seconds(env)}",
         ),
         unit="{:.3g} us",
         checks=tuple(checks),
