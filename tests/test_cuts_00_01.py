@@ -270,7 +270,10 @@ def test_the_peer_line_names_cleanrls_settings_and_points_to_notebook_07(monkeyp
     )
     monkeypatch.setattr(results, "load_references", lambda kind: [record])
     line = baseline_report.peer_line()
-    assert "3 rounds on a CPU, a CPU's name only (its generation was not recorded)" in line
+    assert (
+        "64 units), 3 rounds on a CPU, a CPU's name only (its generation was not recorded): "
+        in (line)
+    )
     assert "CleanRL at its ppo.py defaults (4 envs x 128 steps, 4 epochs of minibatch 128" in line
     assert "ours 2.20x its speed per step (rounds 2.00-2.40x)" in line
     assert "Notebook 07 races CleanRL at RL Zoo's tuned settings" in line
@@ -314,6 +317,13 @@ def test_the_summary_line_gives_c1s_outcome_without_repeating_its_sentence():
     assert lines[2].endswith("11 PyTorch operators; C1's CPU half: held.")
     lines = timing_report.findings(timers, grid, step, 11, {"cpu": _timing(60, 1)})
     assert lines[2].endswith("C1's CPU half: no clear effect.")
+    # broken, it says which way (00's quick run: 51 us against 0.3 ms, cheaper)
+    fast = {"cpu": _timing(50, 1), "env_only": _timing(10, 1)}
+    lines = timing_report.findings(timers, grid, fast, 11, {"cpu": _timing(52, 1)})
+    assert lines[2].endswith(
+        "C1's CPU half: did not hold, cheaper than the article's 0.3 ms by more than its "
+        "factor of 2."
+    )
 
 
 def test_the_drift_plot_draws_each_timings_middle_half_and_passes_the_audit():
@@ -355,8 +365,11 @@ def test_the_forward_against_a_step_timed_twice_names_the_drift_where_one_timing
     first = {"cpu": _timing(77.2, 1), "env_only": _timing(14.1, 1)}
     then = {"cpu": _timing(48.3, 1), "env_only": _timing(14.1, 1)}
     said = str(step_drift.forward_against_step(_grid(51.8, 2, 60), first, then))
-    assert "above both timings of the step's policy part" in said
+    # above the cheaper timing's part, not "both": the sentence then says it fits the other
+    assert "above the step's policy part (that forward plus its glue) in its cheaper timing" in said
+    assert "both timings" not in said
     assert "the step drifted 1.60x between its timings, and the forward fits under the" in said
+    assert "(63.1 us: 77.2 us less the environment's 14.1 us)" in said
     steady = {"cpu": _timing(76.0, 1), "env_only": _timing(14.1, 1)}
     held = str(step_drift.forward_against_step(_grid(51.8, 2, 60), first, steady))
     assert held.endswith(": held") and "drifted" not in held

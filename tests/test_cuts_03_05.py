@@ -472,3 +472,15 @@ def test_a_run_that_stood_for_every_plan_says_so_in_a_word():
     assert "(the thread check)" in shown
     split = [dict(rows[0], plans=["fixed-rule"]), dict(rows[0], plans=["hybrid", "allocator"])]
     assert "every plan" not in allocator_report.rows_table(split, folded=False).data
+
+
+def test_a_thread_table_whose_medians_divide_to_another_ratio_says_which_the_verdict_reads():
+    """03's quick run: the actor at width 128, 37.5 ms on 1 thread and 32.6 ms on both
+    (1.15x divided) beside a paired ratio of 1.00x; the table says why they differ."""
+    effect = {"width": 128, "role": "rollout", "one_thread_s": 0.0375, "all_cores_s": 0.0326,
+              "ratio": 1.00, "low": 0.99, "high": 1.26, "verdict": "no clear effect",
+              "pairs": 5, "threads": 2}  # fmt: skip
+    text = hybrid_report.thread_table([effect]).data
+    assert "(rollout at width 128 1.15x against 1.00x): each median comes from its own" in text
+    agreeing = hybrid_report.thread_table([effect | {"ratio": 1.14}]).data
+    assert "the verdicts read" not in agreeing

@@ -178,7 +178,11 @@ def test_the_learners_predictions_are_set_beside_what_was_measured():
     rows += [_ppo_row("batched-cpu", 64, s, t, 0.8, 40_000, 3e4)
              for s, t in enumerate((3.0, 3.5, 4.0))]  # fmt: skip
     sooner = report.solve_guess_line(2.0, ppo_summary(rows))
-    assert "medians of 3 seeds, no verdict below 5): 2x, within 25% of your guess of 2x" in sooner
+    assert (
+        "medians of 3 seeds, no verdict below 5): 2.00x, within 25% of your guess of 2.00x"
+        in sooner
+    )
+    assert "the inverse of the ratio above" in sooner
     throughput = [
         {"env_id": "CartPole-v1", "implementation": name, "num_envs": n, "env_steps_per_s": rate}
         for name, n, rate in (

@@ -6,6 +6,7 @@ import pytest
 from hetero_tutorial.core import results
 from hetero_tutorial.core.errors import UsageError
 from hetero_tutorial.notebook import overlap_report
+from hetero_tutorial.notebook.exercises import UNSOLVED
 from hetero_tutorial.studies import overlap, overlap_findings
 
 
@@ -253,6 +254,10 @@ def test_the_learners_guesses_are_set_beside_the_ideal_and_the_lags():
     key = {"backend": "mp", "workers": 1, "max_policy_lag": 1}
     assert "1.50x, within 10% of your guess" in overlap_report.ideal_guess_line(1.4, summary, **key)
     assert "was 1.3x it" in overlap_report.ideal_guess_line(2.0, summary, **key)
+    # Exercise 1's reveal: the ideal only once the exercise is solved
+    assert overlap_report.ideal_reveal(1.4, None, summary, **key) == UNSOLVED
+    solved = overlap_report.ideal_reveal(1.4, 1.5, summary, **key)
+    assert "1.50x, within 10% of your guess" in solved and "mp, 1 worker, lag 1" in solved
     lags = overlap_report.lag_guess_line(1, {0: 1, 1: 1, 2: 14}, bound=2)
     assert "(14 of 16): 2, not 1, as you predicted" in lags
 
@@ -293,7 +298,7 @@ def test_a_lag0_run_faster_than_the_sequential_one_names_the_sequential_run_slow
     lag1 = _entry(ideal=1.47, speed=(1.83, 1.80, 1.86))
     lag0 = _entry(lag=0, ideal=1.0, speed=(lag0_speed, lag0_speed, lag0_speed))
     words = str(overlap_findings.ideal_finding(lag1, summary=[lag1, lag0]))
-    cause = "the sequential run ran slow: mp, 1 worker, lag 0, which makes its very decisions"
+    cause = "the sequential run ran slow: mp, 1 worker, lag 0, which makes the sequential plan's"
     assert (cause in words) is named
     assert ("no cause this run can check" in words) is not named
 
@@ -313,7 +318,8 @@ def test_a_run_is_no_evidence_of_its_own_cause_and_a_slower_twin_clears_the_sequ
     lag1 = _entry(ideal=1.2, speed=(1.5, 1.5, 1.5))
     quicker = _entry(lag=0, ideal=1.0, speed=(1.10, 1.10, 1.10))
     both = str(overlap_findings.ideal_finding(lag1, summary=[lag1, quicker, fast]))
-    assert "every other run that makes its very decisions ran at least 1.10x its speed" in both
+    assert "every other lag-0 run with one worker, which makes the sequential plan's very " in both
+    assert "decisions, ran at least 1.10x its speed" in both
     slow = str(overlap_findings.ideal_finding(lag1, summary=[lag1, ray, fast]))
     assert "ran slow" not in slow  # one twin of two ran under the margin
 

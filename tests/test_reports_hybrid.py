@@ -5,6 +5,7 @@ from types import SimpleNamespace
 from hetero_tutorial.core.configurations import where
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.notebook import allocator_report, hybrid_report
+from hetero_tutorial.notebook.exercises import UNSOLVED
 
 
 def _run(copies: float = 0.0) -> SimpleNamespace:
@@ -94,7 +95,10 @@ def _decision(network: str, estimate: float) -> SimpleNamespace:
     chosen = SimpleNamespace(total=estimate, label="all-cpu, 1 thread", threads=1)
     other = SimpleNamespace(total=estimate * 2, label="all-cpu, 2 threads", threads=2)
     return SimpleNamespace(
-        fields=lambda: {"network": network}, chosen=chosen, candidates=(other, chosen)
+        fields=lambda: {"network": network},
+        chosen=chosen,
+        candidates=(other, chosen),
+        explain=lambda: f"- plan: {chosen.label}: {estimate * 1e3:.1f} ms per iteration",
     )
 
 
@@ -109,7 +113,7 @@ def test_the_allocators_estimates_are_set_beside_the_measured_iterations():
     decisions = [_decision("mlp-64", 0.0045), _decision("mlp-1024", 0.155)]
     lines = allocator_report.estimate_lines(decisions, rows)
     assert lines[0].startswith("Training over the allocator's estimate (at least 1x)")
-    assert lines[0].endswith("(at least 1x): mlp-64 2.00x: held.")
+    assert lines[0].endswith("(at least 1x): mlp-64 2.00x (1.89-2.11x): held.")
     assert lines[1].startswith(
         "mlp-1024 training over its estimate (155 ms): 0.52x (per iteration 0.50-0.53x), below "
         "the estimate (at least 1.00x) by 48%: the expectation did not hold"
@@ -121,5 +125,10 @@ def test_the_allocators_estimates_are_set_beside_the_measured_iterations():
     (few,) = allocator_report.estimate_lines(decisions[:1], three)
     assert few.startswith("mlp-64 training over its estimate (4.5 ms): 2.00x (per iteration")
     assert few.endswith("no verdict, 3 repeats, and a verdict needs 5")
-    line = allocator_report.price_guess_line(5.0, decisions[0])
+    line = allocator_report.price_guess_line(5.0, decisions[0], priced=0.0045)
     assert "all-cpu, 1 thread, priced per iteration: 4.5 ms, within 20% of your guess" in line
+    # unsolved, every price waits: the table, the guess line and the reasons
+    assert allocator_report.price_guess_line(5.0, decisions[0], priced=None) == ""
+    assert allocator_report.candidates_table(decisions[0], None).data == UNSOLVED
+    assert allocator_report.reasons(decisions[0], None) == UNSOLVED
+    assert "- plan: all-cpu, 1 thread" in allocator_report.reasons(decisions[0], 0.0045)

@@ -18,7 +18,7 @@ from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.plural import counted
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.curriculum_findings import curriculum_line
-from hetero_tutorial.notebook.exercises import prediction_line
+from hetero_tutorial.notebook.exercises import UNSOLVED, prediction_line
 from hetero_tutorial.notebook.prose import gpu_paragraph
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.rl.ppo.trainer import PHASES
@@ -49,9 +49,13 @@ def cost_table(decision: Decision) -> Markdown:
     return markdown_table(decision.cost_rows(), columns, formats)
 
 
-def candidates_table(decision: Decision) -> Markdown:
-    """Every candidate's price by phase; a phase no candidate pays (the copies, where rollout
-    and update always share a device: the reasons' ``copies`` line says so) is left out."""
+def candidates_table(decision: Decision, priced: Any) -> Markdown:
+    """Every candidate's price by phase, once the pricing exercise is solved (``priced``,
+    what ``check`` returned; None: the reveal waits); a phase no candidate pays (the copies,
+    where rollout and update always share a device: the reasons' ``copies`` line says so)
+    is left out."""
+    if priced is None:
+        return Markdown(UNSOLVED)
     rows = decision.candidate_rows()
     unpaid = [p for p in PHASES if not any(row.get(f"{p}_s") for row in rows)]
     columns = {"plan": "plan", "threads": "threads"}
@@ -134,18 +138,30 @@ def estimate_lines(decisions: Sequence[Decision], rows: Sequence[dict[str, Any]]
     held = [(n, f) for n, f in found if f.outcome is Outcome.HELD]
     lines = []
     if held:
-        listed = ", ".join(f"{n} {f.measured.value:.2f}x" for n, f in held)
+        listed = ", ".join(
+            f"{n} {f.measured.value:.2f}x ({f.measured.low:.2f}-{f.measured.high:.2f}x)"
+            for n, f in held
+        )
         lines.append(f"Training over {ESTIMATE} (at least 1x): {listed}: held.")
     return lines + [str(f) for _, f in found if f.outcome is not Outcome.HELD]
 
 
-def price_guess_line(guess_ms: float | None, decision: Decision) -> str:
+def price_guess_line(guess_ms: float | None, decision: Decision, priced: Any) -> str:
     """The learner's predicted milliseconds per iteration of the cheapest placement beside
-    the allocator's price for it (the sum the pricing exercise writes)."""
+    the allocator's price for it (the sum the pricing exercise writes), once the exercise is
+    solved (``priced``); "" until then (the table above says why)."""
+    if priced is None:
+        return ""
     cheapest = min(decision.candidates, key=lambda candidate: candidate.total)
     what = f"The cheapest placement, {cheapest.label}, priced per iteration"
     guess = None if guess_ms is None else guess_ms / 1e3
     return prediction_line(what, guess, cheapest.total, format_seconds)
+
+
+def reasons(decision: Decision, priced: Any) -> str:
+    """The decision's reasons, phase by phase, once the pricing exercise is solved: they name
+    the cheapest placement and its price."""
+    return UNSOLVED if priced is None else decision.explain()
 
 
 def _spread(v: dict[str, Any]) -> str:

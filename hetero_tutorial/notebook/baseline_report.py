@@ -14,7 +14,7 @@ from hetero_tutorial.core.placement import Placement
 from hetero_tutorial.core.timing import format_seconds
 from hetero_tutorial.notebook import peer_races, plots
 from hetero_tutorial.notebook.exercises import prediction_line
-from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.notebook.tables import markdown_table, paired_note
 from hetero_tutorial.rl.ppo.config import PPOConfig
 from hetero_tutorial.rl.ppo.runs import PPOResult
 from hetero_tutorial.rl.ppo.trainer import PHASES
@@ -297,8 +297,8 @@ def peer_line() -> str:
         else "its defaults"
     )
     return (
-        f"Recorded against CleanRL at its ppo.py defaults ({shape}; {len(ratios)} rounds on "
-        f"{peer_races.recorded_on(records[0])}): ours {statistics.median(ratios):.2f}x its speed "
+        f"Recorded against CleanRL at its ppo.py defaults ({shape}), {len(ratios)} rounds on "
+        f"{peer_races.recorded_on(records[0])}: ours {statistics.median(ratios):.2f}x its speed "
         f"per step (rounds {min(ratios):.2f}-{max(ratios):.2f}x). Notebook 07 races CleanRL at "
         "RL Zoo's tuned settings, which this notebook trains with (8 environments): other "
         "settings, another ratio."
@@ -359,6 +359,9 @@ def copies_exercise_line(
         predicted,
         f"Your formula: {answer} copies per rollout of {steps:,} steps ({answer / steps:.4f} per "
         f"environment step); the counter saw {seen}{extra}.",
+        "So the rollout pays about 2 / num_envs copies per environment step "
+        f"({2 / config.num_envs:.3f} here): observations in and actions out per vector step, "
+        "plus a few per rollout.",
     ]
 
 
@@ -386,18 +389,13 @@ def findings(run: PPOResult, counted: dict[str, Any], trick_rows: list[dict[str,
     ]
 
 
-MEDIANS_APART = 0.05
-"""How far the ratio of a trick's two median speeds may differ from the median of its paired
-rounds' ratios before the table says why they differ."""
-
-
 def tricks_table(rows: list[dict[str, Any]]) -> Markdown:
     """One row per PPO speed trick of :func:`hetero_tutorial.studies.ppo_tricks.trick_speeds`."""
     columns = {
         "trick": "trick",
         "with_steps_per_s": "steps/s with it (median)",
         "without_steps_per_s": "steps/s without it (median)",
-        "ratio": "ratio, median of the paired rounds'",
+        "ratio": "median of the paired rounds' ratios",
         "spread": "range over rounds",
     }
     shown = [{**row, "spread": f"{row['ratio_low']:.2f}-{row['ratio_high']:.2f}x"} for row in rows]
@@ -407,18 +405,8 @@ def tricks_table(rows: list[dict[str, Any]]) -> Markdown:
         "ratio": "{:.2f}x".format,
     }
     table = markdown_table(shown, columns, formats).data
-    apart = [
-        f"{row['trick']} {medians:.2f}x against {row['ratio']:.2f}x"
-        for row in rows
-        if abs((medians := row["with_steps_per_s"] / row["without_steps_per_s"]) / row["ratio"] - 1)
-        > MEDIANS_APART
+    pairs = [
+        (r["trick"], r["with_steps_per_s"], r["without_steps_per_s"], r["ratio"]) for r in rows
     ]
-    if apart:
-        table += (
-            "\n\nThe two steps/s columns' medians, divided, differ from the paired ratio ("
-            + "; ".join(apart)
-            + "): each column's median comes from its own round, and the speeds moved from "
-            "round to round, so the verdicts read the paired ratio, each round's two runs "
-            "timed side by side."
-        )
+    table += paired_note(pairs, "round")
     return Markdown(table)

@@ -162,10 +162,10 @@ def solve_guess_line(guess: float | None, summary: Sequence[dict[str, Any]]) -> 
     seeds = min((s["seeds"] for s in summary), default=0)
     what = (
         "The hybrid plan's time to solve CartPole over batched-cpu's (above 1: batched-cpu "
-        f"solved sooner; medians of {counted(seeds, 'seed')}"
+        f"solved sooner; the inverse of the ratio above; medians of {counted(seeds, 'seed')}"
         + (f", no verdict below {MIN_REPEATS})" if seeds < MIN_REPEATS else ")")
     )
-    return prediction_line(what, guess, found, lambda x: f"{x:.2g}x", tolerance=0.25)
+    return prediction_line(what, guess, found, lambda x: f"{x:.2f}x", tolerance=0.25)
 
 
 def cost_guess_lines(

@@ -241,7 +241,7 @@ def phase_guess_line(guess: str | None, rounds: Sequence[dict[str, Any]]) -> str
     shares = _shares(rounds[0])
     found = max(shares, key=shares.__getitem__)
     largest = (
-        f"The largest phase here is {PHASE_WORDS[found]} ({shares[found]:.0%} of a round; "
+        f"The largest phase here is the {PHASE_WORDS[found]} ({shares[found]:.0%} of a round; "
         "no spread measured, so an order, not a verdict)"
     )
     if guess is None:

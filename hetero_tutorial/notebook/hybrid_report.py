@@ -20,7 +20,7 @@ from hetero_tutorial.core.modes import quick_mode
 from hetero_tutorial.core.placement import placement
 from hetero_tutorial.core.timing import Spread, format_seconds
 from hetero_tutorial.notebook.prose import gpu_paragraph
-from hetero_tutorial.notebook.tables import markdown_table
+from hetero_tutorial.notebook.tables import markdown_table, paired_note
 from hetero_tutorial.rl.ppo.runs import PPOResult
 from hetero_tutorial.studies import sweeps
 from hetero_tutorial.studies.learning import returns_phrase
@@ -149,7 +149,7 @@ def thread_table(effects: list[dict[str, Any]]) -> Markdown:
         for e in effects
     ]
     threads = effects[0]["threads"] if effects else "all"
-    return markdown_table(
+    table = markdown_table(
         rows,
         {
             "width": "width",
@@ -161,7 +161,13 @@ def thread_table(effects: list[dict[str, Any]]) -> Markdown:
             "verdict": "verdict",
         },
         {"one_thread_s": format_seconds, "all_cores_s": format_seconds, "ratio": "{:.2f}x".format},
-    )
+    ).data
+    pairs = [
+        (f"{e['role']} at width {e['width']}", e["one_thread_s"], e["all_cores_s"], e["ratio"])
+        for e in effects
+        if e["ratio"] is not None
+    ]
+    return Markdown(table + paired_note(pairs, "iteration"))
 
 
 def copy_costs_table(rows: list[dict[str, Any]]) -> Markdown:

@@ -11,8 +11,9 @@ from typing import Any
 from IPython.display import Markdown
 
 from hetero_tutorial.core import machine_load, results
+from hetero_tutorial.core.plural import counted
 from hetero_tutorial.notebook import peer_races
-from hetero_tutorial.notebook.exercises import prediction_line
+from hetero_tutorial.notebook.exercises import UNSOLVED, prediction_line
 from hetero_tutorial.notebook.tables import markdown_table
 from hetero_tutorial.studies import learning, overlap, overlap_findings
 
@@ -128,8 +129,8 @@ def clipping_sentence(
     against the distance lag 0's own epochs travel within an update (its last minibatch),
     and whether the clip bit at all, set against the notebook's expectation that with a
     lagged rollout it can bite at the first step. ``study``: where no run's greedy return
-    passed the task's learning bar, a clip that never bit is put down to a policy that had learned
-    nothing yet (:func:`~hetero_tutorial.studies.learning.floor_of`)."""
+    passed the task's learning bar, a clip that never bit is put down to a policy that had
+    learned nothing yet (:func:`~hetero_tutorial.studies.learning.floor_of`)."""
     lags = {int(lag): stats for lag, stats in by_lag.items()}
     text = []
     own = lags.get(0, {}).get("approx_kl")
@@ -160,9 +161,11 @@ def clipping_sentence(
                 "with "
                 "nothing learned yet, each update moved the policy too little to clip"
             )
+        seeds = len({row.get("seed") for row in study["rows"]}) if study else 1
         text.append(
-            "The clip fraction is 0.000 at every lag and minibatch: no ratio was clipped, so "
-            f"the expectation that clipping can bite at once did not hold here ({why})."
+            "The clip fraction is 0.000 at every lag and minibatch: no ratio was clipped. "
+            f"Clipping can bite at once, but it did not in this run ({counted(seeds, 'seed')}: "
+            f"no verdict on the expectation): {why}."
         )
     elif lagged_first and not any(lagged_first):
         text.append(
@@ -206,6 +209,26 @@ def guard_line() -> str:
     if reading is None:
         return "The busy-machine guard took no reading here (it is switched off)."
     return reading.line() if reading.busy else reading.quiet_line()
+
+
+def ideal_reveal(
+    guess: float | None,
+    answer: Any,
+    summary: Sequence[dict[str, Any]],
+    timeline: tuple[float, float] | None = None,
+    **key: Any,
+) -> str:
+    """Exercise 1's reveal, once it is solved (``answer``, what ``check`` returned): one
+    overlapped configuration's ideal beside its measured speed-up, and the learner's guess
+    beside the ideal."""
+    if answer is None:
+        return UNSOLVED
+    return "\n".join(
+        (
+            overlap_findings.ideal_vs_measured(summary, timeline, **key),
+            ideal_guess_line(guess, summary, **key),
+        )
+    )
 
 
 def ideal_guess_line(guess: float | None, summary: Sequence[dict[str, Any]], **key: Any) -> str:

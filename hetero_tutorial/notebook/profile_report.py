@@ -338,9 +338,11 @@ def sampling_sentence(nonblocking: PySpyProfile, blocking: PySpyProfile) -> str:
         return text + (
             f": the sampler without pauses falls short by {points(difference)} more, past the "
             f"noise ({points(noise)}), "
-            "so it drops rollout stacks here; read the paused profile for where the time goes. "
-            "(C5's share still reads the recording without pauses: on a GPU each pause lets "
-            "queued kernels finish, shrinking the waits C5 counts.)"
+            f"so it drops rollout stacks here: the sections above, which read it, understate the "
+            f"rollout ({free.share:.1%} against its timer's {free.timer:.1%}; the paused "
+            f"recording gives {paused.share:.1%}). C5's share still reads the recording without "
+            "pauses: on a GPU each pause lets queued kernels finish, shrinking the waits C5 "
+            "counts."
         )
     if outcome is Outcome.HELD:
         return text + (

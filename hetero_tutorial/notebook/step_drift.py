@@ -164,9 +164,9 @@ def forward_against_step(
         )
         for timing in [policy_step, *([again] if again else [])]
     )
-    (smaller, step, env), larger = parts[0], parts[-1][0]
+    (smaller, step, env), (larger, other_step, other_env) = parts[0], parts[-1]
     loops = cell.get("calls_per_repeat", 1)
-    timings = "both timings of " if again else ""
+    cheaper = " in its cheaper timing" if again else ""
     checks = [
         Check(
             f"the grid cell's own repeats disagree (IQR {iqr / median:.0%} of its median)",
@@ -179,7 +179,9 @@ def forward_against_step(
         checks.append(
             Check(
                 f"the step drifted {max(drift, 1 / drift):.2f}x between its timings, and the "
-                f"forward fits under the other's policy part ({larger * 1e6:.3g} us)",
+                f"forward fits under the other's policy part ({larger * 1e6:.3g} us: "
+                f"{format_seconds(other_step)} less the environment's "
+                f"{format_seconds(other_env)})",
                 high <= larger,
             )
         )
@@ -188,7 +190,7 @@ def forward_against_step(
         Spread(median * 1e6, max(0.0, low) * 1e6, high * 1e6, "middle half"),
         Expectation.at_most(
             smaller * 1e6,
-            f"{timings}the step's policy part (that forward plus its glue), the smaller "
+            f"the step's policy part (that forward plus its glue){cheaper}, "
             f"{format_seconds(step)} less the environment's {format_seconds(env)}",
         ),
         unit="{:.3g} us",

@@ -80,3 +80,28 @@ def counted_line(counted: dict[str, Any]) -> str:
         f"copies per iteration of {counted['steps_counted']:,} steps, "
         f"{counted['copies_per_env_step']:.4f} per environment step, counted on {on}."
     )
+
+
+MEDIANS_APART = 0.05
+"""How far the ratio of two columns' medians may differ from the median of the paired ratios
+before a table says why they differ."""
+
+
+def paired_note(rows: Sequence[tuple[str, float, float, float]], unit: str) -> str:
+    """A note under a table of two medians and their paired ratio, where the medians divided
+    give another ratio (past :data:`MEDIANS_APART`): ``rows`` hold each row's name, the two
+    columns' medians in the order the ratio divides them, and the median paired ratio;
+    ``unit``: what a pair is ("round", "iteration"). "" where every row agrees."""
+    apart = [
+        f"{name} {top / bottom:.2f}x against {paired:.2f}x"
+        for name, top, bottom, paired in rows
+        if abs(top / bottom / paired - 1) > MEDIANS_APART
+    ]
+    if not apart:
+        return ""
+    return (
+        "\n\nThe two columns' medians, divided, differ from the paired ratio "
+        f"({'; '.join(apart)}): each median comes from its own {unit}s, and the speed moved "
+        f"from {unit} to {unit}, so the verdicts read the paired ratio, each {unit}'s two "
+        "timings side by side."
+    )

@@ -13,6 +13,7 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hetero_tutorial.core import machine_load, results
+from hetero_tutorial.core.findings import Outcome
 from hetero_tutorial.core.machine_load import judged
 from hetero_tutorial.core.plural import listed
 from hetero_tutorial.core.timing import Spread, format_seconds
@@ -125,6 +126,12 @@ def findings(
     if again is not None:
         finding = c1_cpu_finding(policy_step["cpu"], again["cpu"])
         c1 += f"; C1's CPU half: {finding.outcome.value}"
+        if finding.outcome is Outcome.NOT_HELD:  # which way: a verdict without it says little
+            cheaper = finding.expected.place(finding.measured.value) == "below"
+            c1 += (
+                f", {'cheaper' if cheaper else 'dearer'} than the article's 0.3 ms by more "
+                "than its factor of 2"
+            )
     c1 += "."
     cheapest = {b["width"]: b["batch_size"] for b in batches_that_pay(grid)}
     largest = max(r["batch_size"] for r in grid if r["device"] == "cpu")

@@ -104,11 +104,14 @@ def ideal_finding(
     if same_work:  # the entry's own speed-up is no evidence about the sequential run
         slowest = min(same_work, key=lambda e: e["speedup_vs_sequential"])
         ratio = slowest["speedup_vs_sequential"]
-        said = f"{label(slowest)}, which makes its very decisions, ran {ratio:.2f}x its speed"
+        said = (
+            f"{label(slowest)}, which makes the sequential plan's very decisions, ran "
+            f"{ratio:.2f}x its speed"
+        )
         if len(same_work) > 1:
             said = (
-                "every other run that makes its very decisions ran at least "
-                f"{ratio:.2f}x its speed, the slowest {label(slowest)}"
+                "every other lag-0 run with one worker, which makes the sequential plan's very "
+                f"decisions, ran at least {ratio:.2f}x its speed, the slowest {label(slowest)}"
             )
         checks.append(Check(f"the sequential run ran slow: {said}", ratio > SAME_WORK_MARGIN))
     if sequential and timeline:
