@@ -256,7 +256,7 @@ def test_training_against_the_estimate_is_a_finding(ratio, other):
     if ratio < 1:
         assert "below the estimate (at least 1.00x)" in text
         assert "the expectation did not hold" in text
-        cause = "the estimate runs high at mlp-256: the thread check (2 threads) ran below"
+        cause = "the estimate runs high at mlp-256, as the thread check's 2 threads ran below"
         assert (cause in text) is (other < 1)
         assert ("no cause this run can check explains it" in text) is (other >= 1)
     else:

@@ -102,7 +102,7 @@ def test_the_capacity_sentence_reads_every_designs_slowdown_and_the_bare_tables(
     assert "19% slower (transition)," in text and (
         "Pattern A did not slow past the noise (sampling 19% slower); the tensor buffer did not "
         "slow past the noise (sampling 16% slower): no slowdown common to both, past the noise "
-        "and over 5%, so the two do not share one memory cause" in text
+        "and over 5%: no memory cost shared by both designs shows at these sizes" in text
     )
 
 
@@ -123,8 +123,8 @@ def test_the_capacity_sentence_reads_forwards_on_each_side_of_the_5_percent_thre
     assert "4% slower (tensor, past the noise)" in text
     assert (
         "Pattern A and the tensor buffer both slowed past the noise, by less than 5% (3.0% and "
-        "4.0%): no slowdown common to both, past the noise and over 5%, so the two do not share "
-        "one memory cause. "
+        "4.0%): no slowdown common to both, past the noise and over 5%: no memory cost shared by "
+        "both designs shows at these sizes. "
         "A bare float32 table's gathers, for scale: 256 random rows took 1.60x as long at "
         "1,000,000 rows (38 MiB) as at 10,000, 256 contiguous rows 1.02x." in text
     )

@@ -55,7 +55,7 @@ def candidates_table(decision: Decision, priced: Any) -> Markdown:
     where rollout and update always share a device: the reasons' ``copies`` line says so)
     is left out."""
     if priced is None:
-        return Markdown(UNSOLVED)
+        return Markdown("")  # the guess line below says why
     rows = decision.candidate_rows()
     unpaid = [p for p in PHASES if not any(row.get(f"{p}_s") for row in rows)]
     columns = {"plan": "plan", "threads": "threads"}
@@ -115,8 +115,8 @@ def estimate_finding(decision: Any, row: dict[str, Any], rows: Sequence[dict[str
               if r["network"] == network and not r.get("plans") and r.get("threads") is not None
               for c in decision.candidates
               if c.threads == r["threads"] and c is not decision.chosen and c.total]  # fmt: skip
-    checks = tuple(Check(f"the estimate runs high at {network}: the thread check "
-                         f"({counted(n, 'thread')}) ran below its own estimate too "
+    checks = tuple(Check(f"the estimate runs high at {network}, as the thread check's "
+                         f"{counted(n, 'thread')} ran below its own estimate too "
                          f"({other:.2f}x)", other < 1)
                    for n, other in others)  # fmt: skip
     subject = f"{network} training over its estimate ({format_seconds(estimate)})"
@@ -149,9 +149,9 @@ def estimate_lines(decisions: Sequence[Decision], rows: Sequence[dict[str, Any]]
 def price_guess_line(guess_ms: float | None, decision: Decision, priced: Any) -> str:
     """The learner's predicted milliseconds per iteration of the cheapest placement beside
     the allocator's price for it (the sum the pricing exercise writes), once the exercise is
-    solved (``priced``); "" until then (the table above says why)."""
+    solved (``priced``)."""
     if priced is None:
-        return ""
+        return UNSOLVED
     cheapest = min(decision.candidates, key=lambda candidate: candidate.total)
     what = f"The cheapest placement, {cheapest.label}, priced per iteration"
     guess = None if guess_ms is None else guess_ms / 1e3

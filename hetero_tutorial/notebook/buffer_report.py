@@ -202,8 +202,8 @@ def capacity_sentence(rows: list[SamplingRow], gathers: list[GatherRow]) -> str:
     if short := _short_of_slowed(change, slowed):
         return (
             f"{text} {short}: no slowdown common to both, past the noise and over "
-            f"{SLOWED:.0%}, so the two do not share one memory cause. A bare float32 table's "
-            "gathers, for scale: "
+            f"{SLOWED:.0%}: no memory cost shared by both designs shows at these sizes. A bare "
+            "float32 table's gathers, for scale: "
             f"{bare}." + _gather_in_buffer(rows, g_small, g_large, change["tensor"])
         )
     text += (
