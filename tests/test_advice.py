@@ -117,7 +117,7 @@ def test_thread_advice_reads_03_and_05_together():
     found = advice.threads(group_by_kind([record]))
     assert "03's width sweep not measured yet: run notebook 03" in found["advice"]
     assert "width 128-256: 2 threads (05: 2 threads at 128 and 256)" in found["advice"]
-    assert "width 64: either count (no clear effect)" in found["advice"]  # one answer per range
+    assert "width 64: either count, no clear effect" in found["advice"]  # one answer per range
     assert "wrong past the noise on 1: at mlp-128" in found["figure"]
     assert found["source"] == "bench.allocator"
 

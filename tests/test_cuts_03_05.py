@@ -387,8 +387,8 @@ def test_one_answer_merges_agreeing_widths_into_ranges():
     ]
     text = threads.one_answer_sentence(ranges)
     assert text.startswith(
-        "width 64: 1 thread (05: 1 thread at 64); width 128-256: either count (no clear "
-        "effect) (03: within the noise at 128; 05: within the noise at 256); width 512-1024: "
+        "width 64: 1 thread (05: 1 thread at 64); width 128-256: either count, no clear "
+        "effect (03: within the noise at 128; 05: within the noise at 256); width 512-1024: "
         "2 threads (03: 2 threads at 512 and 1024; 05: 2 threads at 1024)"
     )
     assert "disagree" not in text

@@ -227,6 +227,6 @@ def test_a_race_with_a_missed_target_names_the_ones_that_held():
         "pairs": [held, missed], "stats": {}}}, PROVENANCE)  # fmt: skip
     shown = peer_races.beside_figure(record).data
     assert (
-        "The race's targets (benchmarks/README.md) over 5 rounds: 1 of 2 held (" in shown
+        "The race's targets (benchmarks/README.md) over 5 rounds: 1 of 2 held: " in shown
         and "did not hold" in shown
     )

@@ -47,7 +47,7 @@ def rejax_lines(record: Any, ppo: list[RunRow], here: dict[str, Any] | None = No
     )
     live = {(r.size, r.piece): r for r in ppo if r.mode == "compile"}
     date = record.provenance["date"][:10]
-    lines = [f"Recorded on {peer_races.recorded_on(record)} ({date}, one thread):"]
+    lines = [f"Recorded on {peer_races.recorded_on(record)}, {date}, one thread:"]
     for point, contestants in stats.items():
         ours, rejax = contestants.get("ours"), contestants.get("rejax")
         if not ours or not rejax:

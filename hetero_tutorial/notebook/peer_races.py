@@ -183,7 +183,7 @@ def targets_line(record: Record) -> str:
         return ""
     held = [f.subject for f in found if f.outcome is Outcome.HELD]
     rest = [f"- {f.sentence()}{_ahead(f)}" for f in found if f.outcome is not Outcome.HELD]
-    named = f" ({'; '.join(held)})" if held and rest and len(held) <= 2 else ""  # few: by name
+    named = f": {'; '.join(held)}" if held and rest and len(held) <= 2 else ""  # few: by name
     rounds = record.data.get("rounds")
     over = f" over {rounds} rounds" if rounds else ""
     lead = (

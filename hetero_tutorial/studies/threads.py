@@ -215,7 +215,7 @@ def thread_rule(effects: Sequence[dict[str, Any]]) -> list[str]:
 
 EITHER = "either"
 """A width where the faster count lay within the noise: neither count is shown faster."""
-EITHER_COUNT = "either count (no clear effect)"
+EITHER_COUNT = "either count, no clear effect"
 """The answer of a width where no count was faster past the noise."""
 
 
