@@ -14,7 +14,10 @@ def counted(count: int | str, noun: str, plural: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
-def listed(items: Sequence[object]) -> str:
-    """``items`` as a sentence lists them: "32", "32 and 128", "32, 128 and 2048" (none: "")."""
+def listed(items: Sequence[object], noun: str = "") -> str:
+    """``items`` as a sentence lists them: "32", "32 and 128", "32, 128 and 2048" (none: "");
+    after ``noun``, plural where there are several: ``listed([32, 128], "width")`` is
+    "widths 32 and 128"."""
     words = [str(item) for item in items]
-    return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)
+    said = f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)
+    return f"{noun}{'s' * (len(words) > 1)} {said}" if noun else said

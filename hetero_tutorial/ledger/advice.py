@@ -268,7 +268,7 @@ def batch_sizes(records: Records) -> Advice:
         for b in found:
             widths.setdefault(b["batch_size"], []).append(str(b["width"]))
         advice = "on the CPU, batch at least " + ", ".join(
-            f"{batch} at width{'s' * (len(ws) > 1)} {listed(ws)}" for batch, ws in widths.items()
+            f"{batch} at {listed(ws, 'width')}" for batch, ws in widths.items()
         )
     figure = (
         f"the smallest batch within {BATCH_WITHIN:.0%} of the cheapest cost per sample "

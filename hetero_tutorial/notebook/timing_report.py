@@ -100,10 +100,6 @@ def references() -> Markdown | None:
     )
 
 
-def _widths(widths: Sequence[str]) -> str:
-    return f"width{'s' * (len(widths) > 1)} {listed(widths)}"
-
-
 @judged("all")
 def findings(
     timers: dict[str, dict[str, float]],
@@ -140,9 +136,9 @@ def findings(
     paid = f"batch {largest:,}, the largest measured"
     if stops:
         batching = f"Batching stops paying at {', '.join(stops)}"
-        batching += f"; at {_widths(still)} it still paid at {paid}" if still else ""
+        batching += f"; at {listed(still, 'width')} it still paid at {paid}" if still else ""
     else:
-        batching = f"Batching still paid at {paid}, at {_widths(still)}"
+        batching = f"Batching still paid at {paid}, at {listed(still, 'width')}"
     return [
         f"Honest timing: a 1024-unit forward pass (batch 512) takes "
         f"{format_seconds(cpu['honest_s'])} here; the naive timer read "

@@ -126,10 +126,6 @@ def _spread_text(effect: dict[str, Any]) -> str:
     return f"{effect['ratio']:.2f}x ({effect['low']:.2f}-{effect['high']:.2f}x)"
 
 
-def _widths(widths: Sequence[int]) -> str:
-    return f"width{'s' * (len(widths) > 1)} {listed(widths)}"
-
-
 def _other(cores: int) -> str:
     """ "the other core" or "the other cores": what one thread leaves to others."""
     return "the other core" if cores == 2 else "the other cores"
@@ -166,31 +162,32 @@ def rule_parts(effects: Sequence[dict[str, Any]], role: str, seen: bool = True) 
     elif not faster and not slower:
         text = (
             f"{name}: either count ({one} leaves {_other(n)} free). {_all(n)} showed no "
-            f"clear effect at {_widths(unclear)} (the paired iterations fell on both "
+            f"clear effect at {listed(unclear, 'width')} (the paired iterations fell on both "
             "sides), so neither count is shown faster"
         )
-        text += f"; no verdict at {_widths(unjudged)}" if unjudged else ""
+        text += f"; no verdict at {listed(unjudged, 'width')}" if unjudged else ""
     else:
         if start is not None:
             below = [w for w in widths if w < start and w not in unjudged]
             head = f"{name}: {_all(n).lower()} from width {start}"
             if below and all(w in unclear for w in below):  # neither count shown faster there
-                head += f", either count below, at {_widths(below)} ({one} leaves {_other(n)} free)"
+                free = f"({one} leaves {_other(n)} free)"
+                head += f", either count below, at {listed(below, 'width')} {free}"
             elif below:
                 level = [w for w in below if w in unclear]
-                head += f", {one} at {_widths([w for w in below if w not in level])}"
-                head += f", either count at {_widths(level)}" if level else ""
+                head += f", {one} at {listed([w for w in below if w not in level], 'width')}"
+                head += f", either count at {listed(level, 'width')}" if level else ""
             head += " (every width measured)" if start == widths[0] else ""
         else:  # each width by its own verdict: a width within the noise decides no count
-            parts = [f"{_all(n).lower()} at {_widths(faster)}"] * bool(faster)
-            parts += [f"{one} at {_widths(slower)}"] * bool(slower)
-            parts += [f"either count at {_widths(unclear)}"] * bool(unclear)
+            parts = [f"{_all(n).lower()} at {listed(faster, 'width')}"] * bool(faster)
+            parts += [f"{one} at {listed(slower, 'width')}"] * bool(slower)
+            parts += [f"either count at {listed(unclear, 'width')}"] * bool(unclear)
             head = f"{name}: {', '.join(parts)}"
-        widths_seen = [f"faster at {_widths(faster)}"] * bool(faster)
-        widths_seen += [f"slower at {_widths(slower)}"] * bool(slower)
-        widths_seen += [f"no clear effect at {_widths(unclear)}"] * bool(unclear)
+        widths_seen = [f"faster at {listed(faster, 'width')}"] * bool(faster)
+        widths_seen += [f"slower at {listed(slower, 'width')}"] * bool(slower)
+        widths_seen += [f"no clear effect at {listed(unclear, 'width')}"] * bool(unclear)
         text = f"{head}. {_all(n)} were " + "; ".join(widths_seen) if seen else head
-        text += f"; no verdict at {_widths(unjudged)}" if unjudged and seen else ""
+        text += f"; no verdict at {listed(unjudged, 'width')}" if unjudged and seen else ""
     how = mine[0]["how"] if mine[0]["low"] is not None else "one iteration each"
     return (
         text,
